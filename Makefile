@@ -1,0 +1,90 @@
+# refrt: the top-level build.
+#
+#   make                 static and shared library under $(BUILD)
+#   make check           every test (installs missing Debian packages first)
+#   make gate            the whole conformance gate
+#   make bench           the benchmarks, one figure a line
+#   make install PREFIX=/usr/local
+#   make clean
+#
+# CC=gcc|clang and SANITIZE=address,undefined|thread pick a variant; each
+# variant builds under its own folder, build/<cc>[-<sanitizers>], so they
+# never mix. Nothing is written outside build/.
+#
+# Each area of the project (unit tests, conformance, benchmarks, ...) keeps
+# its rules in mk/<area>.mk and adds its targets to CHECK_TARGETS,
+# GATE_TARGETS and BENCH_TARGETS.
+
+comma := ,
+SANITIZE ?=
+VARIANT := $(notdir $(firstword $(CC)))$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))
+BUILD ?= build/$(VARIANT)
+PREFIX ?= /usr/local
+PYTHON ?= /usr/bin/python3
+
+OPT ?= -O2
+CFLAGS ?= $(OPT) -g
+WARNINGS := -std=c11 -Wall -Wextra -Werror
+SANFLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all)
+ALL_CFLAGS = $(WARNINGS) $(CFLAGS) $(SANFLAGS) -pthread -Ireference/include
+ALL_LDFLAGS = $(SANFLAGS) -pthread $(LDFLAGS)
+
+RT_SRC := $(sort $(wildcard reference/src/*.c))
+RT_HDR := $(wildcard reference/src/*.h) reference/include/refrt.h
+RT_OBJ := $(RT_SRC:reference/src/%.c=$(BUILD)/obj/%.o)
+RT_LIB := $(BUILD)/librefrt.a
+RT_SO := $(BUILD)/librefrt.so
+
+CHECK_TARGETS :=
+GATE_TARGETS :=
+BENCH_TARGETS :=
+
+.PHONY: all lib check check-run gate gate-run bench install clean deps
+.DEFAULT_GOAL := all
+
+all: lib
+lib: $(RT_LIB) $(RT_SO)
+
+$(BUILD)/obj/%.o: reference/src/%.c $(RT_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -c $< -o $@
+
+$(RT_LIB): $(RT_OBJ)
+	@rm -f $@
+	$(AR) rcs $@ $^
+
+$(RT_SO): $(RT_OBJ)
+	$(CC) -shared $(ALL_LDFLAGS) -Wl,-soname,librefrt.so -o $@ $^
+
+include $(sort $(wildcard mk/*.mk))
+
+# The results of each suite land in $(BUILD)/results/<suite>, one
+# "pass <name>" or "fail <name>" a line; scripts/summary counts them.
+check: deps
+	@rm -rf $(BUILD)/results
+	@status=0; $(MAKE) --no-print-directory -k check-run || status=$$?; \
+	  $(PYTHON) scripts/summary check $(BUILD)/results $$status
+
+check-run: $(CHECK_TARGETS)
+
+gate: deps
+	@rm -rf $(BUILD)/results
+	@status=0; $(MAKE) --no-print-directory -k gate-run || status=$$?; \
+	  $(PYTHON) scripts/summary gate $(BUILD)/results $$status
+
+gate-run: $(CHECK_TARGETS) $(GATE_TARGETS)
+
+bench: deps $(BENCH_TARGETS)
+
+deps:
+	@scripts/deps
+
+install: lib
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 reference/include/refrt.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(RT_LIB) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(RT_SO) $(DESTDIR)$(PREFIX)/lib/
+	sed -e 's|@PREFIX@|$(PREFIX)|' refrt.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/refrt.pc
+
+clean:
+	rm -rf build

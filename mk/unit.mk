@@ -1,0 +1,25 @@
+# Unit tests: every reference/tests/check_*.c is one Check suite, linked
+# with testutil.c and the static library, with malloc and free wrapped so
+# the tests can count chunks.
+
+UNIT_SRC := $(sort $(wildcard reference/tests/check_*.c))
+UNIT_BIN := $(UNIT_SRC:reference/tests/%.c=$(BUILD)/unit/%)
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS := $(or $(shell pkg-config --libs check 2>/dev/null),-lcheck -lsubunit -lrt -lm)
+UNIT_WRAP := -Wl,--wrap=malloc -Wl,--wrap=free
+
+$(BUILD)/unit/%: reference/tests/%.c reference/tests/testutil.c reference/tests/testutil.h $(RT_LIB)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Ireference/tests -Ireference/src \
+	  $< reference/tests/testutil.c $(RT_LIB) $(ALL_LDFLAGS) $(UNIT_WRAP) $(CHECK_LIBS) -o $@
+
+.PHONY: check-unit
+check-unit: $(UNIT_BIN)
+	@mkdir -p $(BUILD)/results $(BUILD)/reports
+	@rm -f $(BUILD)/results/unit
+	@status=0; for t in $(UNIT_BIN); do \
+	  n=$$(basename $$t); \
+	  RT_RESULTS=$(BUILD)/results/unit RT_XML=$(BUILD)/reports/$$n.xml $$t || status=1; \
+	done; exit $$status
+
+CHECK_TARGETS += check-unit

@@ -1,0 +1,61 @@
+/*
+** internal.h: what the runtime's files share and nobody else sees.
+**
+** Every file of reference/src includes this header first: it sets the
+** feature macros the POSIX and GNU names need before any system header.
+*/
+#ifndef REFRT_INTERNAL_H
+#define REFRT_INTERNAL_H
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "refrt.h"
+
+#define RT_COLD __attribute__((cold, noinline))
+#define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RT_LIKELY(x) __builtin_expect(!!(x), 1)
+
+/* This thread's runtime state: one per thread, made on first use, reached
+** through the runtime's one pthread key (hot.c) and freed by its
+** destructor when the thread ends. */
+struct rt_hot {
+    /* The chunk cache: a LIFO stack, chunks[kept - 1] given back last. */
+    unsigned kept;
+    void *chunks[RT_REGION_CACHE_SLOTS];
+    /* The innermost open region, so a close can be checked and a panic can
+    ** close the regions it unwinds past, innermost first. */
+    rt_region *innermost;
+};
+
+/* hot.c: the key, kept as key + 1 so that zero means "no cache". */
+extern uint64_t rt__key_plus_one;
+
+/* hot.c: this thread's state, made if it has none; NULL before rt_init. */
+struct rt_hot *rt__hot_or_null(void);
+
+/* region_cache.c: frees the chunks a thread keeps (they are cleared). */
+void rt__chunks_release(struct rt_hot *h);
+
+/* runtime.c: the error shape. Prints "refrt: <fn>: <what>" and aborts. */
+_Noreturn RT_COLD void rt__violation(const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* A region out of room, a size that overflows, a malloc that failed. */
+#define rt__trap() __builtin_trap()
+
+/* Clears n bytes at p with a store the optimiser cannot delete: the empty
+** asm claims to read all memory through p, so the memset is never dead,
+** not even right before a free. */
+static inline void rt__clear(void *p, size_t n)
+{
+    memset(p, 0, n);
+    __asm__ __volatile__("" : : "r"(p) : "memory");
+}
+
+#endif /* REFRT_INTERNAL_H */

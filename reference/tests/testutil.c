@@ -1,0 +1,162 @@
+/*
+** testutil.c: death tests, the Check main, and chunk counting by --wrap.
+*/
+#define _GNU_SOURCE
+#include "testutil.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "refrt.h"
+
+struct death run_child(void (*fn)(void *), void *arg)
+{
+    struct death d = {0, -1, {0}};
+    int fds[2], status;
+    size_t got = 0;
+    ssize_t n;
+    pid_t pid;
+
+    ck_assert_int_eq(pipe(fds), 0);
+    fflush(NULL);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        close(fds[0]);
+        close(fds[1]);
+        fn(arg);
+        _exit(0);
+    }
+    close(fds[1]);
+    while (got < sizeof d.err - 1 && (n = read(fds[0], d.err + got, sizeof d.err - 1 - got)) > 0)
+        got += (size_t)n;
+    d.err[got] = '\0';
+    close(fds[0]);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status))
+        d.signal = WTERMSIG(status);
+    else
+        d.exit_status = WEXITSTATUS(status);
+    return d;
+}
+
+/* ---- chunk counting ----------------------------------------------------- */
+
+void *__real_malloc(size_t n);
+void __real_free(void *p);
+
+#define MAX_LIVE 4096
+static pthread_mutex_t chunk_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *live[MAX_LIVE];
+static struct chunk_counts counts;
+
+void *__wrap_malloc(size_t n)
+{
+    void *p = __real_malloc(n);
+    if (n == RT_CHUNK_SIZE && p != NULL) {
+        /* A fresh chunk starts zeroed here, so that a byte found set at its
+        ** free was written by the program, not by malloc (ASan fills fresh
+        ** memory with 0xbe). */
+        memset(p, 0, n);
+        pthread_mutex_lock(&chunk_lock);
+        counts.mallocs++;
+        for (int i = 0; i < MAX_LIVE; i++)
+            if (live[i] == NULL) {
+                live[i] = p;
+                break;
+            }
+        pthread_mutex_unlock(&chunk_lock);
+    }
+    return p;
+}
+
+void __wrap_free(void *p)
+{
+    if (p != NULL) {
+        pthread_mutex_lock(&chunk_lock);
+        for (int i = 0; i < MAX_LIVE; i++)
+            if (live[i] == p) {
+                const unsigned char *b = p;
+                live[i] = NULL;
+                counts.frees++;
+                for (size_t k = 0; k < RT_CHUNK_SIZE; k++)
+                    if (b[k] != 0) {
+                        counts.frees_dirty++;
+                        break;
+                    }
+                break;
+            }
+        pthread_mutex_unlock(&chunk_lock);
+    }
+    __real_free(p);
+}
+
+void chunks_reset(void)
+{
+    pthread_mutex_lock(&chunk_lock);
+    memset(&counts, 0, sizeof counts);
+    pthread_mutex_unlock(&chunk_lock);
+}
+
+struct chunk_counts chunks_counted(void)
+{
+    struct chunk_counts c;
+    pthread_mutex_lock(&chunk_lock);
+    c = counts;
+    pthread_mutex_unlock(&chunk_lock);
+    return c;
+}
+
+int chunk_live(const void *p)
+{
+    int found = 0;
+    pthread_mutex_lock(&chunk_lock);
+    for (int i = 0; i < MAX_LIVE && !found; i++)
+        found = live[i] == p;
+    pthread_mutex_unlock(&chunk_lock);
+    return found;
+}
+
+/* ---- main ----------------------------------------------------------------- */
+
+/* Runs the suite in fork mode. With RT_RESULTS set, appends one
+** "pass <test>" or "fail <test> <where>: <msg>" line a test to that file;
+** with RT_XML set, writes Check's XML log there. */
+int main(void)
+{
+    SRunner *sr = srunner_create(make_suite());
+    const char *results = getenv("RT_RESULTS");
+    const char *xml = getenv("RT_XML");
+    int failed;
+
+    srunner_set_fork_status(sr, CK_FORK);
+    if (xml != NULL)
+        srunner_set_xml(sr, xml);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    if (results != NULL) {
+        FILE *f = fopen(results, "a");
+        TestResult **all = srunner_results(sr);
+        int n = srunner_ntests_run(sr);
+        if (f == NULL) {
+            perror(results);
+            return 1;
+        }
+        for (int i = 0; i < n; i++) {
+            if (tr_rtype(all[i]) == CK_PASS)
+                fprintf(f, "pass %s\n", tr_tcname(all[i]));
+            else
+                fprintf(f, "fail %s %s:%d: %s\n", tr_tcname(all[i]), tr_lfile(all[i]),
+                        tr_lno(all[i]), tr_msg(all[i]));
+        }
+        free(all);
+        fclose(f);
+    }
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,63 @@
+/*
+** testutil.h: what every Check suite of the runtime shares.
+**
+** - Each suite file defines make_suite(); check_main.c runs it in fork
+**   mode, so every test starts in a fresh child that never called rt_init
+**   unless the test does.
+** - Death tests: a contract violation must abort with its "refrt: ..."
+**   message, a region out of room must trap; both are checked in a child of
+**   the test with stderr captured.
+** - Chunk counting: the unit binaries are linked with --wrap=malloc and
+**   --wrap=free, so chunk traffic (malloc(RT_CHUNK_SIZE) and the free of
+**   such a chunk) is counted as the conformance shim counts it.
+*/
+#ifndef REFRT_TESTUTIL_H
+#define REFRT_TESTUTIL_H
+
+#include <check.h>
+#include <signal.h>
+#include <stddef.h>
+
+Suite *make_suite(void);
+
+struct death {
+    int signal;      /* the signal the child died of, 0 if it exited */
+    int exit_status; /* its exit status if it exited, else -1 */
+    char err[4096];  /* what it wrote on stderr */
+};
+
+/* Runs fn(arg) in a child with stderr captured and waits for it. */
+struct death run_child(void (*fn)(void *), void *arg);
+
+/* fn(arg) must abort (SIGABRT) having printed msg (a prefix of its line,
+** e.g. "refrt: rt_region_close: "). */
+#define ck_assert_violation(fn, arg, msg)                                           \
+    do {                                                                            \
+        struct death d_ = run_child((fn), (arg));                                   \
+        ck_assert_msg(d_.signal == SIGABRT, "expected SIGABRT, got signal %d exit %d; " \
+                      "stderr: %s", d_.signal, d_.exit_status, d_.err);             \
+        ck_assert_msg(strstr(d_.err, (msg)) != NULL, "stderr lacks \"%s\": %s",       \
+                      (msg), d_.err);                                               \
+    } while (0)
+
+/* fn(arg) must trap (SIGILL). */
+#define ck_assert_trap(fn, arg)                                                     \
+    do {                                                                            \
+        struct death d_ = run_child((fn), (arg));                                   \
+        ck_assert_msg(d_.signal == SIGILL, "expected SIGILL, got signal %d exit %d; " \
+                      "stderr: %s", d_.signal, d_.exit_status, d_.err);             \
+    } while (0)
+
+/* Chunk traffic since the last chunks_reset(), all threads. */
+struct chunk_counts {
+    unsigned long mallocs;      /* malloc(RT_CHUNK_SIZE) */
+    unsigned long frees;        /* free of a pointer such a malloc returned */
+    unsigned long frees_dirty;  /* of those, freed with a non-zero byte in
+                                   the range a region was seen to fill */
+};
+void chunks_reset(void);
+struct chunk_counts chunks_counted(void);
+/* Whether p is a chunk that was malloc'ed and not yet freed. */
+int chunk_live(const void *p);
+
+#endif
