@@ -116,6 +116,14 @@ static unsigned char *live_chunk(const struct rt_block *b, const void *p)
 
 /* ---- making and deleting ----------------------------------------------- */
 
+/* Blocks made and not yet deleted, for tests that prove none leaks. */
+static size_t blocks_live;
+
+size_t rt__blocks_live(void)
+{
+    return __atomic_load_n(&blocks_live, __ATOMIC_RELAXED);
+}
+
 struct rt_block *rt__block_new(size_t bytes)
 {
     static uint32_t made;
@@ -136,6 +144,7 @@ struct rt_block *rt__block_new(size_t bytes)
     b->bump = b->arena;
     b->end = b->arena + size;
     b->size = size;
+    __atomic_add_fetch(&blocks_live, 1, __ATOMIC_RELAXED);
     /* Different for every block, so a header copied from another block
     ** (or a stale pointer into a deleted one) does not check. */
     b->cookie = (uint32_t)((uintptr_t)b >> 4) * 0x9E3779B1u ^ __atomic_add_fetch(&made, 0x6A09E667u, __ATOMIC_RELAXED);
@@ -144,6 +153,7 @@ struct rt_block *rt__block_new(size_t bytes)
 
 void rt__block_delete(struct rt_block *b)
 {
+    __atomic_sub_fetch(&blocks_live, 1, __ATOMIC_RELAXED);
     free(b);
 }
 
