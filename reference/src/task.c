@@ -172,7 +172,7 @@ static void table_free_all(struct outside_table *o)
 
 /* ---- the current task ------------------------------------------------- */
 
-static struct rt_hot *task_hot(const char *fn)
+struct rt_hot *rt__task_hot(const char *fn)
 {
     struct rt_hot *h = rt__hot_or_null();
 
@@ -184,7 +184,7 @@ static struct rt_hot *task_hot(const char *fn)
 
 struct rt_block *rt__current_block(const char *fn)
 {
-    struct rt_hot *h = task_hot(fn);
+    struct rt_hot *h = rt__task_hot(fn);
 
     if (h->door != NULL && h->door->block != NULL)
         return h->door->block;
@@ -210,7 +210,7 @@ static bool charge(struct rt_task *t, size_t bytes)
 
 /* ---- panics ------------------------------------------------------------ */
 
-static RT_COLD _Noreturn void full(const char *what, size_t bytes)
+void rt__task_full(const char *what, size_t bytes)
 {
     char why[160];
     snprintf(why, sizeof why, "%s of %zu bytes does not fit its budget", what, bytes);
@@ -219,7 +219,7 @@ static RT_COLD _Noreturn void full(const char *what, size_t bytes)
 
 void rt_panic(const char *why)
 {
-    struct rt_hot *h = task_hot("rt_panic");
+    struct rt_hot *h = rt__task_hot("rt_panic");
     struct rt_task *t = h->task;
     struct rt_door *d;
 
@@ -243,7 +243,7 @@ void rt_panic(const char *why)
 
 void *rt_alloc(size_t n)
 {
-    struct rt_hot *h = task_hot("rt_alloc");
+    struct rt_hot *h = rt__task_hot("rt_alloc");
     struct rt_block *b = h->door != NULL && h->door->block != NULL ? h->door->block : h->task->block;
     void *p = rt__block_alloc(b, n);
 
@@ -254,7 +254,7 @@ void *rt_alloc(size_t n)
         if ((p = rt__block_alloc(b, n)) != NULL)
             return p;
     }
-    full("an allocation", n);
+    rt__task_full("an allocation", n);
 }
 
 /* Reallocates a value of block b; t is the task when b is its block. */
@@ -272,7 +272,7 @@ static void *realloc_in(struct rt_block *b, struct rt_task *t, void *p, size_t n
         if ((q = rt__block_realloc(b, p, n, &held)) != NULL)
             return q;
     }
-    full("a reallocation", n);
+    rt__task_full("a reallocation", n);
 }
 
 /* An outside value stays outside: realloc'ed by malloc, counted anew. */
@@ -285,7 +285,7 @@ static void *realloc_outside(struct rt_task *t, void *p, size_t n)
         rt__violation("rt_realloc", "%p is not a value this task holds", p);
     old = t->outside.slots[i].bytes;
     if (n > old && !charge(t, n - old))
-        full("a reallocation", n);
+        rt__task_full("a reallocation", n);
     q = realloc(p, n != 0 ? n : 1);
     if (q == NULL)
         rt__trap();
@@ -303,7 +303,7 @@ void *rt_realloc(void *p, size_t n)
 
     if (p == NULL)
         return rt_alloc(n);
-    h = task_hot("rt_realloc");
+    h = rt__task_hot("rt_realloc");
     t = h->task;
     if (h->door != NULL && h->door->block != NULL && rt__block_owns(h->door->block, p))
         return realloc_in(h->door->block, NULL, p, n);
@@ -320,7 +320,7 @@ void rt_free(void *p)
 
     if (p == NULL)
         return;
-    h = task_hot("rt_free");
+    h = rt__task_hot("rt_free");
     t = h->task;
     if (h->door != NULL && h->door->block != NULL && rt__block_free(h->door->block, p))
         return;
@@ -335,14 +335,14 @@ void rt_free(void *p)
 
 size_t rt_held(void)
 {
-    struct rt_task *t = task_hot("rt_held")->task;
+    struct rt_task *t = rt__task_hot("rt_held")->task;
     settle(t);
     return rt__block_held(t->block);
 }
 
 size_t rt_budget(void)
 {
-    return rt__block_size(task_hot("rt_budget")->task->block);
+    return rt__block_size(rt__task_hot("rt_budget")->task->block);
 }
 
 /* ---- outside values (D8, D9) ----------------------------------------- */
@@ -351,11 +351,11 @@ size_t rt_budget(void)
 ** fit the budget (checked before malloc is asked). */
 static void *outside_new(size_t n)
 {
-    struct rt_task *t = task_hot("rt_alloc_outside")->task;
+    struct rt_task *t = rt__task_hot("rt_alloc_outside")->task;
     void *p;
 
     if (!charge(t, n))
-        full("an outside value", n);
+        rt__task_full("an outside value", n);
     p = malloc(n != 0 ? n : 1);
     if (p == NULL)
         rt__trap();
@@ -372,7 +372,7 @@ void *rt_clone_outside(const void *p, size_t n)
 {
     void *q;
 
-    task_hot("rt_clone_outside");
+    rt__task_hot("rt_clone_outside");
     if (p == NULL && n != 0)
         rt__violation("rt_clone_outside", "NULL with %zu bytes", n);
     q = outside_new(n);
@@ -383,7 +383,7 @@ void *rt_clone_outside(const void *p, size_t n)
 
 void *rt_hand_over(void *value)
 {
-    struct rt_hot *h = task_hot("rt_hand_over");
+    struct rt_hot *h = rt__task_hot("rt_hand_over");
     struct rt_task *t = h->task;
     size_t i;
 
@@ -404,7 +404,7 @@ void *rt_hand_over(void *value)
 
 size_t rt__outside_take(const char *fn, void *p)
 {
-    struct rt_task *t = task_hot(fn)->task;
+    struct rt_task *t = rt__task_hot(fn)->task;
     size_t i = table_find(&t->outside, p), bytes;
 
     if (i == t->outside.cap)
@@ -416,17 +416,17 @@ size_t rt__outside_take(const char *fn, void *p)
 
 void rt__outside_give(void *p, size_t bytes)
 {
-    struct rt_task *t = task_hot("rt__outside_give")->task;
+    struct rt_task *t = rt__task_hot("rt__outside_give")->task;
 
     /* Held first, so that a panic for want of room frees it too. */
     table_put(&t->outside, p, bytes);
     if (!charge(t, bytes))
-        full("a value taken over", bytes);
+        rt__task_full("a value taken over", bytes);
 }
 
 bool rt__outside_held(const void *p)
 {
-    struct rt_task *t = task_hot("rt__outside_held")->task;
+    struct rt_task *t = rt__task_hot("rt__outside_held")->task;
     return table_find(&t->outside, p) != t->outside.cap;
 }
 
@@ -543,7 +543,7 @@ rt_task *rt_spawn(void *(*fn)(void *), void *arg)
 
 rt_status rt_join(rt_task *t, void **result)
 {
-    struct rt_task *me = task_hot("rt_join")->task;
+    struct rt_task *me = rt__task_hot("rt_join")->task;
     void *value;
     size_t bytes;
     rt_status status;
