@@ -243,6 +243,69 @@ START_TEST(charges_count_against_the_budget)
 }
 END_TEST
 
+START_TEST(freed_neighbours_are_coalesced_before_the_block_is_full)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    void *small[63];
+    for (int i = 0; i < 63; i++) /* 63 chunks of 64 bytes, the last 64 free */
+        small[i] = rt__block_alloc(b, 56);
+    void *top = rt__block_alloc(b, 56); /* the arena is carved whole */
+    ck_assert_ptr_null(rt__block_alloc(b, 0));
+    for (int i = 0; i < 63; i++)
+        ck_assert(rt__block_free(b, small[i]));
+    ck_assert_uint_eq(rt__block_held(b), 64);
+    /* no free list holds 4000 bytes, but 63 neighbours together do */
+    void *big = rt__block_alloc(b, 4000);
+    ck_assert_ptr_eq(big, small[0]);
+    ck_assert_ptr_null(rt__block_alloc(b, 16)); /* 32 bytes left, a 32-byte chunk: none */
+    ck_assert(rt__block_free(b, big));
+    ck_assert(rt__block_free(b, top));
+    ck_assert_uint_eq(rt__block_held(b), 0);
+    ck_assert_ptr_eq(rt__block_alloc(b, 4 * KIB - 8), small[0]);
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(a_live_chunk_between_keeps_its_neighbours_apart)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    /* chunks of 2032, 16 and 2048 bytes fill the arena */
+    char *a = rt__block_alloc(b, 2024), *mid = rt__block_alloc(b, 8);
+    char *c = rt__block_alloc(b, 2040);
+    memset(mid, 0x6D, 8);
+    ck_assert_ptr_null(rt__block_alloc(b, 0));
+    ck_assert(rt__block_free(b, a));
+    ck_assert(rt__block_free(b, c)); /* the top: back to the bump */
+    /* 4080 bytes are free, but in runs of 2032 and 2048 */
+    ck_assert_ptr_null(rt__block_alloc(b, 2056));
+    ck_assert_ptr_eq(rt__block_alloc(b, 2024), a);
+    ck_assert_ptr_eq(rt__block_alloc(b, 2040), c);
+    ck_assert(filled((unsigned char *)mid, 8, 0x6D));
+    rt__block_delete(b);
+}
+END_TEST
+
+/* D10 with drifting sizes: every round a different mix, all freed. */
+START_TEST(drifting_sizes_do_not_strand_the_budget)
+{
+    struct rt_block *b = rt__block_new(64 * KIB);
+    uint32_t s = 7;
+    void *v[40];
+    for (int round = 0; round < 3000; round++) {
+        int k = 0;
+        for (; k < 40; k++) {
+            s = s * 1664525u + 1013904223u;
+            v[k] = rt__block_alloc(b, (s >> 8) % (round % 3 == 0 ? 1500 : 200));
+            ck_assert_ptr_nonnull(v[k]);
+        }
+        while (k-- > 0)
+            ck_assert(rt__block_free(b, v[(k * 7) % 40]));
+        ck_assert_uint_eq(rt__block_held(b), 0);
+    }
+    rt__block_delete(b);
+}
+END_TEST
+
 /* D10: a long task allocating and freeing far more than its budget. */
 START_TEST(a_long_loop_stays_inside_sixty_four_kib)
 {
@@ -341,6 +404,9 @@ Suite *make_suite(void)
     tcase_add_test(tc, a_full_realloc_leaves_the_value_as_it_was);
     tcase_add_test(tc, a_pointer_the_block_does_not_hold_is_refused);
     tcase_add_test(tc, charges_count_against_the_budget);
+    tcase_add_test(tc, freed_neighbours_are_coalesced_before_the_block_is_full);
+    tcase_add_test(tc, a_live_chunk_between_keeps_its_neighbours_apart);
+    tcase_add_test(tc, drifting_sizes_do_not_strand_the_budget);
     tcase_add_test(tc, a_long_loop_stays_inside_sixty_four_kib);
     tcase_add_test(tc, random_operations_agree_with_a_model);
     suite_add_tcase(s, tc);
