@@ -52,6 +52,9 @@ END_TEST
 struct pair {
     rt_chan *to_main, *to_task;
     size_t held_after_send, held_after_recv;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool measured;
 };
 
 static void *sends_and_watches(void *arg)
@@ -61,7 +64,11 @@ static void *sends_and_watches(void *arg)
     unsigned char *v = rt_alloc_outside(3000);
     memset(v, 0x3C, 3000);
     rt_send(p->to_main, v);
-    p->held_after_send = rt_held();
+    pthread_mutex_lock(&p->lock);
+    p->held_after_send = rt_held(); /* main has not received yet */
+    p->measured = true;
+    pthread_cond_signal(&p->cond);
+    pthread_mutex_unlock(&p->lock);
     rt_free(rt_recv(p->to_task)); /* main received: its go-ahead */
     p->held_after_recv = rt_held();
     rt_free(keep);
@@ -70,11 +77,15 @@ static void *sends_and_watches(void *arg)
 
 START_TEST(the_sender_stops_counting_a_value_when_it_is_received)
 {
-    struct pair p;
+    struct pair p = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
     init_fixed(64 * KIB);
     p.to_main = rt_chan_new(1);
     p.to_task = rt_chan_new(1);
     rt_task *t = rt_spawn(sends_and_watches, &p);
+    pthread_mutex_lock(&p.lock);
+    while (!p.measured)
+        pthread_cond_wait(&p.cond, &p.lock);
+    pthread_mutex_unlock(&p.lock);
     unsigned char *v = rt_recv(p.to_main);
     ck_assert(filled(v, 3000, 0x3C));
     ck_assert_uint_eq(rt_held(), 3000);
