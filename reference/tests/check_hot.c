@@ -83,7 +83,7 @@ START_TEST(direct_read_matches_getspecific_on_many_threads)
     struct agree a[MANY];
 
     rt_init();
-    rt_hot();
+    ck_assert_ptr_nonnull(rt_hot());
     ck_assert_int_eq(pthread_barrier_init(&start, NULL, MANY), 0);
     for (int i = 0; i < MANY; i++) {
         a[i] = (struct agree){&start, NULL, 0};
@@ -176,7 +176,7 @@ START_TEST(readers_race_the_latch_and_every_read_is_right)
     int latched = 0;
 
     rt_init();
-    rt_hot();
+    ck_assert_ptr_nonnull(rt_hot());
     ck_assert_int_eq(rt_hot_direct(), RT_PRIM_DIRECT);
     ck_assert_int_eq(pthread_barrier_init(&start, NULL, READERS + 1), 0);
     for (int i = 0; i < READERS; i++) {
@@ -367,18 +367,23 @@ END_TEST
 Suite *make_suite(void)
 {
     Suite *s = suite_create("hot");
-    TCase *tc = tcase_create("hot");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, direct_path_is_live);
-    tcase_add_test(tc, direct_read_matches_getspecific_on_many_threads);
-    tcase_add_test(tc, a_fresh_thread_publishes_its_own_slot);
-    tcase_add_test(tc, readers_race_the_latch_and_every_read_is_right);
-    tcase_add_test(tc, a_forced_mismatch_latches_and_every_thread_reverts);
-    tcase_add_test(tc, a_mismatch_at_the_first_publish_never_opens_the_path);
-    tcase_add_test(tc, disable_before_the_first_publish_is_for_good);
-    tcase_add_test(tc, disable_after_the_path_opened_is_for_good);
-    tcase_add_test(tc, a_key_of_32_or_more_takes_the_fallback_from_the_start);
-    tcase_add_test(tc, before_init_there_is_no_state_and_no_direct_path);
-    suite_add_tcase(s, tc);
+    /* A test case a test, so that the results name each one. */
+#define ADD(t)                                                                 \
+    do {                                                                       \
+        TCase *tc = tcase_create(#t);                                          \
+        tcase_set_timeout(tc, 60);                                             \
+        tcase_add_test(tc, t);                                                 \
+        suite_add_tcase(s, tc);                                                \
+    } while (0)
+    ADD(direct_path_is_live);
+    ADD(direct_read_matches_getspecific_on_many_threads);
+    ADD(a_fresh_thread_publishes_its_own_slot);
+    ADD(readers_race_the_latch_and_every_read_is_right);
+    ADD(a_forced_mismatch_latches_and_every_thread_reverts);
+    ADD(a_mismatch_at_the_first_publish_never_opens_the_path);
+    ADD(disable_before_the_first_publish_is_for_good);
+    ADD(disable_after_the_path_opened_is_for_good);
+    ADD(a_key_of_32_or_more_takes_the_fallback_from_the_start);
+    ADD(before_init_there_is_no_state_and_no_direct_path);
     return s;
 }
