@@ -58,7 +58,7 @@ END_TEST
 #define ROUNDS 2000
 
 struct agree {
-    pthread_barrier_t *start;
+    pthread_barrier_t *start, *made; /* made: every state exists at once */
     struct rt_hot *mine;
     unsigned disagreed;
 };
@@ -68,6 +68,7 @@ static void *thread_agrees(void *arg)
     struct agree *a = arg;
     pthread_barrier_wait(a->start);
     a->mine = rt_hot();
+    pthread_barrier_wait(a->made);
     for (int i = 0; i < ROUNDS; i++) {
         void *got = pthread_getspecific(rt_key());
         if (direct_read() != got || got != a->mine || rt_hot() != a->mine)
@@ -78,20 +79,22 @@ static void *thread_agrees(void *arg)
 
 START_TEST(direct_read_matches_getspecific_on_many_threads)
 {
-    pthread_barrier_t start;
+    pthread_barrier_t start, made;
     pthread_t t[MANY];
     struct agree a[MANY];
 
     rt_init();
     ck_assert_ptr_nonnull(rt_hot());
     ck_assert_int_eq(pthread_barrier_init(&start, NULL, MANY), 0);
+    ck_assert_int_eq(pthread_barrier_init(&made, NULL, MANY), 0);
     for (int i = 0; i < MANY; i++) {
-        a[i] = (struct agree){&start, NULL, 0};
+        a[i] = (struct agree){&start, &made, NULL, 0};
         ck_assert_int_eq(pthread_create(&t[i], NULL, thread_agrees, &a[i]), 0);
     }
     for (int i = 0; i < MANY; i++)
         ck_assert_int_eq(pthread_join(t[i], NULL), 0);
     pthread_barrier_destroy(&start);
+    pthread_barrier_destroy(&made);
     for (int i = 0; i < MANY; i++) {
         ck_assert_uint_eq(a[i].disagreed, 0);
         ck_assert_ptr_nonnull(a[i].mine);

@@ -60,7 +60,8 @@ static volatile size_t asan_thread_size;
 #endif
 
 /* What the fiber saw before and after it moved. */
-static struct rt_hot *seen_hot[2];
+static struct rt_hot *seen_hot[2];   /* rt_hot(), the public accessor */
+static struct rt_hot *seen_inner[2]; /* rt__hot_or_null(), the runtime's */
 static void *seen_slot[2];
 static intptr_t held_off;
 
@@ -109,11 +110,13 @@ static void fiber_body(void)
     intptr_t off = held_off;
 #endif
     seen_hot[0] = rt_hot();
+    seen_inner[0] = rt__hot_or_null();
 #if RT_PRIM_DIRECT
     seen_slot[0] = rt_prim_slot_read(off);
 #endif
     fiber_yield(); /* suspended on the first thread, resumed on the second */
     seen_hot[1] = rt_hot();
+    seen_inner[1] = rt__hot_or_null();
 #if RT_PRIM_DIRECT
     seen_slot[1] = rt_prim_slot_read(off);
 #endif
@@ -172,6 +175,10 @@ static void migrate(void)
     ck_assert_msg(seen_hot[1] == m2.mine,
                   "after the move the fiber saw %p, the first thread's state %p, not %p",
                   (void *)seen_hot[1], (void *)m1.mine, (void *)m2.mine);
+    ck_assert_ptr_eq(seen_inner[0], m1.mine);
+    ck_assert_msg(seen_inner[1] == m2.mine,
+                  "after the move the runtime's accessor saw %p, not %p",
+                  (void *)seen_inner[1], (void *)m2.mine);
 }
 
 START_TEST(a_fiber_moved_to_another_thread_sees_its_state_direct)
