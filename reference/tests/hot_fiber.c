@@ -52,11 +52,11 @@ static _Alignas(16) char fiber_stack[FIBER_STACK];
 static ucontext_t fiber_ctx;
 static ucontext_t *volatile resume_to; /* the thread the fiber goes back to */
 #ifdef FIBER_TSAN
-static void *tsan_fiber, *volatile tsan_resume_to;
+static void *tsan_fiber, *tsan_resume_to;
 #endif
 #ifdef FIBER_ASAN
-static const void *volatile asan_thread_bottom;
-static volatile size_t asan_thread_size;
+static const void *asan_thread_bottom;
+static size_t asan_thread_size;
 #endif
 
 /* What the fiber saw before and after it moved. */
@@ -95,7 +95,7 @@ static void fiber_yield(void)
 #endif
     swapcontext(&fiber_ctx, resume_to);
 #ifdef FIBER_ASAN
-    __sanitizer_finish_switch_fiber(fake, &asan_thread_bottom, (size_t *)&asan_thread_size);
+    __sanitizer_finish_switch_fiber(fake, &asan_thread_bottom, &asan_thread_size);
 #endif
 }
 
@@ -104,7 +104,7 @@ static void fiber_yield(void)
 static void fiber_body(void)
 {
 #ifdef FIBER_ASAN
-    __sanitizer_finish_switch_fiber(NULL, &asan_thread_bottom, (size_t *)&asan_thread_size);
+    __sanitizer_finish_switch_fiber(NULL, &asan_thread_bottom, &asan_thread_size);
 #endif
 #if RT_PRIM_DIRECT
     intptr_t off = held_off;
