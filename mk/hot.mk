@@ -21,3 +21,22 @@ check-hot-fiber: $(HOT_FIBER_BIN)
 	done; exit $$status
 
 CHECK_TARGETS += check-hot-fiber
+
+# bench/hot: instructions per access (callgrind) and the probes.
+HOT_BENCH := $(BUILD)/bench/hot_bench
+HOT_TLS_SO := $(BUILD)/bench/libhot_tls.so
+
+$(HOT_TLS_SO): bench/hot_tls.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -shared $< $(ALL_LDFLAGS) -o $@
+
+$(HOT_BENCH): bench/hot.c $(RT_LIB) $(HOT_TLS_SO) $(RT_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Ireference/src $< $(RT_LIB) -L$(@D) -lhot_tls \
+	  -Wl,-rpath,'$$ORIGIN' $(ALL_LDFLAGS) -o $@
+
+.PHONY: bench-hot
+bench-hot: $(HOT_BENCH)
+	$(PYTHON) bench/hot.py $(HOT_BENCH)
+
+BENCH_TARGETS += bench-hot
