@@ -40,3 +40,37 @@ bench-hot: $(HOT_BENCH)
 	$(PYTHON) bench/hot.py $(HOT_BENCH)
 
 BENCH_TARGETS += bench-hot
+
+# The hot path on aarch64, cross-built and run under qemu-user (Debian's
+# qemu-user, gcc-aarch64-linux-gnu): check_hot and the
+# fiber test at -O2 and -O3, with reference/tests/cross/check.h standing in
+# for Check, which is not installed for the target. Not part of `make
+# check`: run `make check-hot-aarch64`.
+AARCH64_CC ?= aarch64-linux-gnu-gcc
+AARCH64_RUN ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
+AARCH64_DIR := $(BUILD)/aarch64
+AARCH64_CFLAGS := $(WARNINGS) $(OPT) -g -pthread -Ireference/include -Ireference/tests/cross \
+  -Ireference/tests -Ireference/src
+AARCH64_TEST_SRC := reference/tests/testutil.c reference/tests/cross/check.c
+AARCH64_LIB_SRC := $(filter-out reference/src/hot.c,$(RT_SRC))
+AARCH64_BIN := $(AARCH64_DIR)/check_hot \
+  $(HOT_FIBER_OPTS:%=$(AARCH64_DIR)/hot_fiber-%)
+AARCH64_DEPS := $(RT_SRC) $(RT_HDR) $(AARCH64_TEST_SRC) reference/tests/testutil.h \
+  reference/tests/cross/check.h
+
+$(AARCH64_DIR)/check_%: reference/tests/check_%.c $(AARCH64_DEPS)
+	@mkdir -p $(@D)
+	$(AARCH64_CC) $(AARCH64_CFLAGS) $< $(AARCH64_TEST_SRC) $(RT_SRC) $(UNIT_WRAP) -o $@
+
+$(AARCH64_DIR)/hot_fiber-%: reference/tests/hot_fiber.c $(AARCH64_DEPS)
+	@mkdir -p $(@D)
+	$(AARCH64_CC) $(AARCH64_CFLAGS) -$* $< $(AARCH64_TEST_SRC) $(AARCH64_LIB_SRC) $(UNIT_WRAP) -o $@
+
+.PHONY: check-hot-aarch64
+check-hot-aarch64:
+	@scripts/deps aarch64
+	@$(MAKE) --no-print-directory $(AARCH64_BIN)
+	@rm -rf $(AARCH64_DIR)/results; mkdir -p $(AARCH64_DIR)/results
+	@status=0; for t in $(AARCH64_BIN); do \
+	  RT_RESULTS=$(AARCH64_DIR)/results/$$(basename $$t) $(AARCH64_RUN) $$t || status=1; \
+	done; $(PYTHON) scripts/summary aarch64 $(AARCH64_DIR)/results $$status
