@@ -22,6 +22,18 @@ check-hot-fiber: $(HOT_FIBER_BIN)
 
 CHECK_TARGETS += check-hot-fiber
 
+# The portable fallback (what musl or another architecture gets), built
+# here with -DRT_PRIM_PORTABLE: the unit suites and the fiber test again,
+# under $(BUILD)/portable, their results copied in as portable-<suite>.
+.PHONY: check-hot-portable
+check-hot-portable:
+	@status=0; $(MAKE) --no-print-directory BUILD=$(BUILD)/portable \
+	  CFLAGS='$(CFLAGS) -DRT_PRIM_PORTABLE' check-unit check-hot-fiber || status=1; \
+	mkdir -p $(BUILD)/results; for f in $(BUILD)/portable/results/*; do \
+	  cp $$f $(BUILD)/results/portable-$$(basename $$f); done; exit $$status
+
+CHECK_TARGETS += check-hot-portable
+
 # bench/hot: instructions per access (callgrind) and the probes.
 HOT_BENCH := $(BUILD)/bench/hot_bench
 HOT_TLS_SO := $(BUILD)/bench/libhot_tls.so

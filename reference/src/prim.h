@@ -18,7 +18,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#if defined(__GLIBC__) && (defined(__x86_64__) || defined(__aarch64__))
+/* -DRT_PRIM_PORTABLE builds the portable fallback anywhere, to test it. */
+#if defined(__GLIBC__) && (defined(__x86_64__) || defined(__aarch64__)) && \
+    !defined(RT_PRIM_PORTABLE)
 #define RT_PRIM_DIRECT 1
 #else
 #define RT_PRIM_DIRECT 0

@@ -62,8 +62,10 @@ static size_t asan_thread_size;
 /* What the fiber saw before and after it moved. */
 static struct rt_hot *seen_hot[2];   /* rt_hot(), the public accessor */
 static struct rt_hot *seen_inner[2]; /* rt__hot_or_null(), the runtime's */
-static void *seen_slot[2];
+#if RT_PRIM_DIRECT
+static void *seen_slot[2]; /* the raw slot read, one offset held */
 static intptr_t held_off;
+#endif
 
 /* From a thread to the fiber and back. */
 static void switch_to_fiber(ucontext_t *here)
