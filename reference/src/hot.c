@@ -41,7 +41,8 @@ static intptr_t hot_null_off;
 intptr_t rt__hot_off;
 
 /* Before any other code calls the runtime (priority 101 is the first a
-** program may use): the fast path must read the NULL word, not %fs:0. */
+** program may use): the fast path must read the NULL word, never the
+** word at offset 0 from the thread pointer. */
 __attribute__((constructor(101))) static void hot_start(void)
 {
     hot_null_off = rt_prim_tp_offset(&hot_null_word);
