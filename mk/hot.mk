@@ -54,7 +54,7 @@ bench-hot: $(HOT_BENCH)
 BENCH_TARGETS += bench-hot
 
 # The hot path on aarch64, cross-built and run under qemu-user (Debian's
-# qemu-user, gcc-aarch64-linux-gnu): check_hot and the
+# qemu-user, gcc-aarch64-linux-gnu): check_hot, check_region_cache and the
 # fiber test at -O2 and -O3, with reference/tests/cross/check.h standing in
 # for Check, which is not installed for the target. Not part of `make
 # check`: run `make check-hot-aarch64`.
@@ -65,7 +65,7 @@ AARCH64_CFLAGS := $(WARNINGS) $(OPT) -g -pthread -Ireference/include -Ireference
   -Ireference/tests -Ireference/src
 AARCH64_TEST_SRC := reference/tests/testutil.c reference/tests/cross/check.c
 AARCH64_LIB_SRC := $(filter-out reference/src/hot.c,$(RT_SRC))
-AARCH64_BIN := $(AARCH64_DIR)/check_hot \
+AARCH64_BIN := $(AARCH64_DIR)/check_hot $(AARCH64_DIR)/check_region_cache \
   $(HOT_FIBER_OPTS:%=$(AARCH64_DIR)/hot_fiber-%)
 AARCH64_DEPS := $(RT_SRC) $(RT_HDR) $(AARCH64_TEST_SRC) reference/tests/testutil.h \
   reference/tests/cross/check.h

@@ -67,8 +67,18 @@ void rt__chunks_release(struct rt_hot *h);
 _Noreturn RT_COLD void rt__violation(const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* A region out of room, a size that overflows, a malloc that failed. */
+/* A region out of room, a size that overflows, a malloc that failed: the
+** contract says SIGILL. x86-64's __builtin_trap is ud2 (SIGILL); aarch64's
+** is brk (SIGTRAP), so there the permanently undefined instruction. */
+#if defined(__aarch64__)
+#define rt__trap()                                                             \
+    do {                                                                       \
+        __asm__ __volatile__("udf #0");                                        \
+        __builtin_unreachable();                                               \
+    } while (0)
+#else
 #define rt__trap() __builtin_trap()
+#endif
 
 /* Clears n bytes at p with a store the optimiser cannot delete: the empty
 ** asm claims to read all memory through p, so the memset is never dead,
