@@ -36,7 +36,9 @@ struct rt_hot {
     ** close the regions it unwinds past, innermost first. */
     rt_region *innermost;
     /* The task this thread runs (task.c), NULL on a thread that is not a
-    ** task: rt_alloc and the rest are then contract violations. */
+    ** task: rt_alloc and the rest are then contract violations. Main's
+    ** task is attached on main's first rt__task_hot, so read it through
+    ** that (or rt__current_block), not straight from a fresh state. */
     struct rt_task *task;
     /* The innermost open door (shared.c), NULL outside every door. */
     struct rt_door *door;
@@ -112,12 +114,16 @@ size_t rt__outside_take(const char *fn, void *p);
 void rt__outside_give(void *p, size_t bytes);
 /* Whether the current task holds p as an outside value. */
 bool rt__outside_held(const void *p);
+/* This thread's state, after checking it runs a task (else a contract
+** violation naming fn): h->task is then set. */
+struct rt_hot *rt__task_hot(const char *fn);
 /* The current task's block (the door's if one is open), after checking
 ** the thread is a task (else a violation naming fn). */
 struct rt_block *rt__current_block(const char *fn);
 
-/* runtime.c/task.c: makes the calling thread (main) a task; rt_init. */
-void rt__main_task(struct rt_hot *h);
+/* task.c, for rt_init: makes main's task and its block; it is attached to
+** the calling thread's state on first use. */
+void rt__main_task(void);
 
 /* hot.c: the key, kept as key + 1 so that zero means "no cache". */
 extern uint64_t rt__key_plus_one;

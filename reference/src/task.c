@@ -172,10 +172,14 @@ static void table_free_all(struct outside_table *o)
 
 /* ---- the current task ------------------------------------------------- */
 
+static RT_COLD struct rt_task *main_task_here(void);
+
 struct rt_hot *rt__task_hot(const char *fn)
 {
     struct rt_hot *h = rt__hot_or_null();
 
+    if (RT_UNLIKELY(h != NULL && h->task == NULL))
+        h->task = main_task_here();
     if (RT_UNLIKELY(h == NULL || h->task == NULL))
         rt__violation(fn, "this thread is not a task%s",
                       h == NULL ? " (rt_init has not been called)" : "");
@@ -476,17 +480,13 @@ static void task_empty(struct rt_task *t)
     atomic_fetch_sub(&tasks_running, 1);
 }
 
-static void *task_start(void *arg)
+/* Runs the task's function with the panic's landing place set. Not
+** inlined: the frame that calls setjmp stays small and holds nothing a
+** longjmp could clobber (t is never written after setjmp). */
+static __attribute__((noinline)) void task_run(struct rt_task *t)
 {
-    struct rt_task *volatile t = arg;
-    struct rt_hot *h = rt__hot_or_null();
-    void *result;
-
-    if (h == NULL)
-        rt__trap(); /* rt_spawn checked the key exists */
-    h->task = t;
     if (setjmp(t->start) == 0) {
-        result = t->fn(t->arg);
+        void *result = t->fn(t->arg);
         if (result != NULL) {
             size_t bytes = rt__outside_detach(t, result);
             if (bytes == SIZE_MAX)
@@ -501,6 +501,17 @@ static void *task_start(void *arg)
         t->result = NULL;
         t->status = RT_PANICKED;
     }
+}
+
+static void *task_start(void *arg)
+{
+    struct rt_task *t = arg;
+    struct rt_hot *h = rt__hot_or_null();
+
+    if (h == NULL)
+        rt__trap(); /* rt_spawn checked the key exists */
+    h->task = t;
+    task_run(t);
     h->task = NULL;
     h->door = NULL;
     task_empty(t);
@@ -571,18 +582,28 @@ rt_status rt_join(rt_task *t, void **result)
     return RT_OK;
 }
 
-void rt__main_task(struct rt_hot *h)
-{
-    static struct rt_task main_task;
+/* Main's task: made by rt_init, attached to main's thread state on its
+** first use (rt__task_hot), so that rt_init publishes no thread state of
+** its own: the first publish stays the program's (hot.c validates it). */
+static struct rt_task main_task;
+static pthread_t main_thread;
+static atomic_bool main_made;
 
-    if (h->task != NULL)
-        return;
+void rt__main_task(void)
+{
     main_task.block = block_for_new_task();
     if (main_task.block == NULL)
         rt__violation("rt_init", "no memory for main's block");
     main_task.id = 0;
     main_task.is_main = true;
     atomic_init(&main_task.refs, 1); /* never dropped: main's task stays */
-    main_task.thread = pthread_self();
-    h->task = &main_task;
+    main_task.thread = main_thread = pthread_self();
+    atomic_store(&main_made, true);
+}
+
+static RT_COLD struct rt_task *main_task_here(void)
+{
+    if (atomic_load(&main_made) && pthread_equal(pthread_self(), main_thread))
+        return &main_task;
+    return NULL;
 }

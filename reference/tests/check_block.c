@@ -389,26 +389,23 @@ END_TEST
 Suite *make_suite(void)
 {
     Suite *s = suite_create("block");
-    TCase *tc = tcase_create("block");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, payloads_are_aligned_and_counted_as_chunks);
-    tcase_add_test(tc, held_returns_to_its_old_figure_after_a_free);
-    tcase_add_test(tc, exactly_full_fits_one_byte_more_does_not);
-    tcase_add_test(tc, a_size_is_rounded_down_to_sixteen);
-    tcase_add_test(tc, an_overflowing_size_does_not_fit);
-    tcase_add_test(tc, a_freed_chunk_is_allocated_again);
-    tcase_add_test(tc, the_top_chunk_goes_back_to_the_bump);
-    tcase_add_test(tc, a_small_request_splits_a_bigger_freed_chunk_when_the_bump_is_spent);
-    tcase_add_test(tc, realloc_keeps_contents_within_and_past_size_classes);
-    tcase_add_test(tc, realloc_grows_the_top_chunk_in_place);
-    tcase_add_test(tc, a_full_realloc_leaves_the_value_as_it_was);
-    tcase_add_test(tc, a_pointer_the_block_does_not_hold_is_refused);
-    tcase_add_test(tc, charges_count_against_the_budget);
-    tcase_add_test(tc, freed_neighbours_are_coalesced_before_the_block_is_full);
-    tcase_add_test(tc, a_live_chunk_between_keeps_its_neighbours_apart);
-    tcase_add_test(tc, drifting_sizes_do_not_strand_the_budget);
-    tcase_add_test(tc, a_long_loop_stays_inside_sixty_four_kib);
-    tcase_add_test(tc, random_operations_agree_with_a_model);
-    suite_add_tcase(s, tc);
+    suite_add_test_timeout(s, payloads_are_aligned_and_counted_as_chunks, 120);
+    suite_add_test_timeout(s, held_returns_to_its_old_figure_after_a_free, 120);
+    suite_add_test_timeout(s, exactly_full_fits_one_byte_more_does_not, 120);
+    suite_add_test_timeout(s, a_size_is_rounded_down_to_sixteen, 120);
+    suite_add_test_timeout(s, an_overflowing_size_does_not_fit, 120);
+    suite_add_test_timeout(s, a_freed_chunk_is_allocated_again, 120);
+    suite_add_test_timeout(s, the_top_chunk_goes_back_to_the_bump, 120);
+    suite_add_test_timeout(s, a_small_request_splits_a_bigger_freed_chunk_when_the_bump_is_spent, 120);
+    suite_add_test_timeout(s, realloc_keeps_contents_within_and_past_size_classes, 120);
+    suite_add_test_timeout(s, realloc_grows_the_top_chunk_in_place, 120);
+    suite_add_test_timeout(s, a_full_realloc_leaves_the_value_as_it_was, 120);
+    suite_add_test_timeout(s, a_pointer_the_block_does_not_hold_is_refused, 120);
+    suite_add_test_timeout(s, charges_count_against_the_budget, 120);
+    suite_add_test_timeout(s, freed_neighbours_are_coalesced_before_the_block_is_full, 120);
+    suite_add_test_timeout(s, a_live_chunk_between_keeps_its_neighbours_apart, 120);
+    suite_add_test_timeout(s, drifting_sizes_do_not_strand_the_budget, 120);
+    suite_add_test_timeout(s, a_long_loop_stays_inside_sixty_four_kib, 120);
+    suite_add_test_timeout(s, random_operations_agree_with_a_model, 120);
     return s;
 }

@@ -448,19 +448,16 @@ END_TEST
 Suite *make_suite(void)
 {
     Suite *s = suite_create("chan");
-    TCase *tc = tcase_create("chan");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, a_received_value_moves_to_the_receivers_count);
-    tcase_add_test(tc, the_sender_stops_counting_a_value_when_it_is_received);
-    tcase_add_test(tc, a_value_from_an_ended_task_is_read_and_counts_against_its_receiver);
-    tcase_add_test(tc, a_value_sent_before_a_panic_survives_it);
-    tcase_add_test(tc, a_block_value_is_refused_and_nothing_is_sent);
-    tcase_add_test(tc, a_closed_channel_takes_nothing_and_gives_what_it_has);
-    tcase_add_test(tc, a_full_channel_blocks_the_sender_and_keeps_the_order);
-    tcase_add_test(tc, freeing_a_channel_frees_what_is_queued);
-    tcase_add_test(tc, a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it);
-    tcase_add_test(tc, sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing);
-    tcase_add_test(tc, channel_misuse_gets_the_contracts_error);
-    suite_add_tcase(s, tc);
+    suite_add_test_timeout(s, a_received_value_moves_to_the_receivers_count, 120);
+    suite_add_test_timeout(s, the_sender_stops_counting_a_value_when_it_is_received, 120);
+    suite_add_test_timeout(s, a_value_from_an_ended_task_is_read_and_counts_against_its_receiver, 120);
+    suite_add_test_timeout(s, a_value_sent_before_a_panic_survives_it, 120);
+    suite_add_test_timeout(s, a_block_value_is_refused_and_nothing_is_sent, 120);
+    suite_add_test_timeout(s, a_closed_channel_takes_nothing_and_gives_what_it_has, 120);
+    suite_add_test_timeout(s, a_full_channel_blocks_the_sender_and_keeps_the_order, 120);
+    suite_add_test_timeout(s, freeing_a_channel_frees_what_is_queued, 120);
+    suite_add_test_timeout(s, a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it, 120);
+    suite_add_test_timeout(s, sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing, 120);
+    suite_add_test_timeout(s, channel_misuse_gets_the_contracts_error, 120);
     return s;
 }
