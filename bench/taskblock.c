@@ -23,6 +23,7 @@
 #define ALLOC_BUMP 3       /* a 64 KiB block, a bump pointer, emptied whole */
 #define ALLOC_BLOCK 4      /* refrt's block (block.c), emptied whole */
 #define ALLOC_BLOCK_FREE 5 /* refrt's block, each value freed, then emptied */
+#define ALLOC_API 6        /* rt_alloc/rt_realloc/rt_free in main's task, each value freed */
 
 /* The allocator's entry points: never inlined, all named tb_*, and none
 ** calls another, so callgrind --toggle-collect='tb_*' counts exactly what
@@ -158,8 +159,36 @@ static TB void tb_task_close(void)
     rt__block_delete(block);
 }
 #define FREES_EACH (ALLOC == ALLOC_BLOCK_FREE)
+#elif ALLOC == ALLOC_API
+/* The public API: one task (main's, a 64 KiB block by rt_fixed_strategy)
+** whose values are freed one by one, since only a task's end empties its
+** block. What it adds to block-free is the way in: the thread's state,
+** the task check, the door check. */
+static TB void tb_task_begin(void)
+{
+    __asm__ volatile("");
+}
+static TB void *tb_alloc(size_t n)
+{
+    return rt_alloc(n);
+}
+static TB void *tb_realloc(void *p, size_t old, size_t n)
+{
+    (void)old;
+    return rt_realloc(p, n);
+}
+static TB void tb_free(void *p, size_t n)
+{
+    (void)n;
+    rt_free(p);
+}
+static TB void tb_task_close(void)
+{
+    __asm__ volatile("");
+}
+#define FREES_EACH 1
 #else
-#error "build with -DALLOC=1..5"
+#error "build with -DALLOC=1..6"
 #endif
 
 /* ---- the workload ------------------------------------------------------ */
@@ -285,6 +314,12 @@ int main(int argc, char **argv)
         return 1;
     }
     long_task = strcmp(argv[1], "long") == 0;
+#if ALLOC == ALLOC_API
+    rt_set_strategy(rt_fixed_strategy(BUDGET));
+    rt_init();
+    if (rt_budget() != BUDGET)
+        abort();
+#endif
     n = strtoul(argv[2], NULL, 10);
     if (!long_task) {
         for (request_no = 0; request_no < n; request_no++) {

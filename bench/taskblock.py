@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 
-ALLOCATORS = ["malloc", "budget", "bump", "block", "block-free"]
+ALLOCATORS = ["malloc", "budget", "bump", "block", "block-free", "api"]
 SHIPPED = "block"  # what the runtime's tasks do: the block is emptied whole
 TASKS = 100000     # the seed's count, for the native runs
 CG_TASKS = 10000   # under callgrind; per-task figures are stable at this count
@@ -85,6 +85,10 @@ def smoke(bindir, out):
     ok = code == 0 and got[-1:] == ref_long[-1:] and any("peak-held" in g for g in got)
     lines.append(("pass " if ok else "fail ") + "taskblock_long_block_bounded" +
                  ("" if ok else f" exit {code}: {got}"))
+    code, got = digest(os.path.join(bindir, "taskblock-api"), "long", 3000)
+    ok = code == 0 and got[-1:] == ref_long[-1:]
+    lines.append(("pass " if ok else "fail ") + "taskblock_long_api_bounded" +
+                 ("" if ok else f" exit {code}: {got}"))
     code, got = digest(os.path.join(bindir, "taskblock-bump"), "long", 3000)
     ok = code == 2 and "out of its 64 KiB budget" in "".join(got)
     lines.append(("pass " if ok else "fail ") + "taskblock_long_bump_runs_out" +
@@ -112,12 +116,14 @@ def figures(bindir):
                   "alloc-instructions": air, "alloc-mispredicted": amis}
         for k, v in fig[a].items():
             print(f"taskblock: {a} {k}-per-task {v:.1f}")
-    for a in ["budget", "bump", "block", "block-free"]:
+    for a in ["budget", "bump", "block", "block-free", "api"]:
         for k in ["instructions", "mispredicted", "alloc-instructions", "alloc-mispredicted"]:
             print(f"taskblock: {a}/malloc {k} {fig[a][k] / fig['malloc'][k]:.3f}")
     for a in ["block", "block-free"]:
         print(f"taskblock: {a}/bump alloc-instructions "
               f"{fig[a]['alloc-instructions'] / fig['bump']['alloc-instructions']:.3f}")
+    print(f"taskblock: api/block-free alloc-instructions "
+          f"{fig['api']['alloc-instructions'] / fig['block-free']['alloc-instructions']:.3f}")
 
     # the second workload: one long task, a connection loop, 64 KiB budget
     for a in ALLOCATORS:

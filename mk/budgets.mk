@@ -7,12 +7,13 @@
 #   make check      runs check-taskblock: every variant prints the same
 #                   digest, and the long task stays inside 64 KiB
 
-TASKBLOCK_ALLOCATORS := malloc budget bump block block-free
+TASKBLOCK_ALLOCATORS := malloc budget bump block block-free api
 taskblock_id_malloc := 1
 taskblock_id_budget := 2
 taskblock_id_bump := 3
 taskblock_id_block := 4
 taskblock_id_block-free := 5
+taskblock_id_api := 6
 TASKBLOCK_BIN := $(TASKBLOCK_ALLOCATORS:%=$(BUILD)/bench/taskblock-%)
 
 $(BUILD)/bench/taskblock-%: bench/taskblock.c $(RT_LIB) $(RT_HDR)

@@ -174,21 +174,37 @@ static void table_free_all(struct outside_table *o)
 
 static RT_COLD struct rt_task *main_task_here(void);
 
-struct rt_hot *rt__task_hot(const char *fn)
+/* The slow way to the task: main's first call attaches main's task; any
+** other thread without a task is a contract violation. */
+static RT_COLD struct rt_hot *task_hot_slow(struct rt_hot *h, const char *fn)
 {
-    struct rt_hot *h = rt__hot_or_null();
-
-    if (RT_UNLIKELY(h != NULL && h->task == NULL))
+    if (h != NULL && h->task == NULL)
         h->task = main_task_here();
-    if (RT_UNLIKELY(h == NULL || h->task == NULL))
+    if (h == NULL || h->task == NULL)
         rt__violation(fn, "this thread is not a task%s",
                       h == NULL ? " (rt_init has not been called)" : "");
     return h;
 }
 
+/* The way in of every public call: one load from the thread pointer and
+** one test on the fast path. */
+static inline struct rt_hot *task_hot(const char *fn)
+{
+    struct rt_hot *h = rt__hot_or_null();
+
+    if (RT_LIKELY(h != NULL && h->task != NULL))
+        return h;
+    return task_hot_slow(h, fn);
+}
+
+struct rt_hot *rt__task_hot(const char *fn)
+{
+    return task_hot(fn);
+}
+
 struct rt_block *rt__current_block(const char *fn)
 {
-    struct rt_hot *h = rt__task_hot(fn);
+    struct rt_hot *h = task_hot(fn);
 
     if (h->door != NULL && h->door->block != NULL)
         return h->door->block;
@@ -223,7 +239,7 @@ void rt__task_full(const char *what, size_t bytes)
 
 void rt_panic(const char *why)
 {
-    struct rt_hot *h = rt__task_hot("rt_panic");
+    struct rt_hot *h = task_hot("rt_panic");
     struct rt_task *t = h->task;
     struct rt_door *d;
 
@@ -247,7 +263,7 @@ void rt_panic(const char *why)
 
 void *rt_alloc(size_t n)
 {
-    struct rt_hot *h = rt__task_hot("rt_alloc");
+    struct rt_hot *h = task_hot("rt_alloc");
     struct rt_block *b = h->door != NULL && h->door->block != NULL ? h->door->block : h->task->block;
     void *p = rt__block_alloc(b, n);
 
@@ -307,7 +323,7 @@ void *rt_realloc(void *p, size_t n)
 
     if (p == NULL)
         return rt_alloc(n);
-    h = rt__task_hot("rt_realloc");
+    h = task_hot("rt_realloc");
     t = h->task;
     if (h->door != NULL && h->door->block != NULL && rt__block_owns(h->door->block, p))
         return realloc_in(h->door->block, NULL, p, n);
@@ -324,7 +340,7 @@ void rt_free(void *p)
 
     if (p == NULL)
         return;
-    h = rt__task_hot("rt_free");
+    h = task_hot("rt_free");
     t = h->task;
     if (h->door != NULL && h->door->block != NULL && rt__block_free(h->door->block, p))
         return;
@@ -339,14 +355,14 @@ void rt_free(void *p)
 
 size_t rt_held(void)
 {
-    struct rt_task *t = rt__task_hot("rt_held")->task;
+    struct rt_task *t = task_hot("rt_held")->task;
     settle(t);
     return rt__block_held(t->block);
 }
 
 size_t rt_budget(void)
 {
-    return rt__block_size(rt__task_hot("rt_budget")->task->block);
+    return rt__block_size(task_hot("rt_budget")->task->block);
 }
 
 /* ---- outside values (D8, D9) ----------------------------------------- */
@@ -355,7 +371,7 @@ size_t rt_budget(void)
 ** fit the budget (checked before malloc is asked). */
 static void *outside_new(size_t n)
 {
-    struct rt_task *t = rt__task_hot("rt_alloc_outside")->task;
+    struct rt_task *t = task_hot("rt_alloc_outside")->task;
     void *p;
 
     if (!charge(t, n))
@@ -376,7 +392,7 @@ void *rt_clone_outside(const void *p, size_t n)
 {
     void *q;
 
-    rt__task_hot("rt_clone_outside");
+    task_hot("rt_clone_outside");
     if (p == NULL && n != 0)
         rt__violation("rt_clone_outside", "NULL with %zu bytes", n);
     q = outside_new(n);
@@ -387,7 +403,7 @@ void *rt_clone_outside(const void *p, size_t n)
 
 void *rt_hand_over(void *value)
 {
-    struct rt_hot *h = rt__task_hot("rt_hand_over");
+    struct rt_hot *h = task_hot("rt_hand_over");
     struct rt_task *t = h->task;
     size_t i;
 
@@ -408,7 +424,7 @@ void *rt_hand_over(void *value)
 
 size_t rt__outside_take(const char *fn, void *p)
 {
-    struct rt_task *t = rt__task_hot(fn)->task;
+    struct rt_task *t = task_hot(fn)->task;
     size_t i = table_find(&t->outside, p), bytes;
 
     if (i == t->outside.cap)
@@ -420,7 +436,7 @@ size_t rt__outside_take(const char *fn, void *p)
 
 void rt__outside_give(void *p, size_t bytes)
 {
-    struct rt_task *t = rt__task_hot("rt__outside_give")->task;
+    struct rt_task *t = task_hot("rt__outside_give")->task;
 
     /* Held first, so that a panic for want of room frees it too. */
     table_put(&t->outside, p, bytes);
@@ -430,7 +446,7 @@ void rt__outside_give(void *p, size_t bytes)
 
 bool rt__outside_held(const void *p)
 {
-    struct rt_task *t = rt__task_hot("rt__outside_held")->task;
+    struct rt_task *t = task_hot("rt__outside_held")->task;
     return table_find(&t->outside, p) != t->outside.cap;
 }
 
@@ -554,7 +570,7 @@ rt_task *rt_spawn(void *(*fn)(void *), void *arg)
 
 rt_status rt_join(rt_task *t, void **result)
 {
-    struct rt_task *me = rt__task_hot("rt_join")->task;
+    struct rt_task *me = task_hot("rt_join")->task;
     void *value;
     size_t bytes;
     rt_status status;
