@@ -133,7 +133,7 @@ static void table_put(struct outside_table *o, void *p, size_t bytes)
 static size_t table_find(const struct outside_table *o, const void *p)
 {
     if (o->cap == 0 || p == NULL)
-        return 0;
+        return o->cap; /* NULL is never held */
     for (size_t i = slot_of(o, p); o->slots[i].p != NULL; i = (i + 1) & (o->cap - 1))
         if (o->slots[i].p == p)
             return i;

@@ -462,6 +462,36 @@ START_TEST(a_joiner_the_result_does_not_fit_panics)
 }
 END_TEST
 
+START_TEST(a_result_nobody_takes_is_freed)
+{
+    init_fixed(256 * KIB);
+    chunks_reset();
+    rt_set_strategy(rt_fixed_strategy(256 * KIB));
+    rt_task *t = rt_spawn(returns_text, (void *)(uintptr_t)RT_CHUNK_SIZE);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    ck_assert_uint_eq(chunks_counted().mallocs, 1);
+    ck_assert_uint_eq(chunks_counted().frees, 1);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+START_TEST(a_block_that_cannot_be_made_is_no_task)
+{
+    size_t *b;
+    init_fixed(64 * KIB);
+    rt_set_strategy(rt_fixed_strategy((size_t)1 << 40));
+    errno = 0;
+    ck_assert_ptr_null(rt_spawn(report_budget, NULL));
+    ck_assert_int_eq(errno, ENOMEM);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    /* the failed spawn is not counted among the tasks running */
+    rt_set_strategy(rt_default_strategy());
+    ck_assert_int_eq(run_task(report_budget, NULL, (void **)&b), RT_OK);
+    ck_assert_uint_eq(*b, expected_default(2));
+    rt_free(b);
+}
+END_TEST
+
 /* ---- outside values and the hand-over (D8, D9) --------------------------- */
 
 START_TEST(a_handed_over_value_arrives_where_it_was_built)
@@ -654,6 +684,14 @@ static void hand_over_unheld(void *unused)
     rt_hand_over(malloc(4));
 }
 
+static void hand_over_null(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_alloc_outside(8); /* a table with something in it */
+    rt_hand_over(NULL);
+}
+
 static void *returns_a_block_value(void *unused)
 {
     (void)unused;
@@ -686,6 +724,7 @@ START_TEST(misuse_gets_the_contracts_error)
     ck_assert_violation(free_outside_twice, NULL, "refrt: rt_free: ");
     ck_assert_violation(free_another_tasks_value, NULL, "refrt: rt_free: ");
     ck_assert_violation(hand_over_unheld, NULL, "refrt: rt_hand_over: ");
+    ck_assert_violation(hand_over_null, NULL, "refrt: rt_hand_over: (nil) is not a value");
     ck_assert_violation(task_returns_a_block_value, NULL,
                         "which is not an outside value it holds");
     ck_assert_violation(panic_on_a_plain_thread, NULL, "refrt: rt_panic: this thread is not a task");
@@ -708,6 +747,8 @@ Suite *make_suite(void)
     suite_add_test_timeout(s, a_task_that_ends_frees_its_block_and_what_it_still_holds, 120);
     suite_add_test_timeout(s, join_moves_the_result_to_the_joiner, 120);
     suite_add_test_timeout(s, a_joiner_the_result_does_not_fit_panics, 120);
+    suite_add_test_timeout(s, a_result_nobody_takes_is_freed, 120);
+    suite_add_test_timeout(s, a_block_that_cannot_be_made_is_no_task, 120);
     suite_add_test_timeout(s, a_handed_over_value_arrives_where_it_was_built, 120);
     suite_add_test_timeout(s, a_block_value_is_refused_and_the_message_names_the_copy, 120);
     suite_add_test_timeout(s, a_door_with_a_block_allocates_there_and_a_panic_unwinds_it, 120);

@@ -427,6 +427,14 @@ static void send_twice(void *unused)
     rt_send(c, v); /* no longer held */
 }
 
+static void send_null(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_alloc_outside(8); /* a table with something in it */
+    rt_send(rt_chan_new(1), NULL);
+}
+
 static void recv_on_null(void *unused)
 {
     (void)unused;
@@ -434,13 +442,21 @@ static void recv_on_null(void *unused)
     rt_recv(NULL);
 }
 
+static void chan_of_nothing(void *unused)
+{
+    (void)unused;
+    rt_chan_new(0);
+}
+
 START_TEST(channel_misuse_gets_the_contracts_error)
 {
+    ck_assert_violation(chan_of_nothing, NULL, "refrt: rt_chan_new: capacity is 0");
     ck_assert_violation(send_from_a_plain_thread, NULL,
                         "refrt: rt_send: this thread is not a task");
     ck_assert_violation(send_an_unheld_value, NULL,
                         "is not an outside value this task holds");
     ck_assert_violation(send_twice, NULL, "refrt: rt_send: ");
+    ck_assert_violation(send_null, NULL, "refrt: rt_send: (nil) is not an outside value");
     ck_assert_violation(recv_on_null, NULL, "refrt: rt_recv: channel is NULL");
 }
 END_TEST
