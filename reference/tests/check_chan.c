@@ -192,7 +192,7 @@ static void *sends_five(void *arg)
     for (uintptr_t i = 0; i < 5; i++) {
         uintptr_t *v = rt_alloc_outside(sizeof *v);
         *v = i;
-        ck_assert_int_eq(rt_send(c, v), RT_OK); /* blocks while the one slot is full */
+        ck_require(rt_send(c, v) == RT_OK); /* blocks while the one slot is full */
     }
     return NULL;
 }
@@ -204,7 +204,7 @@ START_TEST(a_full_channel_blocks_the_sender_and_keeps_the_order)
     rt_task *t = rt_spawn(sends_five, c);
     for (uintptr_t i = 0; i < 5; i++) {
         uintptr_t *v = rt_recv(c);
-        ck_assert_uint_eq(*v, i);
+        ck_require(*v == i);
         rt_free(v);
     }
     ck_assert_int_eq(rt_join(t, NULL), RT_OK);
@@ -331,7 +331,7 @@ static void *ring_member(void *arg)
     rt_chan *in = m->ring->inbox[m->index], *out = m->ring->inbox[(m->index + 1) % RING];
     for (unsigned r = 0; r < ROUNDS; r++) {
         struct token *t = rt_recv(in);
-        ck_assert(spot_filled(t->fill, sizeof t->fill, (unsigned char)t->id));
+        ck_require(spot_filled(t->fill, sizeof t->fill, (unsigned char)t->id));
         t->hops++;
         if ((r + m->index) % 7 == 0) { /* now and then a fresh value: an explicit copy */
             struct token *copy = rt_clone_outside(t, sizeof *t);
@@ -340,7 +340,7 @@ static void *ring_member(void *arg)
         }
         void *scratch = rt_alloc(100 + r);
         rt_free(scratch);
-        ck_assert_int_eq(rt_send(out, t), RT_OK);
+        ck_require(rt_send(out, t) == RT_OK);
     }
     return NULL;
 }
@@ -366,23 +366,23 @@ START_TEST(sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing)
     for (unsigned i = 0; i < RING; i++) {
         members[i] = (struct member){&ring, i};
         tasks[i] = rt_spawn(ring_member, &members[i]);
-        ck_assert_ptr_nonnull(tasks[i]);
+        ck_require(tasks[i] != NULL);
     }
     for (unsigned i = 0; i < RING; i++)
-        ck_assert_int_eq(rt_join(tasks[i], NULL), RT_OK);
+        ck_require(rt_join(tasks[i], NULL) == RT_OK);
     for (unsigned i = 0; i < RING; i++) {
         rt_chan_close(ring.inbox[i]);
         struct token *t = rt_recv(ring.inbox[i]);
-        ck_assert_ptr_nonnull(t);
-        ck_assert_ptr_null(rt_recv(ring.inbox[i]));
-        ck_assert(filled(t->fill, sizeof t->fill, (unsigned char)t->id));
+        ck_require(t != NULL);
+        ck_require(rt_recv(ring.inbox[i]) == NULL);
+        ck_require(filled(t->fill, sizeof t->fill, (unsigned char)t->id));
         seen[t->id]++;
         hops += t->hops;
         rt_free(t);
         rt_chan_free(ring.inbox[i]);
     }
     for (unsigned i = 0; i < RING; i++)
-        ck_assert_uint_eq(seen[i], 1); /* every token once: nothing lost or doubled */
+        ck_require(seen[i] == 1); /* every token once: nothing lost or doubled */
     ck_assert_uint_eq(hops, RING * ROUNDS);
     struct chunk_counts n = chunks_counted();
     ck_assert_uint_gt(n.mallocs, RING);
