@@ -11,8 +11,10 @@
 **     thread, and a region that holds another thread's chunk, show up;
 **   - records, when pthread_join returns, how many chunks of the joined
 **     thread are still live (the contract: none, its destructor freed them);
-**   - at exit writes a report, "key=value" words a line, to the file named
-**     by RT_SHIM_REPORT (format below; conformance/run.py reads it).
+**   - at exit, and on SIGABRT or SIGILL (a violation, a trap) before the
+**     signal takes the process, writes a report, "key=value" words a line,
+**     to the file named by RT_SHIM_REPORT (format below; conformance/run.py
+**     reads it).
 **
 ** Two ways in, one source:
 **   - preloaded (the default): LD_PRELOAD=shim.so. malloc, free and
@@ -48,6 +50,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,10 +246,7 @@ int refrt_shim_mine(const void *p)
     return mine;
 }
 
-__attribute__((constructor)) static void shim_start(void)
-{
-    main_tid = getpid(); /* the constructor runs on the main thread */
-}
+static const char *report_path;
 
 static void put(int fd, const char *line, int n)
 {
@@ -254,18 +254,24 @@ static void put(int fd, const char *line, int n)
         _exit(99);
 }
 
-__attribute__((destructor)) static void shim_report(void)
+/* Writes the report; with wait 0 (from a signal handler) it does not wait
+** for the lock, so a signal that interrupted the shim cannot deadlock. */
+static void write_report(int wait)
 {
-    const char *path = getenv("RT_SHIM_REPORT");
     char line[512];
     int fd;
 
-    if (path == NULL)
+    if (report_path == NULL)
         return;
-    fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
+    if (wait)
+        pthread_mutex_lock(&lock);
+    else if (pthread_mutex_trylock(&lock) != 0)
         return; /* the runner sees no report and says so */
-    pthread_mutex_lock(&lock);
+    fd = open(report_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        pthread_mutex_unlock(&lock);
+        return;
+    }
     put(fd, line, snprintf(line, sizeof line,
                            "shim mode=%s threads=%d chunks_overflow=%d threads_overflow=%d\n",
                            SHIM_MODE, nthreads, chunks_overflow, threads_overflow));
@@ -280,4 +286,28 @@ __attribute__((destructor)) static void shim_report(void)
     }
     pthread_mutex_unlock(&lock);
     close(fd);
+}
+
+/* A contract violation aborts and a full region traps: the report is still
+** written, then the signal is raised again, so the process dies of it. */
+static void report_and_die(int sig)
+{
+    write_report(0);
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+__attribute__((constructor)) static void shim_start(void)
+{
+    main_tid = getpid(); /* the constructor runs on the main thread */
+    report_path = getenv("RT_SHIM_REPORT");
+    if (report_path != NULL) {
+        signal(SIGABRT, report_and_die);
+        signal(SIGILL, report_and_die);
+    }
+}
+
+__attribute__((destructor)) static void shim_report(void)
+{
+    write_report(1);
 }

@@ -22,9 +22,9 @@ $(CONF_SHIM_WRAP): conformance/shim.c reference/include/refrt.h
 
 .PHONY: check-conformance
 check-conformance: $(RT_LIB) $(CONF_SHIM_SO) $(CONF_SHIM_WRAP)
-	@$(PYTHON) conformance/run.py --build $(BUILD) --cc "$(CC)" \
-	  --cflags "$(ALL_CFLAGS)" --ldflags "$(ALL_LDFLAGS)" \
-	  --plain-cflags "$(CONF_PLAIN_CFLAGS)" --sanitize "$(SANITIZE)" \
-	  --results $(BUILD)/results/conformance
+	@$(PYTHON) conformance/run.py --build=$(BUILD) --cc="$(CC)" \
+	  --cflags="$(ALL_CFLAGS)" --ldflags="$(ALL_LDFLAGS)" \
+	  --plain-cflags="$(CONF_PLAIN_CFLAGS)" --sanitize="$(SANITIZE)" \
+	  --results=$(BUILD)/results/conformance
 
 CHECK_TARGETS += check-conformance
