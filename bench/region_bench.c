@@ -6,11 +6,9 @@
 **       closed ROUNDS times; "malloc" runs the same loop on malloc/free of
 **       64 KiB, what every region did before the chunk cache. Prints
 **       "cpu_ns <n>": the process's user+sys time spent in the loop.
-**   region_bench pairs|fill|clear N BYTES
+**   region_bench pairs N BYTES
 **       For callgrind: one warm-up, then N region open/alloc(BYTES)/close
-**       pairs, or N fills of BYTES with a non-zero byte, or N clears of
-**       BYTES (the store give makes). Run with N and with 0: the
-**       difference over N is the cost of one.
+**       pairs. Run with N and with 0: the difference over N is one pair.
 **   region_bench mallocpair N
 **       For callgrind: one warm-up, then N malloc/free pairs of 64 KiB.
 **   region_bench threads T REGIONS
@@ -86,14 +84,6 @@ static void pair(size_t bytes)
     rt_region_close(&r);
 }
 
-static unsigned char buf[CHUNK];
-
-static void fill(size_t bytes, int byte)
-{
-    memset(buf, byte, bytes);
-    KEEP(buf);
-}
-
 static void malloc_pair(void)
 {
     void *p = malloc(CHUNK);
@@ -130,7 +120,7 @@ static void *thread_regions(void *out)
 static int usage(void)
 {
     fprintf(stderr, "usage: region_bench nested region|malloc ROUNDS BYTES\n"
-                    "       region_bench pairs|fill|clear N BYTES\n"
+                    "       region_bench pairs N BYTES\n"
                     "       region_bench mallocpair N\n"
                     "       region_bench threads T REGIONS\n");
     return 2;
@@ -159,11 +149,6 @@ int main(int argc, char **argv)
         pair(bytes);
         for (long i = 0; i < n; i++)
             pair(bytes);
-    } else if (strcmp(mode, "fill") == 0 || strcmp(mode, "clear") == 0) {
-        int byte = mode[0] == 'f' ? 0x5A : 0;
-        fill(bytes, byte);
-        for (long i = 0; i < n; i++)
-            fill(bytes, byte);
     } else if (strcmp(mode, "mallocpair") == 0) {
         malloc_pair();
         for (long i = 0; i < n; i++)

@@ -9,16 +9,19 @@ Prints one figure a line, "region: <name> <value>":
                                    loop on malloc/free over the same round
                                    on regions, each region handing out B
                                    bytes; runs alternate, the least of each
-  instructions_per_pair_<B>B       a region open, alloc of B bytes, close
-  instructions_fill_<B>B           writing B bytes (what alloc's fill costs)
-  instructions_clear_<B>B          clearing B bytes (the store give makes)
-  instructions_pair_beyond_fill_and_clear_<B>B   the pair less both
-  instructions_pair_thread_lookups_<B>B  of the pair, those spent finding
-                                   the thread's state (rt__hot_or_null)
+  instructions_per_pair_with_loop_<B>B  a region open, alloc of B bytes
+                                   (filled), close, with the bench's loop
+  instructions_per_pair_<B>B       the same, inside the three calls only
+  instructions_pair_in_memset_<B>B of those, inside memset: the fill of
+                                   the B bytes and their clearing at close
+  instructions_pair_in_thread_lookups_<B>B  of those, finding the thread's
+                                   state (rt__hot_or_null)
+  instructions_pair_beyond_memset_<B>B   the pair less its two memsets
   instructions_per_malloc_free_pair  malloc/free of 64 KiB, user space only
   threads_<T>_over_1               user+sys time a region with T threads
                                    over the same with one (flat is 1.00)
-Instruction counts come from callgrind: a run of N less a run of 0, over N.
+Instruction counts come from callgrind (inclusive counts a function, from
+callgrind_annotate): a run of N less a run of 0, over N.
 """
 import os
 import re
@@ -64,30 +67,40 @@ def cpu_ns(cmd):
     return int(re.search(r"cpu_ns (\d+)", out(cmd)).group(1))
 
 
+PAIR_FUNCS = ("rt_region_open", "rt_region_alloc", "rt_region_close")
+
+
 def instructions(binary, *args):
-    """(total, in the thread-state lookup): instructions of one run, and
-    those spent inside rt__hot_or_null (pthread_getspecific included)."""
+    """The instructions of one run under callgrind: "total", and for each
+    function its inclusive count (what it and its callees executed)."""
     with tempfile.NamedTemporaryFile("r", suffix=".callgrind") as t:
         subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=" + t.name,
                         binary, *args], capture_output=True, check=True)
-        total = next((int(line.split()[1]) for line in t
-                      if line.startswith(("summary:", "totals:"))), None)
-        if total is None:
-            raise RuntimeError("callgrind wrote no total")
-        lookup = 0
-        for line in out(["callgrind_annotate", "--inclusive=yes", t.name]).splitlines():
-            m = re.match(r"^\s*([\d,]+)\s.*:rt__hot_or_null\b", line)
-            if m:  # the first is the function's total; later ones are per call site
-                lookup = int(m.group(1).replace(",", ""))
-                break
-        return total, lookup
+        text = out(["callgrind_annotate", "--inclusive=yes", "--threshold=100", t.name])
+    counts = {}
+    for line in text.splitlines():
+        if line.startswith("-- Auto-annotated") or line.startswith("-- User-annotated"):
+            break  # below are per-line counts, not per function
+        m = re.match(r"^\s*([\d,]+)\s+\([^)]*\)\s+(.*)$", line)
+        if not m:
+            continue
+        n, where = int(m.group(1).replace(",", "")), m.group(2)
+        if where.startswith("PROGRAM TOTALS"):
+            counts["total"] = n
+            continue
+        func = re.sub(r"\s*\[.*\]$", "", where).rsplit(":", 1)[-1]
+        func = func.split("@")[0]
+        counts.setdefault(func, n)
+    if "total" not in counts:
+        raise RuntimeError("callgrind_annotate printed no total")
+    return counts
 
 
-def per_one(binary, mode, size):
-    """Instructions of one iteration (and of its lookups): N less 0, over N."""
-    n = instructions(binary, mode, str(CALLGRIND_N), str(size))
-    zero = instructions(binary, mode, "0", str(size))
-    return ((n[0] - zero[0]) / CALLGRIND_N, (n[1] - zero[1]) / CALLGRIND_N)
+def per_one(binary, *args):
+    """Per iteration: a run of CALLGRIND_N less a run of 0, over CALLGRIND_N."""
+    n = instructions(binary, args[0], str(CALLGRIND_N), *args[1:])
+    zero = instructions(binary, args[0], "0", *args[1:])
+    return {k: (n[k] - zero.get(k, 0)) / CALLGRIND_N for k in n}
 
 
 def main():
@@ -109,17 +122,17 @@ def main():
         fig(f"cpu_ratio_malloc_over_region_{size}B", f"{best['malloc'] / best['region']:.0f}")
 
     for size in SIZES:
-        pair, lookup = per_one(binary, "pairs", size)
-        fill = per_one(binary, "fill", size)[0]
-        clear = per_one(binary, "clear", size)[0]
+        one = per_one(binary, "pairs", str(size))
+        pair = sum(one.get(f, 0) for f in PAIR_FUNCS)
+        memset = sum(v for k, v in one.items() if "memset" in k and k != "total")
+        lookups = one.get("rt__hot_or_null", 0)
+        fig(f"instructions_per_pair_with_loop_{size}B", f"{one['total']:.1f}")
         fig(f"instructions_per_pair_{size}B", f"{pair:.1f}")
-        fig(f"instructions_pair_thread_lookups_{size}B", f"{lookup:.1f}")
-        fig(f"instructions_fill_{size}B", f"{fill:.1f}")
-        fig(f"instructions_clear_{size}B", f"{clear:.1f}")
-        fig(f"instructions_pair_beyond_fill_and_clear_{size}B", f"{pair - fill - clear:.1f}")
-    n = instructions(binary, "mallocpair", str(CALLGRIND_N))[0]
-    zero = instructions(binary, "mallocpair", "0")[0]
-    fig("instructions_per_malloc_free_pair", f"{(n - zero) / CALLGRIND_N:.1f}")
+        fig(f"instructions_pair_in_memset_{size}B", f"{memset:.1f}")
+        fig(f"instructions_pair_in_thread_lookups_{size}B", f"{lookups:.1f}")
+        fig(f"instructions_pair_beyond_memset_{size}B", f"{pair - memset:.1f}")
+    one = per_one(binary, "mallocpair")
+    fig("instructions_per_malloc_free_pair", f"{one['total']:.1f}")
 
     best = {}
     for _ in range(PASSES):
