@@ -35,8 +35,10 @@
 ** chunk, which my region holds, one I malloc'ed?) is refrt_shim_mine below,
 ** which a program declares weak so it also runs without the shim.
 **
-** The shim itself allocates nothing: fixed tables, a mutex, and a report
-** written with open/write, so it adds no brk call to what strace counts.
+** The shim allocates nothing of its own (fixed tables, a mutex, a report
+** written with open/write), so the heap it observes is the program's. Only
+** the process that loaded it reports: a forked child's chunks are its own
+** copy's business and are not counted.
 **
 ** Report format, one record a line, words "key=value":
 **   shim mode=preload|wrap threads=N chunks_overflow=0|1 threads_overflow=0|1
@@ -83,7 +85,7 @@ static int chunks_overflow;
 static struct thread_rec threads[MAX_THREADS];
 static int nthreads;
 static int threads_overflow;
-static pid_t main_tid;
+static pid_t report_pid; /* only this process reports, not a forked child */
 
 /* This thread's record, + 1 (0: none yet). initial-exec: a preloaded
 ** library's TLS is static, and no lazy TLS allocation may call malloc. */
@@ -130,7 +132,7 @@ static int my_rec(void)
         struct thread_rec *t = &threads[nthreads];
         memset(t, 0, sizeof *t);
         t->self = pthread_self();
-        t->main = gettid() == main_tid;
+        t->main = gettid() == getpid();
         t->live_at_join = -1;
         my_rec_plus_one = ++nthreads;
     }
@@ -261,7 +263,7 @@ static void write_report(int wait)
     char line[512];
     int fd;
 
-    if (report_path == NULL)
+    if (report_path == NULL || getpid() != report_pid)
         return;
     if (wait)
         pthread_mutex_lock(&lock);
@@ -299,7 +301,7 @@ static void report_and_die(int sig)
 
 __attribute__((constructor)) static void shim_start(void)
 {
-    main_tid = getpid(); /* the constructor runs on the main thread */
+    report_pid = getpid();
     report_path = getenv("RT_SHIM_REPORT");
     if (report_path != NULL) {
         signal(SIGABRT, report_and_die);
