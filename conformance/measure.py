@@ -29,7 +29,7 @@ WRAP_FLAGS = ["-Wl,--wrap=malloc", "-Wl,--wrap=free", "-Wl,--wrap=pthread_join"]
 @dataclass
 class Config:
     build: str          # $(BUILD)
-    cc: str
+    cc: list            # the compiler command, split into words
     cflags: list
     ldflags: list
     sanitize: str
@@ -52,11 +52,11 @@ def build(prog, cfg):
     os.makedirs(os.path.dirname(out), exist_ok=True)
     if prog.build == "cc-only":
         srcs = sorted(glob.glob("reference/src/*.c"))
-        cmd = [cfg.cc, "-Ireference/include", *srcs, prog.path, "-lpthread", "-o", out]
+        cmd = [*cfg.cc, "-Ireference/include", *srcs, prog.path, "-lpthread", "-o", out]
     elif prog.build == "plain":
-        cmd = [cfg.cc, *cfg.plain_cflags, prog.path, "-o", out]
+        cmd = [*cfg.cc, *cfg.plain_cflags, prog.path, "-o", out]
     else:
-        cmd = [cfg.cc, *cfg.cflags, prog.path, cfg.rt_lib, *cfg.ldflags, "-o", out]
+        cmd = [*cfg.cc, *cfg.cflags, prog.path, cfg.rt_lib, *cfg.ldflags, "-o", out]
         if shim_linked(prog, cfg):
             cmd[-2:-2] = [cfg.shim_wrap_o, *WRAP_FLAGS]
     proc = subprocess.run(cmd, capture_output=True, text=True)

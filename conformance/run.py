@@ -91,9 +91,15 @@ def main():
     ap.add_argument("--results", required=True)
     ap.add_argument("programs", nargs="*", help="default: every conformance/*.c but shim.c")
     args = ap.parse_args()
+    # Paths in the flags (-Ireference/include) and the cc-only command are
+    # relative to the top of the tree, as make runs it: work from there.
+    here = os.path.dirname(os.path.abspath(__file__))
+    args.build, args.results = os.path.abspath(args.build), os.path.abspath(args.results)
+    args.programs = [os.path.abspath(p) for p in args.programs]
+    os.chdir(os.path.dirname(here))
 
     cfg = measure.Config(
-        build=args.build, cc=args.cc, cflags=shlex.split(args.cflags),
+        build=args.build, cc=shlex.split(args.cc), cflags=shlex.split(args.cflags),
         ldflags=shlex.split(args.ldflags), sanitize=args.sanitize,
         plain_cflags=shlex.split(args.plain_cflags),
         rt_lib=os.path.join(args.build, "librefrt.a"),
@@ -103,7 +109,6 @@ def main():
     reports = os.path.join(args.build, "reports", "conformance")
     os.makedirs(reports, exist_ok=True)
 
-    here = os.path.dirname(os.path.abspath(__file__))
     paths = args.programs or sorted(
         os.path.relpath(os.path.join(here, f)) for f in os.listdir(here)
         if f.endswith(".c") and f != "shim.c")
