@@ -389,23 +389,23 @@ END_TEST
 Suite *make_suite(void)
 {
     Suite *s = suite_create("block");
-    suite_add_test_timeout(s, payloads_are_aligned_and_counted_as_chunks, 120);
-    suite_add_test_timeout(s, held_returns_to_its_old_figure_after_a_free, 120);
-    suite_add_test_timeout(s, exactly_full_fits_one_byte_more_does_not, 120);
-    suite_add_test_timeout(s, a_size_is_rounded_down_to_sixteen, 120);
-    suite_add_test_timeout(s, an_overflowing_size_does_not_fit, 120);
-    suite_add_test_timeout(s, a_freed_chunk_is_allocated_again, 120);
-    suite_add_test_timeout(s, the_top_chunk_goes_back_to_the_bump, 120);
-    suite_add_test_timeout(s, a_small_request_splits_a_bigger_freed_chunk_when_the_bump_is_spent, 120);
-    suite_add_test_timeout(s, realloc_keeps_contents_within_and_past_size_classes, 120);
-    suite_add_test_timeout(s, realloc_grows_the_top_chunk_in_place, 120);
-    suite_add_test_timeout(s, a_full_realloc_leaves_the_value_as_it_was, 120);
-    suite_add_test_timeout(s, a_pointer_the_block_does_not_hold_is_refused, 120);
-    suite_add_test_timeout(s, charges_count_against_the_budget, 120);
-    suite_add_test_timeout(s, freed_neighbours_are_coalesced_before_the_block_is_full, 120);
-    suite_add_test_timeout(s, a_live_chunk_between_keeps_its_neighbours_apart, 120);
-    suite_add_test_timeout(s, drifting_sizes_do_not_strand_the_budget, 120);
-    suite_add_test_timeout(s, a_long_loop_stays_inside_sixty_four_kib, 120);
-    suite_add_test_timeout(s, random_operations_agree_with_a_model, 120);
+    suite_add_test(s, payloads_are_aligned_and_counted_as_chunks);
+    suite_add_test(s, held_returns_to_its_old_figure_after_a_free);
+    suite_add_test(s, exactly_full_fits_one_byte_more_does_not);
+    suite_add_test(s, a_size_is_rounded_down_to_sixteen);
+    suite_add_test(s, an_overflowing_size_does_not_fit);
+    suite_add_test(s, a_freed_chunk_is_allocated_again);
+    suite_add_test(s, the_top_chunk_goes_back_to_the_bump);
+    suite_add_test(s, a_small_request_splits_a_bigger_freed_chunk_when_the_bump_is_spent);
+    suite_add_test(s, realloc_keeps_contents_within_and_past_size_classes);
+    suite_add_test(s, realloc_grows_the_top_chunk_in_place);
+    suite_add_test(s, a_full_realloc_leaves_the_value_as_it_was);
+    suite_add_test(s, a_pointer_the_block_does_not_hold_is_refused);
+    suite_add_test(s, charges_count_against_the_budget);
+    suite_add_test(s, freed_neighbours_are_coalesced_before_the_block_is_full);
+    suite_add_test(s, a_live_chunk_between_keeps_its_neighbours_apart);
+    suite_add_test(s, drifting_sizes_do_not_strand_the_budget);
+    suite_add_test(s, a_long_loop_stays_inside_sixty_four_kib);
+    suite_add_test(s, random_operations_agree_with_a_model);
     return s;
 }

@@ -734,24 +734,24 @@ END_TEST
 Suite *make_suite(void)
 {
     Suite *s = suite_create("budgets");
-    suite_add_test_timeout(s, the_default_strategy_follows_its_formula, 120);
-    suite_add_test_timeout(s, main_is_a_task_with_a_default_block, 120);
-    suite_add_test_timeout(s, a_fixed_strategy_sizes_every_later_block, 120);
-    suite_add_test_timeout(s, held_returns_to_exactly_its_old_figure, 120);
-    suite_add_test_timeout(s, a_block_exactly_full_fits_one_byte_more_panics, 120);
-    suite_add_test_timeout(s, a_task_reading_past_its_budget_panics_and_another_runs_on, 120);
-    suite_add_test_timeout(s, a_long_task_frees_and_allocates_a_megabyte_under_sixty_four_kib, 120);
-    suite_add_test_timeout(s, realloc_keeps_contents_past_size_classes, 120);
-    suite_add_test_timeout(s, a_panic_in_main_exits_with_101, 120);
-    suite_add_test_timeout(s, a_panic_frees_outside_values_and_closes_open_regions, 120);
-    suite_add_test_timeout(s, a_task_that_ends_frees_its_block_and_what_it_still_holds, 120);
-    suite_add_test_timeout(s, join_moves_the_result_to_the_joiner, 120);
-    suite_add_test_timeout(s, a_joiner_the_result_does_not_fit_panics, 120);
-    suite_add_test_timeout(s, a_result_nobody_takes_is_freed, 120);
-    suite_add_test_timeout(s, a_block_that_cannot_be_made_is_no_task, 120);
-    suite_add_test_timeout(s, a_handed_over_value_arrives_where_it_was_built, 120);
-    suite_add_test_timeout(s, a_block_value_is_refused_and_the_message_names_the_copy, 120);
-    suite_add_test_timeout(s, a_door_with_a_block_allocates_there_and_a_panic_unwinds_it, 120);
-    suite_add_test_timeout(s, misuse_gets_the_contracts_error, 120);
+    suite_add_test(s, the_default_strategy_follows_its_formula);
+    suite_add_test(s, main_is_a_task_with_a_default_block);
+    suite_add_test(s, a_fixed_strategy_sizes_every_later_block);
+    suite_add_test(s, held_returns_to_exactly_its_old_figure);
+    suite_add_test(s, a_block_exactly_full_fits_one_byte_more_panics);
+    suite_add_test(s, a_task_reading_past_its_budget_panics_and_another_runs_on);
+    suite_add_test(s, a_long_task_frees_and_allocates_a_megabyte_under_sixty_four_kib);
+    suite_add_test(s, realloc_keeps_contents_past_size_classes);
+    suite_add_test(s, a_panic_in_main_exits_with_101);
+    suite_add_test(s, a_panic_frees_outside_values_and_closes_open_regions);
+    suite_add_test(s, a_task_that_ends_frees_its_block_and_what_it_still_holds);
+    suite_add_test(s, join_moves_the_result_to_the_joiner);
+    suite_add_test(s, a_joiner_the_result_does_not_fit_panics);
+    suite_add_test(s, a_result_nobody_takes_is_freed);
+    suite_add_test(s, a_block_that_cannot_be_made_is_no_task);
+    suite_add_test(s, a_handed_over_value_arrives_where_it_was_built);
+    suite_add_test(s, a_block_value_is_refused_and_the_message_names_the_copy);
+    suite_add_test(s, a_door_with_a_block_allocates_there_and_a_panic_unwinds_it);
+    suite_add_test(s, misuse_gets_the_contracts_error);
     return s;
 }

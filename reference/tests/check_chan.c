@@ -464,16 +464,16 @@ END_TEST
 Suite *make_suite(void)
 {
     Suite *s = suite_create("chan");
-    suite_add_test_timeout(s, a_received_value_moves_to_the_receivers_count, 120);
-    suite_add_test_timeout(s, the_sender_stops_counting_a_value_when_it_is_received, 120);
-    suite_add_test_timeout(s, a_value_from_an_ended_task_is_read_and_counts_against_its_receiver, 120);
-    suite_add_test_timeout(s, a_value_sent_before_a_panic_survives_it, 120);
-    suite_add_test_timeout(s, a_block_value_is_refused_and_nothing_is_sent, 120);
-    suite_add_test_timeout(s, a_closed_channel_takes_nothing_and_gives_what_it_has, 120);
-    suite_add_test_timeout(s, a_full_channel_blocks_the_sender_and_keeps_the_order, 120);
-    suite_add_test_timeout(s, freeing_a_channel_frees_what_is_queued, 120);
-    suite_add_test_timeout(s, a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it, 120);
-    suite_add_test_timeout(s, sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing, 120);
-    suite_add_test_timeout(s, channel_misuse_gets_the_contracts_error, 120);
+    suite_add_test(s, a_received_value_moves_to_the_receivers_count);
+    suite_add_test(s, the_sender_stops_counting_a_value_when_it_is_received);
+    suite_add_test(s, a_value_from_an_ended_task_is_read_and_counts_against_its_receiver);
+    suite_add_test(s, a_value_sent_before_a_panic_survives_it);
+    suite_add_test(s, a_block_value_is_refused_and_nothing_is_sent);
+    suite_add_test(s, a_closed_channel_takes_nothing_and_gives_what_it_has);
+    suite_add_test(s, a_full_channel_blocks_the_sender_and_keeps_the_order);
+    suite_add_test(s, freeing_a_channel_frees_what_is_queued);
+    suite_add_test(s, a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it);
+    suite_add_test(s, sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing);
+    suite_add_test(s, channel_misuse_gets_the_contracts_error);
     return s;
 }
