@@ -47,6 +47,9 @@ def parse_args(argv):
                    "(default: BUILD/mutants)")
     p.add_argument("--results", metavar="FILE",
                    help="append pass/fail lines a mutant here (scripts/summary's format)")
+    p.add_argument("--limit", type=float, metavar="SECONDS",
+                   help="the time a mutant may take (default: 3 times the unmutated "
+                        "build and suites, plus 10 s)")
     p.add_argument("--no-cache", action="store_true", help="rerun every mutant")
     p.add_argument("--naive-sample", type=int, default=0, metavar="K",
                    help="also time K mutants the naive way (full rebuild, every suite)")
@@ -269,7 +272,7 @@ def run_locked(args, root, make_vars, build, work):
             json.dump(state, f)
         os.replace(state_path + ".tmp", state_path)
     unmutated = base_run["build"] + sum(base_run["suites"].values())
-    limit = 3 * unmutated + 10
+    limit = args.limit or 3 * unmutated + 10
 
     # 4. What each mutant needs: the suites that reach it, or its cached result.
     cache = cache_mod.Cache(os.path.join(work, "cache.json"), enabled=not args.no_cache)
