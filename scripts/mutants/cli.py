@@ -50,6 +50,8 @@ def parse_args(argv):
     p.add_argument("--limit", type=float, metavar="SECONDS",
                    help="the time a mutant may take (default: 3 times the unmutated "
                         "build and suites, plus 10 s)")
+    p.add_argument("--no-schemata", action="store_true",
+                   help="build every mutant alone (no schema build)")
     p.add_argument("--no-cache", action="store_true", help="rerun every mutant")
     p.add_argument("--naive-sample", type=int, default=0, metavar="K",
                    help="also time K mutants the naive way (full rebuild, every suite)")
@@ -193,6 +195,13 @@ def run(args):
 
 def run_locked(args, root, make_vars, build, work):
     started = time.monotonic()
+    phases = {}
+    mark = [started]
+
+    def phase(name):
+        now = time.monotonic()
+        phases[name] = phases.get(name, 0) + now - mark[0]
+        mark[0] = now
     out_dir = os.path.abspath(args.report or work)
     logdir = os.path.join(work, "logs")
     os.makedirs(logdir, exist_ok=True)
@@ -233,6 +242,8 @@ def run_locked(args, root, make_vars, build, work):
             except UnicodeDecodeError:
                 pass
 
+    phase("snapshot")
+
     # 2. The mutants: the catalog, then the generated ones.
     mutants, stale = [], []
     if not args.generated_only:
@@ -255,6 +266,7 @@ def run_locked(args, root, make_vars, build, work):
     generated = [m for m in mutants if m.origin == GENERATED]
     if generated:
         tce.prune(generated, texts, tree, cc=cc, jobs=args.jobs)
+    phase("mutants and equivalence")
 
     # 3. The unmutated run and its coverage (kept while the inputs are the same).
     if reuse and "baseline" in state:
@@ -265,7 +277,9 @@ def run_locked(args, root, make_vars, build, work):
             raise project.BaselineError("make print-mutant-suites lists no suite")
         print(f"mutants: the unmutated run: {' '.join(suites)}", file=sys.stderr)
         base_run = project.baseline(tree, make_vars, suites, logdir)
+        phase("unmutated run")
         cov = project.coverage(tree, suites, logdir)
+        phase("coverage")
         state = {"fingerprint": fp, "make_vars": make_vars, "suites": suites,
                  "baseline": base_run, "coverage": cov}
         with open(state_path + ".tmp", "w") as f:
@@ -299,10 +313,22 @@ def run_locked(args, root, make_vars, build, work):
     print(f"mutants: {len(mutants)} mutants, {len(todo)} to run "
           f"({sum(m.cached for m in mutants)} cached), jobs {args.jobs}, "
           f"limit {limit:.0f} s a mutant", file=sys.stderr)
-    runner = Runner(tree, os.path.join(work, "work"), make_vars, base_run["suites"], limit, logdir)
-    runner.jobs = args.jobs
-    progress = report.Progress(len(todo))
+    runner = Runner(tree, os.path.join(work, "work"), make_vars, base_run["suites"], limit,
+                    logdir, jobs=args.jobs)
     run_started = time.monotonic()
+    schema = [m for m, _ in todo if len({e.path for e in m.edits}) == 1
+              and m.path.endswith(".c")]
+    # a curated entry that does not compile would break the schema: it is built alone
+    schema = [m for m in schema if m.origin == GENERATED or tce.object_digest(
+        cc, tree, apply_edits(texts[m.path], m.edits), ("reference/include", "reference/src"))[0]]
+    if len(schema) > 1 and not args.no_schemata:
+        in_schema = runner.build_schema(texts, schema, suites)
+        print(f"mutants: {len(in_schema)} of {len(todo)} in one schema build "
+              f"({time.monotonic() - run_started:.1f} s), the others built alone"
+              + ("" if in_schema else " (the schema did not build or pass: see logs/schema.log)"),
+              file=sys.stderr)
+    phase("schema build")
+    progress = report.Progress(len(todo))
     try:
         def done(m):
             cache.put(keys[m.id], m)
@@ -312,6 +338,7 @@ def run_locked(args, root, make_vars, build, work):
         cache.save()
         shutil.rmtree(os.path.join(work, "work"), ignore_errors=True)
     run_seconds = time.monotonic() - run_started
+    phase("mutant runs")
 
     # 6. The ledger: a listed survivor is equivalent, with its reason.
     for m in mutants:
@@ -343,6 +370,8 @@ def run_locked(args, root, make_vars, build, work):
         print(f"mutants: not counted: {counts['duplicate']} duplicates, "
               f"{counts['compile_error']} that do not compile")
     elapsed = time.monotonic() - started
+    print("mutants: phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()),
+          file=sys.stderr)
     ran = len(todo)
     print(f"mutants: time {elapsed:.1f} s in all, {run_seconds:.1f} s for {ran} run "
           f"({ran / run_seconds * 60 if run_seconds > 0 else 0:.0f} mutants a minute), "
@@ -350,7 +379,8 @@ def run_locked(args, root, make_vars, build, work):
     if args.naive_sample and todo:
         # A naive driver runs every mutant that builds: no pruning, no
         # coverage, no cache, a full build and every suite each time.
-        sample = [m for m, _ in todo][:args.naive_sample]
+        step = max(1, len(todo) // args.naive_sample)
+        sample = [m for m, _ in todo][::step][:args.naive_sample]
         naive = runner.naive(sample, suites)
         every = sum(1 for m in mutants if m.status != COMPILE_ERROR)
         wall_naive = naive * every / max(1, args.jobs)

@@ -71,7 +71,7 @@ def fingerprint(tree, exclude=()):
 def make_env():
     """The environment for an inner make: without the outer make's jobserver."""
     env = dict(os.environ)
-    for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"):
+    for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "RT_MUTANT"):
         env.pop(k, None)
     env["LC_ALL"] = "C"
     return env
@@ -97,7 +97,7 @@ def kill_all():
             pass
 
 
-def run_make(tree, build, make_vars, target, log, timeout=None):
+def run_make(tree, build, make_vars, target, log, timeout=None, env=None):
     """Runs make TARGET in tree in its own process group; returns
     (exit status or None on timeout, seconds). The whole group is killed
     on a timeout, so a hanging test leaves nothing behind."""
@@ -109,8 +109,10 @@ def run_make(tree, build, make_vars, target, log, timeout=None):
     with open(log, "ab") as out:
         out.write(f"$ {' '.join(cmd)}\n".encode())
         out.flush()
+        full_env = make_env()
+        full_env.update(env or {})
         p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                             env=make_env(), start_new_session=True)
+                             env=full_env, start_new_session=True)
         with _active_lock:
             _active.add(p)
         try:
