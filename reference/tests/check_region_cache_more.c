@@ -70,14 +70,16 @@ static void cap_address_space(void)
 }
 
 /* Allocates until nothing of any size is left (the blocks are never
-** freed: the child that calls this dies right after). */
+** freed: the child that calls this dies right after). Through a volatile
+** pointer, or the compiler may drop an allocation nobody reads. */
 static void use_up_the_heap(void)
 {
+    void *(*volatile allocate)(size_t) = malloc;
     for (size_t n = 1u << 20; n >= 1024; n /= 2)
-        while (malloc(n) != NULL)
+        while (allocate(n) != NULL)
             ;
     for (size_t n = 1024; n >= 16; n -= 16)
-        while (malloc(n) != NULL)
+        while (allocate(n) != NULL)
             ;
 }
 

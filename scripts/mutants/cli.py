@@ -178,6 +178,10 @@ def main(argv=None):
         return 130
     except project.BaselineError as e:
         print(f"mutants: stopped: {e}", file=sys.stderr)
+        if args.results:
+            os.makedirs(os.path.dirname(os.path.abspath(args.results)), exist_ok=True)
+            with open(args.results, "a") as f:
+                f.write(f"fail unmutated-tree {e}\n")
         return 2
 
 
@@ -265,7 +269,18 @@ def run_locked(args, root, make_vars, build, work):
     cc = (make_vars.get("CC") or "cc").split()[0]
     generated = [m for m in mutants if m.origin == GENERATED]
     if generated:
-        tce.prune(generated, texts, tree, cc=cc, jobs=args.jobs)
+        memo_path = os.path.join(work, "tce.json")
+        memo = {}
+        if os.path.exists(memo_path) and not args.no_cache:
+            try:
+                with open(memo_path) as f:
+                    memo = json.load(f)
+            except ValueError:
+                memo = {}
+        tce.prune(generated, texts, tree, cc=cc, jobs=args.jobs, memo=memo)
+        with open(memo_path + ".tmp", "w") as f:
+            json.dump(memo, f)
+        os.replace(memo_path + ".tmp", memo_path)
     phase("mutants and equivalence")
 
     # 3. The unmutated run and its coverage (kept while the inputs are the same).

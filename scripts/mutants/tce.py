@@ -6,6 +6,7 @@ duplicates: only the first is run. Mutants that do not compile are
 recorded as CompileError. Each file is compiled from memory (stdin) with
 the tree's include paths, so nothing is written into any tree."""
 import hashlib
+import json
 import os
 import subprocess
 import tempfile
@@ -30,19 +31,45 @@ def object_digest(cc, tree, text, include_dirs):
             return hashlib.sha256(f.read()).hexdigest(), ""
 
 
+def _headers_digest(tree, include_dirs):
+    h = hashlib.sha256()
+    for d in include_dirs:
+        full = os.path.join(tree, d)
+        for name in sorted(os.listdir(full)) if os.path.isdir(full) else []:
+            if name.endswith(".h"):
+                with open(os.path.join(full, name), "rb") as f:
+                    h.update(name.encode() + b"\0" + f.read())
+    return h.hexdigest()
+
+
 def prune(mutants, texts, tree, cc="cc", jobs=2,
-          include_dirs=("reference/include", "reference/src")):
+          include_dirs=("reference/include", "reference/src"), memo=None):
     """Marks equivalent, duplicate and non-compiling mutants among single-file
-    C mutants. Returns {path: digest of the original} for the files seen."""
+    C mutants. Returns {path: digest of the original} for the files seen.
+    memo ({key: [digest, message]}) keeps compiler verdicts by content
+    (compiler, flags, headers and the text), so a rerun compiles only what
+    changed."""
     singles = [m for m in mutants if len({e.path for e in m.edits}) == 1
                and m.path.endswith(".c")]
     paths = sorted({m.path for m in singles})
+    memo = {} if memo is None else memo
+    context = json.dumps([cc, FLAGS, _headers_digest(tree, include_dirs)])
+
+    used = {}
+
+    def digest(text):
+        key = hashlib.sha256((context + "\0" + text).encode()).hexdigest()
+        if key not in memo:
+            memo[key] = list(object_digest(cc, tree, text, include_dirs))
+        used[key] = memo[key]
+        return tuple(memo[key])
+
     with ThreadPoolExecutor(max(1, jobs)) as pool:
-        originals = dict(zip(paths, pool.map(
-            lambda p: object_digest(cc, tree, texts[p], include_dirs)[0], paths)))
+        originals = dict(zip(paths, pool.map(lambda p: digest(texts[p])[0], paths)))
         results = list(pool.map(
-            lambda m: object_digest(cc, tree, apply_edits(texts[m.path], m.edits),
-                                    include_dirs), singles))
+            lambda m: digest(apply_edits(texts[m.path], m.edits)), singles))
+    memo.clear()
+    memo.update(used)           # keep what this run used, nothing older
     first_with = {}
     for m, (digest, message) in zip(singles, results):
         if originals.get(m.path) is None:
