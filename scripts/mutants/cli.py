@@ -225,6 +225,9 @@ def run_locked(args, root, make_vars, build, work):
     if reuse:
         # same test inputs: keep the built copy, take the catalog and docs anew
         shutil.rmtree(fresh)
+        for rel in project.tree_files(base):
+            if rel.startswith(project.NOT_INPUTS):
+                os.unlink(os.path.join(base, rel))
         for rel in project.tree_files(root):
             if rel.startswith(project.NOT_INPUTS):
                 dest = os.path.join(base, rel)
@@ -239,12 +242,14 @@ def run_locked(args, root, make_vars, build, work):
     tree = base
     texts = {}
     for rel in project.tree_files(tree):
-        if rel.endswith((".c", ".h")) or rel.startswith("reference/"):
-            try:
-                with open(os.path.join(tree, rel)) as f:
-                    texts[rel] = f.read()
-            except UnicodeDecodeError:
-                pass
+        full = os.path.join(tree, rel)
+        if os.path.getsize(full) > (1 << 20) or rel.startswith(("build/", "scripts/mutants/")):
+            continue
+        try:
+            with open(full) as f:
+                texts[rel] = f.read()
+        except UnicodeDecodeError:
+            pass
 
     phase("snapshot")
 
