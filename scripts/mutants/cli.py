@@ -1,6 +1,7 @@
 """The options, and the run from catalog to closing line."""
 import argparse
 import fcntl
+import filecmp
 import fnmatch
 import hashlib
 import json
@@ -223,16 +224,18 @@ def run_locked(args, root, make_vars, build, work):
     reuse = (state.get("fingerprint") == fp and state.get("make_vars") == make_vars
              and os.path.isdir(base))
     if reuse:
-        # same test inputs: keep the built copy, take the catalog and docs anew
+        # the same test inputs: keep the built copy, and bring over what
+        # changed only in ways no test sees (the catalog, docs, comments)
         shutil.rmtree(fresh)
+        in_root = set(project.tree_files(root))
         for rel in project.tree_files(base):
-            if rel.startswith(project.NOT_INPUTS):
+            if rel not in in_root:
                 os.unlink(os.path.join(base, rel))
-        for rel in project.tree_files(root):
-            if rel.startswith(project.NOT_INPUTS):
-                dest = os.path.join(base, rel)
+        for rel in in_root:
+            src, dest = os.path.join(root, rel), os.path.join(base, rel)
+            if not os.path.exists(dest) or not filecmp.cmp(src, dest, shallow=False):
                 os.makedirs(os.path.dirname(dest), exist_ok=True)
-                shutil.copy2(os.path.join(root, rel), dest)
+                shutil.copy2(src, dest)
     else:
         if os.path.exists(base):
             shutil.rmtree(base)
@@ -288,46 +291,54 @@ def run_locked(args, root, make_vars, build, work):
         os.replace(memo_path + ".tmp", memo_path)
     phase("mutants and equivalence")
 
-    # 3. The unmutated run and its coverage (kept while the inputs are the same).
-    if reuse and "baseline" in state:
-        suites, base_run, cov = state["suites"], state["baseline"], state["coverage"]
-    else:
-        suites = project.suites(tree, make_vars)
-        if not suites:
-            raise project.BaselineError("make print-mutant-suites lists no suite")
-        print(f"mutants: the unmutated run: {' '.join(suites)}", file=sys.stderr)
-        base_run = project.baseline(tree, make_vars, suites, logdir)
-        phase("unmutated run")
-        cov = project.coverage(tree, suites, logdir)
-        phase("coverage")
-        state = {"fingerprint": fp, "make_vars": make_vars, "suites": suites,
-                 "baseline": base_run, "coverage": cov}
-        with open(state_path + ".tmp", "w") as f:
-            json.dump(state, f)
-        os.replace(state_path + ".tmp", state_path)
-    unmutated = base_run["build"] + sum(base_run["suites"].values())
-    limit = args.limit or 3 * unmutated + 10
-
-    # 4. What each mutant needs: the suites that reach it, or its cached result.
+    # 3. Cached results: a mutant's key is its content and the tree's inputs.
     cache = cache_mod.Cache(os.path.join(work, "cache.json"), enabled=not args.no_cache)
-    todo, keys = [], {}
+    keys, pending = {}, []
     for m in mutants:
         if m.status != PENDING:
             continue
-        m.covered_by = project.covering(cov, m.lines(texts), suites)
-        if not m.covered_by:
-            m.status = NO_COVERAGE
-            m.status_reason = "no suite executes the lines it changes"
-            continue
         mutated = {p: apply_edits(texts[p], [e for e in m.edits if e.path == p])
                    for p in {e.path for e in m.edits}}
-        keys[m.id] = cache_mod.key(m, mutated, fp, make_vars, m.covered_by)
+        keys[m.id] = cache_mod.key(m, mutated, fp, make_vars)
         hit = cache.get(keys[m.id])
         if hit:
             m.status, m.killed_by, m.status_reason = hit["status"], hit["killed_by"], hit["reason"]
+            m.covered_by = hit.get("covered_by", [])
             m.cached = True
         else:
-            todo.append((m, m.covered_by))
+            pending.append(m)
+
+    # 4. The unmutated run and its coverage, when something is left to run
+    # (kept while the inputs are the same).
+    suites, base_run, todo = state.get("suites", []), state.get("baseline"), []
+    if pending:
+        if reuse and "baseline" in state:
+            suites, base_run, cov = state["suites"], state["baseline"], state["coverage"]
+        else:
+            suites = project.suites(tree, make_vars)
+            if not suites:
+                raise project.BaselineError("make print-mutant-suites lists no suite")
+            print(f"mutants: the unmutated run: {' '.join(suites)}", file=sys.stderr)
+            base_run = project.baseline(tree, make_vars, suites, logdir)
+            phase("unmutated run")
+            cov = project.coverage(tree, suites, logdir)
+            phase("coverage")
+            state = {"fingerprint": fp, "make_vars": make_vars, "suites": suites,
+                     "baseline": base_run, "coverage": cov}
+            with open(state_path + ".tmp", "w") as f:
+                json.dump(state, f)
+            os.replace(state_path + ".tmp", state_path)
+        for m in pending:
+            m.covered_by = project.covering(cov, m.lines(texts), suites)
+            if not m.covered_by:
+                m.status = NO_COVERAGE
+                m.status_reason = "no suite executes the lines it changes"
+                cache.put(keys[m.id], m)
+            else:
+                todo.append((m, m.covered_by))
+    base_run = base_run or {"build": 0.0, "suites": {}}
+    unmutated = base_run["build"] + sum(base_run["suites"].values())
+    limit = args.limit or 3 * unmutated + 10
 
     # 5. Run them.
     print(f"mutants: {len(mutants)} mutants, {len(todo)} to run "

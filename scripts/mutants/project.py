@@ -13,6 +13,8 @@ import subprocess
 import threading
 import time
 
+from .cache import normal
+
 SKIP_TOP = {"build", ".git", "node_modules"}
 # Files that do not change what a test sees: the catalog, the ledger, the
 # docs, and this driver. They are left out of the tree's fingerprint, so
@@ -64,7 +66,10 @@ def fingerprint(tree, exclude=()):
             continue
         h.update(rel.encode() + b"\0")
         with open(os.path.join(tree, rel), "rb") as f:
-            h.update(hashlib.sha256(f.read()).digest())
+            data = f.read()
+        if rel.endswith((".c", ".h")):
+            data = normal(rel, data.decode(errors="replace")).encode()
+        h.update(hashlib.sha256(data).digest())
     return h.hexdigest()
 
 

@@ -67,11 +67,17 @@ class DriverTest(unittest.TestCase):
         again = util.run_driver(root, *args)
         self.assertIn("0 to run (2 cached)", again.stderr)
         self.assertEqual(closing(first), closing(again))
-        # a new test input: both rerun
+        # a comment changes no test: nothing reruns
         with open(os.path.join(root, "reference", "tests", "test_calc.c"), "a") as f:
-            f.write("/* changed */\n")
+            f.write("/* a comment */\n")
         third = util.run_driver(root, *args)
-        self.assertIn("2 to run (0 cached)", third.stderr)
+        self.assertIn("0 to run (2 cached)", third.stderr)
+        # a test that changes: both rerun
+        with open(os.path.join(root, "reference", "tests", "test_calc.c"), "a") as f:
+            f.write("int calc_test_changed;\n")
+        fourth = util.run_driver(root, *args)
+        self.assertIn("2 to run (0 cached)", fourth.stderr)
+        self.assertEqual(closing(fourth), closing(first))
 
     def test_a_hang_is_a_timeout_and_leaves_no_process(self):
         root = util.fixture_copy(self)
