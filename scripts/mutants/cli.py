@@ -22,6 +22,7 @@ from .runner import Runner
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 GENERATED_FROM = "reference/src"
+SCHEMA_MIN = 16
 
 
 def parse_args(argv):
@@ -53,6 +54,8 @@ def parse_args(argv):
                         "build and suites, plus 10 s)")
     p.add_argument("--no-schemata", action="store_true",
                    help="build every mutant alone (no schema build)")
+    p.add_argument("--schema-min", type=int, default=SCHEMA_MIN, metavar="N",
+                   help=f"a schema build only for at least N mutants (default {SCHEMA_MIN})")
     p.add_argument("--no-cache", action="store_true", help="rerun every mutant")
     p.add_argument("--naive-sample", type=int, default=0, metavar="K",
                    help="also time K mutants the naive way (full rebuild, every suite)")
@@ -309,11 +312,19 @@ def run_locked(args, root, make_vars, build, work):
             pending.append(m)
 
     # 4. The unmutated run and its coverage, when something is left to run
-    # (kept while the inputs are the same).
+    # (kept while the inputs are the same). A curated-only run (make check)
+    # takes the coverage only if a mutant survives: until then every
+    # suite may run, cheapest first.
+    def save_state():
+        with open(state_path + ".tmp", "w") as f:
+            json.dump(state, f)
+        os.replace(state_path + ".tmp", state_path)
+
     suites, base_run, todo = state.get("suites", []), state.get("baseline"), []
+    cov = None
     if pending:
         if reuse and "baseline" in state:
-            suites, base_run, cov = state["suites"], state["baseline"], state["coverage"]
+            suites, base_run = state["suites"], state["baseline"]
         else:
             suites = project.suites(tree, make_vars)
             if not suites:
@@ -321,15 +332,17 @@ def run_locked(args, root, make_vars, build, work):
             print(f"mutants: the unmutated run: {' '.join(suites)}", file=sys.stderr)
             base_run = project.baseline(tree, make_vars, suites, logdir)
             phase("unmutated run")
-            cov = project.coverage(tree, suites, logdir)
-            phase("coverage")
             state = {"fingerprint": fp, "make_vars": make_vars, "suites": suites,
-                     "baseline": base_run, "coverage": cov}
-            with open(state_path + ".tmp", "w") as f:
-                json.dump(state, f)
-            os.replace(state_path + ".tmp", state_path)
+                     "baseline": base_run}
+            save_state()
+        cov = state.get("coverage")
+        if cov is None and not args.curated_only:
+            cov = state["coverage"] = project.coverage(tree, suites, logdir)
+            save_state()
+            phase("coverage")
         for m in pending:
-            m.covered_by = project.covering(cov, m.lines(texts), suites)
+            m.covered_by = (list(suites) if cov is None
+                            else project.covering(cov, m.lines(texts), suites))
             if not m.covered_by:
                 m.status = NO_COVERAGE
                 m.status_reason = "no suite executes the lines it changes"
@@ -352,7 +365,8 @@ def run_locked(args, root, make_vars, build, work):
     # a curated entry that does not compile would break the schema: it is built alone
     schema = [m for m in schema if m.origin == GENERATED or tce.object_digest(
         cc, tree, apply_edits(texts[m.path], m.edits), ("reference/include", "reference/src"))[0]]
-    if len(schema) > 1 and not args.no_schemata:
+    # a schema costs a whole build and a pass of every suite: worth it for many
+    if len(schema) >= args.schema_min and not args.no_schemata:
         in_schema = runner.build_schema(texts, schema, suites)
         print(f"mutants: {len(in_schema)} of {len(todo)} in one schema build "
               f"({time.monotonic() - run_started:.1f} s), the others built alone"
@@ -371,13 +385,28 @@ def run_locked(args, root, make_vars, build, work):
     run_seconds = time.monotonic() - run_started
     phase("mutant runs")
 
-    # 6. The ledger: a listed survivor is equivalent, with its reason.
+    # 6. Survivors of a run without coverage: one no suite reaches is NoCoverage.
+    survivors = [m for m in mutants if m.status == SURVIVED]
+    if survivors and cov is None and suites:
+        cov = state["coverage"] = project.coverage(tree, suites, logdir)
+        save_state()
+        phase("coverage")
+        for m in survivors:
+            m.covered_by = project.covering(cov, m.lines(texts), suites)
+            if not m.covered_by:
+                m.status = NO_COVERAGE
+                m.status_reason = "no suite executes the lines it changes"
+            if m.id in keys:
+                cache.put(keys[m.id], m)
+        cache.save()
+
+    # 7. The ledger: a listed survivor is equivalent, with its reason.
     for m in mutants:
         if m.id in ledger and m.status in (SURVIVED, NO_COVERAGE):
             m.status, m.equivalent = IGNORED, True
             m.status_reason = report.LEDGER + ledger[m.id]
 
-    # 7. Reports.
+    # 8. Reports.
     counts = report.counts(mutants)
     bad = report.failures(mutants)
     lines = report.results_lines(mutants, stale)

@@ -157,6 +157,8 @@ def baseline(tree, make_vars, suite_list, logdir):
     Returns {"build": seconds, "suites": {suite: seconds}}; raises
     BaselineError naming what failed."""
     log = os.path.join(logdir, "baseline.log")
+    if os.path.exists(log):
+        os.unlink(log)
     status, build_s = run_make(tree, BUILD_IN_COPY, make_vars, "lib", log)
     if status != 0:
         raise BaselineError(f"the unmutated tree does not build (make lib); see {log}")
@@ -176,18 +178,29 @@ def baseline(tree, make_vars, suite_list, logdir):
 _DUMP_ON_SIGNAL = r"""
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 extern void __gcov_dump(void);
 static void dump_and_die(int sig)
 {
-    __gcov_dump();
+    /* No room left (a test that used up the address space): writing the
+    ** counters would need memory, so die without them. */
+    void *room = mmap(0, 1 << 22, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (room != MAP_FAILED) {
+        munmap(room, 1 << 22);
+        __gcov_dump();
+    }
     signal(sig, SIG_DFL);
     raise(sig);
 }
 __attribute__((constructor)) static void install(void)
 {
     int sigs[] = {SIGABRT, SIGILL, SIGSEGV, SIGBUS, SIGFPE, SIGTRAP};
-    for (unsigned i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-        signal(sigs[i], dump_and_die);
+    for (unsigned i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old;
+        /* a program's own handler stays (a shim that reports at a crash) */
+        if (sigaction(sigs[i], 0, &old) == 0 && old.sa_handler == SIG_DFL)
+            signal(sigs[i], dump_and_die);
+    }
 }
 """
 
@@ -241,6 +254,8 @@ def coverage(tree, suite_list, logdir, cc="gcc"):
     make_vars = {"CC": cc, "SANITIZE": "", "OPT": "-O0", "CFLAGS": "-O0 -g --coverage",
                  "LDFLAGS": f"--coverage {helper_o}"}
     log = os.path.join(logdir, "coverage.log")
+    if os.path.exists(log):
+        os.unlink(log)
     result = {"suites": {}, "lines": {}, "failed": []}
     for s in suite_list:
         for g in pathlib.Path(build).rglob("*.gcda"):
