@@ -362,17 +362,18 @@ def run_locked(args, root, make_vars, build, work):
     run_started = time.monotonic()
     schema = [m for m, _ in todo if len({e.path for e in m.edits}) == 1
               and m.path.endswith(".c")]
-    # a curated entry that does not compile would break the schema: it is built alone
-    schema = [m for m in schema if m.origin == GENERATED or tce.object_digest(
-        cc, tree, apply_edits(texts[m.path], m.edits), ("reference/include", "reference/src"))[0]]
     # a schema costs a whole build and a pass of every suite: worth it for many
     if len(schema) >= args.schema_min and not args.no_schemata:
+        # a curated entry that does not compile would break the schema: built alone
+        schema = [m for m in schema if m.origin == GENERATED or tce.object_digest(
+            cc, tree, apply_edits(texts[m.path], m.edits),
+            ("reference/include", "reference/src"))[0]]
         in_schema = runner.build_schema(texts, schema, suites)
         print(f"mutants: {len(in_schema)} of {len(todo)} in one schema build "
               f"({time.monotonic() - run_started:.1f} s), the others built alone"
               + ("" if in_schema else " (the schema did not build or pass: see logs/schema.log)"),
               file=sys.stderr)
-    phase("schema build")
+        phase("schema build")
     progress = report.Progress(len(todo))
     try:
         def done(m):
