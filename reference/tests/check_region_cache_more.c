@@ -60,7 +60,8 @@ int pthread_setspecific(pthread_key_t key, const void *value)
 #endif
 
 /* Caps the address space a little above what the process maps now, so
-** that the next few MiB of allocation fail. */
+** that the next few MiB of allocation fail. The soft limit only: a
+** coverage build's crash handler may lift it to write its counters. */
 static void cap_address_space(void)
 {
     unsigned long pages = 0;
@@ -69,7 +70,9 @@ static void cap_address_space(void)
     ck_assert_int_eq(fscanf(f, "%lu", &pages), 1);
     fclose(f);
     rlim_t cap = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (8u << 20);
-    struct rlimit r = {cap, cap};
+    struct rlimit r;
+    ck_assert_int_eq(getrlimit(RLIMIT_AS, &r), 0);
+    r.rlim_cur = cap;
     ck_assert_int_eq(setrlimit(RLIMIT_AS, &r), 0);
 }
 

@@ -179,11 +179,17 @@ _DUMP_ON_SIGNAL = r"""
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 extern void __gcov_dump(void);
 static void dump_and_die(int sig)
 {
-    /* No room left (a test that used up the address space): writing the
-    ** counters would need memory, so die without them. */
+    /* A test that used up its address space under a soft limit: lift it
+    ** to write the counters; with no room still, die without them. */
+    struct rlimit r;
+    if (getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != r.rlim_max) {
+        r.rlim_cur = r.rlim_max;
+        setrlimit(RLIMIT_AS, &r);
+    }
     void *room = mmap(0, 1 << 22, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (room != MAP_FAILED) {
         munmap(room, 1 << 22);

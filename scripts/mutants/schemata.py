@@ -130,14 +130,12 @@ def instrument(text, mutants, first=1):
         by_func.setdefault(f.start, (f, []))[1].append(m)
     if not by_func:
         return text, {}
-    out, at, n = [], 0, first - 1
-    prelude_done = False
+    # The prelude goes first: clex does not see preprocessor lines, so any
+    # later place may sit inside an #if that some builds leave out.
+    out, at, n = [PRELUDE.lstrip("\n")], 0, first - 1
     for start in sorted(by_func):
         f, ms = by_func[start]
         out.append(text[at:f.start])
-        if not prelude_done:
-            out.append(PRELUDE)
-            prelude_done = True
         base = f.header(f.name_tok.text)
         out.append(base + ";\n")            # the copies may call the original
         cases = []
