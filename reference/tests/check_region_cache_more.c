@@ -236,6 +236,37 @@ START_TEST(a_disabled_direct_path_is_off)
 }
 END_TEST
 
+#if RT_PRIM_DIRECT
+/* A test read that finds what the slot really holds: the direct read agrees. */
+static void *honest_read(intptr_t off)
+{
+    return rt_prim_slot_read(off);
+}
+
+static void *publish_here(void *unused)
+{
+    (void)unused;
+    rt_hot();
+    return NULL;
+}
+
+/* A later thread's publish checks the direct read through the test hook
+** when one is set; when that read agrees, the path stays open. */
+START_TEST(a_direct_read_that_agrees_keeps_the_path_open)
+{
+    pthread_t t;
+    rt_init();
+    rt_hot();
+    ck_assert(rt_hot_direct());
+    rt__hot_test_read = honest_read;
+    ck_assert_int_eq(pthread_create(&t, NULL, publish_here, NULL), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    rt__hot_test_read = NULL;
+    ck_assert(rt_hot_direct());
+}
+END_TEST
+#endif
+
 static size_t heap_in_use(void)
 {
     return mallinfo2().uordblks; /* every arena */
@@ -330,6 +361,9 @@ Suite *make_suite(void)
     tcase_add_test(tc, opening_a_null_region_is_a_violation);
     tcase_add_test(tc, rt_hot_is_one_state_a_thread);
     tcase_add_test(tc, a_disabled_direct_path_is_off);
+#if RT_PRIM_DIRECT
+    tcase_add_test(tc, a_direct_read_that_agrees_keeps_the_path_open);
+#endif
     tcase_add_test(tc, a_region_opened_before_init_is_its_own_outer);
     tcase_add_test(tc, a_closed_region_holds_no_pointer);
     suite_add_tcase(s, tc);

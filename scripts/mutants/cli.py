@@ -407,6 +407,16 @@ def run_locked(args, root, make_vars, build, work):
             m.status, m.equivalent = IGNORED, True
             m.status_reason = report.LEDGER + ledger[m.id]
 
+    whole = not (args.only or args.shard or args.changed_since)
+    ran_ids = {m.id for m in mutants}
+    for mid in sorted(ledger):
+        generated_id = ":" in mid
+        if whole and mid not in ran_ids and (
+                (generated_id and not args.curated_only) or
+                (not generated_id and not args.generated_only)):
+            print(f"mutants: mutants/equivalent lists {mid}, which is no mutant now",
+                  file=sys.stderr)
+
     # 8. Reports.
     counts = report.counts(mutants)
     bad = report.failures(mutants)
