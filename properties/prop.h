@@ -93,6 +93,13 @@ int prop_run(const struct prop_op *ops, size_t n, struct prop_report *rep);
 /* The same for an undecoded input. */
 int prop_run_bytes(const uint8_t *data, size_t size, struct prop_report *rep);
 
+/* Does once what the first run would: rt_init, the calling thread's
+** runtime state, and (glibc) a trim threshold so that freeing the cache's
+** chunks after each run does not hand the heap back to the kernel. A
+** fuzzer calls it before its forkserver starts, so that no input pays for
+** it. prop_run calls it when nobody has. */
+void prop_prepare(void);
+
 /* If set, prop_run stores the index of the operation it is about to run
 ** here, so a driver that watches a child can name the operation a crash
 ** happened in. */

@@ -3,8 +3,8 @@
 **
 ** The model is deliberately simple, so it is obviously right:
 **
-**  - every chunk the interpreter can see has a shadow: val[i] is what byte
-**    i must read where known[i] is set. A fresh chunk from malloc knows
+**  - every chunk the interpreter can see has a shadow: the runs of bytes
+**    whose value is known, and the value. A fresh chunk from malloc knows
 **    nothing; an allocation or a fill makes its bytes known; a give makes
 **    [base, end) known zero (the runtime clears it);
 **  - the chunks the thread keeps are a LIFO stack of at most 16 shadows:
@@ -27,6 +27,7 @@
 
 #include <stdalign.h>
 #include <stdarg.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,12 +36,23 @@
 volatile size_t *prop_progress;
 void (*prop_after_step)(size_t index);
 
+/* Known bytes, as runs: bytes [from, to) of the chunk must all read v. */
+struct span {
+    uint32_t from, to;
+    uint8_t v;
+};
+
+/* Runs a chunk's model can hold. An allocation or a fill that could need
+** more is skipped (its precondition: the model can follow it); a give
+** never needs more than one, and SPAN_SLACK keeps room for it. */
+#define MAX_SPANS 1024
+#define SPAN_SLACK 4
+
 /* The model of one chunk. */
 struct chunk {
-    unsigned char *base;  /* where the runtime put it */
-    unsigned char *val;   /* what byte i must read where known[i] is 0xff */
-    unsigned char *known; /* 0xff where the byte's value is known, else 0 */
-    size_t hi;            /* no byte at or past hi is known */
+    unsigned char *base; /* where the runtime put it */
+    unsigned nspans;
+    struct span spans[MAX_SPANS]; /* sorted, disjoint; bytes outside are unknown */
     struct chunk *next_free;
 };
 
@@ -58,7 +70,7 @@ static struct {
     unsigned nraw;
     struct chunk shadows[MAX_SHADOWS];
     struct chunk *free_shadows;
-    int shadows_made;
+    unsigned shadows_made; /* shadows[0..shadows_made) have been used */
     /* The run being checked, for reports. */
     struct prop_report *rep;
     size_t index;
@@ -94,71 +106,109 @@ static int fail(const char *fmt, ...)
 
 /* ---- shadows ------------------------------------------------------------ */
 
-static void shadows_make(void)
-{
-    for (unsigned i = 0; i < MAX_SHADOWS; i++) {
-        /* Twice the chunk size in one block, so the model's own mallocs are
-        ** never mistaken for chunks by a shim that counts malloc(64 KiB). */
-        unsigned char *mem = malloc(2 * (size_t)PROP_CHUNK_SIZE);
-        if (mem == NULL)
-            abort();
-        M.shadows[i].val = mem;
-        M.shadows[i].known = mem + PROP_CHUNK_SIZE;
-        M.shadows[i].next_free = M.free_shadows;
-        M.free_shadows = &M.shadows[i];
-    }
-    M.shadows_made = 1;
-}
-
 /* A shadow for a chunk of which nothing is known yet. */
 static struct chunk *shadow_new(unsigned char *base)
 {
     struct chunk *c = M.free_shadows;
-    M.free_shadows = c->next_free;
+
+    if (c != NULL)
+        M.free_shadows = c->next_free;
+    else if (M.shadows_made < MAX_SHADOWS)
+        c = &M.shadows[M.shadows_made++];
+    else
+        abort(); /* unreachable: every shadow is kept, a region's or a taken chunk's */
     c->base = base;
-    c->hi = 0;
+    c->nspans = 0;
     return c;
 }
 
 static void shadow_drop(struct chunk *c)
 {
-    memset(c->known, 0, c->hi);
-    c->hi = 0;
+    c->nspans = 0;
     c->base = NULL;
     c->next_free = M.free_shadows;
     M.free_shadows = c;
 }
 
+/* Whether the model can follow one more allocation or fill of c. */
+static int shadow_has_room(const struct chunk *c)
+{
+    return c->nspans + SPAN_SLACK <= MAX_SPANS;
+}
+
+/* Appends a run, merged with the last one when they touch and agree. */
+static void spans_push(struct span *out, unsigned *n, uint32_t from, uint32_t to, uint8_t v)
+{
+    if (from == to)
+        return;
+    if (*n > 0 && out[*n - 1].to == from && out[*n - 1].v == v)
+        out[*n - 1].to = to;
+    else
+        out[(*n)++] = (struct span){from, to, v};
+}
+
+/* Bytes [from, to) of c now read v. */
 static void shadow_set(struct chunk *c, size_t from, size_t to, unsigned char v)
 {
-    memset(c->val + from, v, to - from);
-    memset(c->known + from, 0xff, to - from);
-    if (to > c->hi)
-        c->hi = to;
+    static struct span out[MAX_SPANS + 2];
+    unsigned n = 0;
+
+    if (c->nspans == 0 || c->spans[c->nspans - 1].to <= from) {
+        /* Past every known byte: a region's next allocation. */
+        spans_push(c->spans, &c->nspans, (uint32_t)from, (uint32_t)to, v);
+        return;
+    }
+    for (unsigned i = 0; i < c->nspans; i++) {
+        const struct span *s = &c->spans[i];
+        if (s->from < from) /* before, or the part of it that is */
+            spans_push(out, &n, s->from, s->to < from ? s->to : (uint32_t)from, s->v);
+    }
+    spans_push(out, &n, (uint32_t)from, (uint32_t)to, v);
+    for (unsigned i = 0; i < c->nspans; i++) {
+        const struct span *s = &c->spans[i];
+        if (s->to > to) /* after, or the part of it that is */
+            spans_push(out, &n, s->from > to ? s->from : (uint32_t)to, s->to, s->v);
+    }
+    if (n > MAX_SPANS)
+        abort(); /* unreachable: SPAN_SLACK keeps room for the runs a set adds */
+    memcpy(c->spans, out, n * sizeof out[0]);
+    c->nspans = n;
+}
+
+/* One past the last byte the model knows of c. */
+static size_t shadow_end(const struct chunk *c)
+{
+    return c->nspans > 0 ? c->spans[c->nspans - 1].to : 0;
+}
+
+/* Whether bytes [from, to) of p all read v. */
+static int all_equal(const unsigned char *p, size_t from, size_t to, unsigned char v)
+{
+    const uint64_t pattern = 0x0101010101010101u * v;
+    uint64_t diff = 0, w;
+    size_t i = from;
+
+    for (; i + 8 <= to; i += 8) { /* eight bytes a step: this runs after most operations */
+        memcpy(&w, p + i, 8);
+        diff |= w ^ pattern;
+    }
+    for (; i < to; i++)
+        diff |= p[i] ^ v;
+    return diff == 0;
 }
 
 /* Whether the chunk reads what the model knows of it; why says when. */
 static int shadow_check(const struct chunk *c, const char *why)
 {
-    uint64_t diff = 0;
-    size_t words = c->hi / 8;
-
-    /* Eight bytes a step: this runs after most operations. */
-    for (size_t w = 0; w < words; w++) {
-        uint64_t b, v, k;
-        memcpy(&b, c->base + 8 * w, 8);
-        memcpy(&v, c->val + 8 * w, 8);
-        memcpy(&k, c->known + 8 * w, 8);
-        diff |= (b ^ v) & k;
+    for (unsigned k = 0; k < c->nspans; k++) {
+        const struct span *s = &c->spans[k];
+        if (all_equal(c->base, s->from, s->to, s->v))
+            continue;
+        for (size_t i = s->from; i < s->to; i++)
+            if (c->base[i] != s->v)
+                return fail("%s: byte %zu of chunk %p reads 0x%02x, the model expects 0x%02x",
+                            why, i, (void *)c->base, c->base[i], s->v);
     }
-    for (size_t i = 8 * words; i < c->hi; i++)
-        diff |= (unsigned char)((c->base[i] ^ c->val[i]) & c->known[i]);
-    if (diff == 0)
-        return 0;
-    for (size_t i = 0; i < c->hi; i++)
-        if ((c->base[i] ^ c->val[i]) & c->known[i])
-            return fail("%s: byte %zu of chunk %p reads 0x%02x, the model expects 0x%02x", why, i,
-                        (void *)c->base, c->base[i], c->val[i]);
     return 0;
 }
 
@@ -269,6 +319,8 @@ static int op_region_alloc(const struct prop_op *op)
     at = (M.bump[i] + align - 1) & ~(align - 1);
     if (at > PROP_CHUNK_SIZE || bytes > PROP_CHUNK_SIZE - at)
         return 0; /* it would trap: a region never grows past its chunk */
+    if (!shadow_has_room(M.region_chunk[i]))
+        return 0;
     p = rt_region_alloc(r, op->y, op->x, op->v);
     if (p != base + at)
         return fail("region %u (of %u open) allocated at %p, the model expects %p (bump %zu "
@@ -280,7 +332,12 @@ static int op_region_alloc(const struct prop_op *op)
                     (void *)base, (void *)(p + bytes));
     M.bump[i] = at + bytes;
     shadow_set(M.region_chunk[i], at, at + bytes, op->v);
-    return shadow_check(M.region_chunk[i], "a region does not read its own fills");
+    /* The new bytes now; the earlier ones at the region's close or check
+    ** (reading the whole chunk after every allocation would be quadratic). */
+    if (!all_equal(base, at, at + bytes, op->v))
+        return fail("region %u allocated %zu bytes of fill 0x%02x at offset %zu, and they do "
+                    "not all read it", i, bytes, op->v, at);
+    return 0;
 }
 
 static int op_region_close(void)
@@ -336,6 +393,8 @@ static int op_chunk_fill(const struct prop_op *op)
     if (M.nraw == 0)
         return 0;
     c = M.raw[op->sel % M.nraw];
+    if (!shadow_has_room(c))
+        return 0;
     if (len > PROP_CHUNK_SIZE - from)
         len = PROP_CHUNK_SIZE - from;
     memset(c->base + from, op->v, len);
@@ -392,11 +451,28 @@ static int step(const struct prop_op *op)
 
 /* ---- a run ----------------------------------------------------------------- */
 
+void prop_prepare(void)
+{
+    static int prepared;
+
+    if (prepared)
+        return;
+    prepared = 1;
+#ifdef M_TRIM_THRESHOLD
+    /* Every run ends by freeing the chunks the cache kept, and the next
+    ** mallocs them again: without this glibc would give the top of its
+    ** heap back to the kernel and take it again each run (seed 000 §1),
+    ** and a fuzzer would measure brk, not the runtime. */
+    mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    mallopt(M_TOP_PAD, 4 << 20);
+#endif
+    rt_init();
+    (void)rt_chunk_kept(); /* makes this thread's state */
+}
+
 static void begin(struct prop_report *rep)
 {
-    rt_init();
-    if (!M.shadows_made)
-        shadows_make();
+    prop_prepare();
     rep->failed = 0;
     rep->op = 0;
     rep->msg[0] = '\0';
@@ -418,7 +494,10 @@ static int end_checked(void)
         if (op_region_close() || check_kept())
             return 1;
     while (M.nraw > 0) {
-        struct prop_op give = {PROP_CHUNK_GIVE, (uint8_t)(M.nraw - 1), 0xffff, 1, 0};
+        /* Given up to the last byte the program wrote: all of it cleared. */
+        size_t hi = shadow_end(M.raw[M.nraw - 1]);
+        struct prop_op give = {PROP_CHUNK_GIVE, (uint8_t)(M.nraw - 1),
+                               (uint16_t)(hi > 0xffff ? 0xffff : hi), (uint16_t)(hi > 0xffff), 0};
         if (op_chunk_give(&give) || check_kept())
             return 1;
     }
@@ -449,9 +528,8 @@ static void end_unchecked(void)
     }
     M.nkept = 0;
     M.free_shadows = NULL;
-    for (unsigned i = 0; i < MAX_SHADOWS; i++) {
-        memset(M.shadows[i].known, 0, PROP_CHUNK_SIZE);
-        M.shadows[i].hi = 0;
+    for (unsigned i = 0; i < M.shadows_made; i++) {
+        M.shadows[i].nspans = 0;
         M.shadows[i].base = NULL;
         M.shadows[i].next_free = M.free_shadows;
         M.free_shadows = &M.shadows[i];

@@ -1,0 +1,50 @@
+#!/bin/sh
+# run_afl.sh FUZZ_DIR SECONDS: runs AFL++ on the persistent harness for
+# SECONDS, with the CmpLog build beside it and the dictionary, from the seed
+# corpus and the regression inputs. Prints execs, execs/s and edges covered.
+# Each crash is minimised with afl-tmin into fuzz/regressions/, where make
+# check replays it from then on; a hang is kept under FUZZ_DIR/hangs/. Exits
+# non-zero if anything crashed or hung, or if afl-fuzz failed.
+set -u
+dir=$1
+seconds=$2
+. fuzz/afl_env.sh
+
+out=$dir/afl
+seeds "$dir/afl-in"
+rm -rf "$out"
+echo "fuzz: AFL++ for $seconds s on $dir/afl-persistent (CmpLog: $dir/afl-cmplog), log $dir/afl.log"
+afl-fuzz -V "$seconds" -i "$dir/afl-in" -o "$out" -x fuzz/ops.dict -c "$dir/afl-cmplog" \
+    -- "$dir/afl-persistent" > "$dir/afl.log" 2>&1
+status=$?
+stats=$out/default/fuzzer_stats
+if [ $status -ne 0 ] || [ ! -f "$stats" ]; then
+    tail -n 20 "$dir/afl.log"
+    echo "fuzz: afl-fuzz failed (status $status)"
+    exit 1
+fi
+
+crashes=0
+for f in "$out"/default/crashes/id:*; do
+    [ -f "$f" ] || continue
+    crashes=$((crashes + 1))
+    name=crash-$(sha1sum < "$f" | cut -c1-12)
+    afl-tmin -i "$f" -o "fuzz/regressions/$name" -- "$dir/afl-fork" > /dev/null 2>&1 ||
+        cp "$f" "fuzz/regressions/$name"
+    echo "fuzz: crash kept, minimised, as fuzz/regressions/$name:"
+    "$dir/afl-fork" "fuzz/regressions/$name" 2>&1 | grep -m1 -E 'refrt|ERROR' | sed 's/^/  /'
+done
+hangs=0
+for f in "$out"/default/hangs/id:*; do
+    [ -f "$f" ] || continue
+    hangs=$((hangs + 1))
+    mkdir -p "$dir/hangs"
+    cp "$f" "$dir/hangs/"
+done
+
+echo "fuzz: execs $(stat "$stats" execs_done)"
+echo "fuzz: execs/s $(stat "$stats" execs_per_sec)"
+echo "fuzz: edges $(stat "$stats" edges_found) of $(stat "$stats" total_edges)"
+echo "fuzz: corpus $(stat "$stats" corpus_count), stability $(stat "$stats" stability)"
+echo "fuzz: crashes $crashes, hangs $hangs"
+[ $crashes -eq 0 ] && [ $hangs -eq 0 ]
