@@ -26,10 +26,10 @@ FUZZ_MAX_LEN := 4096
 
 # ---- the replay of the corpus and the regression inputs (make check) ------
 
-$(FUZZ_DIR)/replay: fuzz/replay.c $(FUZZ_PROP_DEPS) $(RT_LIB)
+$(FUZZ_DIR)/replay: fuzz/replay.c $(FUZZ_PROP_DEPS) properties/prop_wrap.c $(RT_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Iproperties fuzz/replay.c $(FUZZ_PROP_SRC) $(RT_LIB) \
-	  $(ALL_LDFLAGS) -o $@
+	$(CC) $(ALL_CFLAGS) -Iproperties fuzz/replay.c $(FUZZ_PROP_SRC) properties/prop_wrap.c \
+	  $(RT_LIB) $(ALL_LDFLAGS) -Wl,--wrap=free -o $@
 
 .PHONY: check-fuzz-replay
 check-fuzz-replay: $(FUZZ_DIR)/replay

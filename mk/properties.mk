@@ -10,10 +10,11 @@ PROP_LIB_SRC := properties/prop_codec.c properties/prop_run.c properties/prop_ge
 PROP_HDR := properties/prop.h
 PROP_BIN := $(BUILD)/properties/check_properties
 
-$(PROP_BIN): properties/check_properties.c $(PROP_LIB_SRC) $(PROP_HDR) $(RT_LIB)
+$(PROP_BIN): properties/check_properties.c $(PROP_LIB_SRC) properties/prop_wrap.c $(PROP_HDR) $(RT_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Iproperties -Ireference/src \
-	  $< $(PROP_LIB_SRC) $(RT_LIB) $(ALL_LDFLAGS) $(CHECK_LIBS) -o $@
+	  $< $(PROP_LIB_SRC) properties/prop_wrap.c $(RT_LIB) $(ALL_LDFLAGS) -Wl,--wrap=free \
+	  $(CHECK_LIBS) -o $@
 
 .PHONY: check-properties
 check-properties: $(PROP_BIN)

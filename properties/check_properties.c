@@ -12,7 +12,7 @@
 ** and fails naming the operation, what was expected and what came.
 **
 **   REFRT_SEED=0x0100000000000123   replays that one sequence
-**   REFRT_PROP_RUNS=100000          sequences a property (default 1500)
+**   REFRT_PROP_RUNS=100000          sequences a property (default 4000)
 */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -127,7 +127,7 @@ static void report_failure(uint64_t seed, struct shared *sh)
 static uint64_t runs_wanted(void)
 {
     const char *s = getenv("REFRT_PROP_RUNS");
-    return s != NULL && *s != '\0' ? strtoull(s, NULL, 0) : 1500;
+    return s != NULL && *s != '\0' ? strtoull(s, NULL, 0) : 4000;
 }
 
 /* Runs `count` sequences from first on in one worker; shrinks and reports

@@ -50,6 +50,8 @@ enum prop_kind {
     PROP_CHUNK_FILL = 5,   /* sel: taken chunk; bytes [x, x + y) set to v */
     PROP_CHUNK_GIVE = 6,   /* sel: taken chunk; rt_chunk_give(base, base + min(x + y, 64 KiB)) */
     PROP_CHUNK_CHECK = 7,  /* sel: taken chunk; reads it back */
+    PROP_THREAD = 8,       /* a thread takes 1 + sel % 20 chunks, fills x bytes of
+                              each with v, gives them back and ends; joined */
     PROP_KINDS             /* slots PROP_KINDS to PROP_SLOTS - 1 are free */
 };
 
@@ -86,24 +88,33 @@ void prop_print_snippet(FILE *f, const struct prop_op *ops, size_t n);
 
 /* Runs ops against the runtime on the calling thread, checking each result
 ** against the model, then tears down through checked operations (closes
-** every region, gives every chunk, takes back and frees every chunk kept)
-** so the next run starts from an empty cache. Returns 0 when every check
-** held, else 1 with rep filled. Calls rt_init. */
+** every region, gives every chunk back, reads every chunk kept). Every run
+** starts with 16 chunks kept, known to the model by address and order
+** only, and a correct runtime ends it so: runs do not depend on each
+** other. Returns 0 when every check held, else 1 with rep filled. */
 int prop_run(const struct prop_op *ops, size_t n, struct prop_report *rep);
 /* The same for an undecoded input. */
 int prop_run_bytes(const uint8_t *data, size_t size, struct prop_report *rep);
 
-/* Does once what the first run would: rt_init, the calling thread's
-** runtime state, and (glibc) a trim threshold so that freeing the cache's
-** chunks after each run does not hand the heap back to the kernel. A
-** fuzzer calls it before its forkserver starts, so that no input pays for
-** it. prop_run calls it when nobody has. */
+/* Does once what the first run would: rt_init, 16 chunks in the calling
+** thread's cache, and (glibc) a trim threshold so that the chunks a deep
+** run mallocs and frees do not hand the heap back to the kernel each time.
+** A fuzzer calls it before its forkserver starts, so that no input pays
+** for it. prop_run calls it when nobody has. */
 void prop_prepare(void);
 
 /* If set, prop_run stores the index of the operation it is about to run
 ** here, so a driver that watches a child can name the operation a crash
 ** happened in. */
 extern volatile size_t *prop_progress;
+
+/* A driver that sees every free (a -Wl,--wrap=free wrapper, prop_wrap.c)
+** sets prop_sees_frees and calls prop_note_free(p) before each free: then
+** the thread operation also checks that every chunk a thread used was
+** freed, cleared, by the time it was joined. Without it, that check is
+** LeakSanitizer's (the libFuzzer build). */
+extern int prop_sees_frees;
+void prop_note_free(void *p);
 
 /* If set, called after each operation with its index: a test of the
 ** oracle itself uses it to break the runtime's memory behind its back. */

@@ -15,6 +15,7 @@ static const char *const kind_names[PROP_KINDS] = {
     [PROP_REGION_CLOSE] = "region_close", [PROP_REGION_CHECK] = "region_check",
     [PROP_CHUNK_TAKE] = "chunk_take",     [PROP_CHUNK_FILL] = "chunk_fill",
     [PROP_CHUNK_GIVE] = "chunk_give",     [PROP_CHUNK_CHECK] = "chunk_check",
+    [PROP_THREAD] = "thread",
 };
 
 static const char *const kind_enums[PROP_KINDS] = {
@@ -22,6 +23,7 @@ static const char *const kind_enums[PROP_KINDS] = {
     [PROP_REGION_CLOSE] = "PROP_REGION_CLOSE", [PROP_REGION_CHECK] = "PROP_REGION_CHECK",
     [PROP_CHUNK_TAKE] = "PROP_CHUNK_TAKE",     [PROP_CHUNK_FILL] = "PROP_CHUNK_FILL",
     [PROP_CHUNK_GIVE] = "PROP_CHUNK_GIVE",     [PROP_CHUNK_CHECK] = "PROP_CHUNK_CHECK",
+    [PROP_THREAD] = "PROP_THREAD",
 };
 
 struct prop_op prop_decode_one(const uint8_t *data, size_t size)
@@ -86,6 +88,10 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
         break;
     case PROP_CHUNK_CHECK:
         snprintf(buf, len, "chunk_check(taken chunk %u)", op->sel);
+        break;
+    case PROP_THREAD:
+        snprintf(buf, len, "thread(%u chunks, %u bytes of 0x%02x each)", 1 + op->sel % 20,
+                 op->x, op->v);
         break;
     default:
         snprintf(buf, len, "slot_%u (free slot, skipped)", op->kind);

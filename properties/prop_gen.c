@@ -112,7 +112,7 @@ static struct prop_op gen_give(uint64_t *s)
 static struct prop_op gen_any(uint64_t *s)
 {
     struct prop_op op;
-    switch (below(s, 16)) {
+    switch (below(s, 17)) {
     case 0: case 1: return op_of(PROP_REGION_OPEN);
     case 2: case 3: case 4: return gen_alloc(s);
     case 5: case 6: return op_of(PROP_REGION_CLOSE);
@@ -121,6 +121,12 @@ static struct prop_op gen_any(uint64_t *s)
     case 10: case 11: return gen_fill(s);
     case 12: case 13: return gen_give(s);
     case 14: op = op_of(PROP_CHUNK_CHECK); op.sel = pick_sel(s); return op;
+    case 15: /* now and then: a thread is dear */
+        if (below(s, 4) != 0)
+            return op_of(PROP_REGION_CHECK);
+        op = op_of(PROP_THREAD);
+        op.sel = (uint8_t)below(s, 256), op.x = pick_size(s), op.v = pick_fill(s);
+        return op;
     default: /* a free slot must be skipped, whatever its arguments */
         op = op_of((uint8_t)(PROP_KINDS + below(s, PROP_SLOTS - PROP_KINDS)));
         op.sel = (uint8_t)below(s, 256), op.x = (uint16_t)below(s, 65536);
@@ -173,6 +179,11 @@ size_t prop_generate(uint64_t seed, enum prop_profile profile, struct prop_op *o
                 PUSH(op_of(in));
                 if (below(&s, 4) == 0)
                     PUSH(in == PROP_REGION_OPEN ? gen_alloc(&s) : gen_fill(&s));
+            }
+            if (below(&s, 4) == 0) { /* a thread past 16 meanwhile */
+                op = op_of(PROP_THREAD);
+                op.sel = (uint8_t)(14 + below(&s, 6)), op.x = pick_size(&s), op.v = pick_fill(&s);
+                PUSH(op);
             }
             for (unsigned d = 0; d < deep; d++)
                 PUSH(in == PROP_REGION_OPEN ? op_of(PROP_REGION_CLOSE) : gen_give(&s));

@@ -28,6 +28,7 @@
 #include <stdalign.h>
 #include <stdarg.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,6 +69,7 @@ static struct {
     unsigned depth;
     struct chunk *raw[PROP_MAX_RAW]; /* taken with rt_chunk_take, in order */
     unsigned nraw;
+    unsigned threads; /* thread operations run so far */
     struct chunk shadows[MAX_SHADOWS];
     struct chunk *free_shadows;
     unsigned shadows_made; /* shadows[0..shadows_made) have been used */
@@ -431,6 +433,114 @@ static int op_chunk_check(const struct prop_op *op)
                         "a taken chunk does not read what the program wrote");
 }
 
+/* ---- threads ------------------------------------------------------------ */
+
+/* The chunks a thread used, watched until they are freed. */
+#define THREAD_MAX_CHUNKS 20
+#define THREADS_A_RUN 4 /* a thread costs far more than the other operations */
+
+struct watched {
+    unsigned char *p;
+    size_t used;   /* bytes [0, used) must read zero when it is freed */
+    int freed, dirty;
+};
+
+int prop_sees_frees;
+static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct watched watch[THREAD_MAX_CHUNKS];
+static unsigned nwatch;
+
+void prop_note_free(void *p)
+{
+    pthread_mutex_lock(&watch_lock);
+    for (unsigned i = 0; i < nwatch; i++)
+        if (watch[i].p == p && !watch[i].freed) {
+            watch[i].freed = 1;
+            watch[i].dirty = !all_equal(p, 0, watch[i].used, 0);
+        }
+    pthread_mutex_unlock(&watch_lock);
+}
+
+struct thread_job {
+    unsigned n;
+    size_t used;
+    unsigned char fill;
+    unsigned kept_first, kept_last; /* rt_chunk_kept() on its way in and out */
+    unsigned char *chunks[THREAD_MAX_CHUNKS];
+    uintptr_t addr[THREAD_MAX_CHUNKS]; /* the same, to compare once they are freed */
+};
+
+/* A thread of its own: its cache starts empty, takes fresh chunks, keeps
+** at most 16 of those it gives back, and frees them all when it ends. */
+static void *thread_body(void *arg)
+{
+    struct thread_job *j = arg;
+
+    j->kept_first = rt_chunk_kept();
+    for (unsigned i = 0; i < j->n; i++) {
+        j->chunks[i] = rt_chunk_take();
+        j->addr[i] = (uintptr_t)j->chunks[i];
+        memset(j->chunks[i], j->fill, j->used);
+    }
+    pthread_mutex_lock(&watch_lock);
+    for (unsigned i = 0; i < j->n; i++)
+        watch[i] = (struct watched){j->chunks[i], j->used, 0, 0};
+    nwatch = j->n;
+    pthread_mutex_unlock(&watch_lock);
+    for (unsigned i = j->n; i-- > 0;)
+        rt_chunk_give(j->chunks[i], j->chunks[i] + j->used);
+    j->kept_last = rt_chunk_kept();
+    return NULL;
+}
+
+static int op_thread(const struct prop_op *op)
+{
+    struct thread_job j = {1 + op->sel % THREAD_MAX_CHUNKS, op->x, op->v, 0, 0, {NULL}, {0}};
+    unsigned kept_last = j.n < PROP_SLOTS_KEPT ? j.n : PROP_SLOTS_KEPT;
+    pthread_t t;
+    int bad = 0;
+
+    if (M.threads == THREADS_A_RUN)
+        return 0;
+    M.threads++;
+    if (pthread_create(&t, NULL, thread_body, &j) != 0)
+        return 0; /* no thread to be had: nothing to check */
+    pthread_join(t, NULL);
+    if (j.kept_first != 0)
+        return fail("a new thread starts with %u chunks kept, not 0", j.kept_first);
+    if (j.kept_last != kept_last)
+        return fail("a thread that gave back %u chunks keeps %u, the model %u", j.n, j.kept_last,
+                    kept_last);
+    for (unsigned k = 0; k < j.n; k++) {
+        for (unsigned i = 0; i < M.depth; i++)
+            if ((uintptr_t)M.region_chunk[i]->base == j.addr[k])
+                return fail("a thread took chunk %#lx, a region of the main thread's",
+                            (unsigned long)j.addr[k]);
+        for (unsigned i = 0; i < M.nraw; i++)
+            if ((uintptr_t)M.raw[i]->base == j.addr[k])
+                return fail("a thread took chunk %#lx, which the main thread holds",
+                            (unsigned long)j.addr[k]);
+        for (unsigned i = 0; i < M.nkept; i++)
+            if ((uintptr_t)M.kept[i]->base == j.addr[k])
+                return fail("a thread took chunk %#lx, which the main thread's cache keeps",
+                            (unsigned long)j.addr[k]);
+    }
+    if (!prop_sees_frees)
+        return 0;
+    pthread_mutex_lock(&watch_lock);
+    for (unsigned i = 0; i < nwatch && !bad; i++) {
+        if (!watch[i].freed)
+            bad = fail("chunk %u of %u the thread used (%p) was not freed when it ended", i + 1,
+                       j.n, (void *)watch[i].p);
+        else if (watch[i].dirty)
+            bad = fail("chunk %u of %u the thread used (%p) was freed without its %zu bytes "
+                       "cleared", i + 1, j.n, (void *)watch[i].p, watch[i].used);
+    }
+    nwatch = 0;
+    pthread_mutex_unlock(&watch_lock);
+    return bad;
+}
+
 static int step(const struct prop_op *op)
 {
     int bad;
@@ -444,12 +554,33 @@ static int step(const struct prop_op *op)
     case PROP_CHUNK_FILL: bad = op_chunk_fill(op); break;
     case PROP_CHUNK_GIVE: bad = op_chunk_give(op); break;
     case PROP_CHUNK_CHECK: bad = op_chunk_check(op); break;
+    case PROP_THREAD: bad = op_thread(op); break;
     default: bad = 0; break; /* a free slot */
     }
     return bad || check_kept();
 }
 
 /* ---- a run ----------------------------------------------------------------- */
+
+/* Makes the cache hold 16 chunks, which the model knows by address and
+** order only. Every run starts so and, on a correct runtime, ends so (a
+** run gives back all it takes, and only a full cache frees), so a fuzzer's
+** inputs neither depend on each other nor pay a malloc and a free of 64 KiB
+** for each chunk they use. */
+static void cache_fill(void)
+{
+    void *c[PROP_SLOTS_KEPT];
+
+    for (int i = 0; i < 64 && rt_chunk_kept() > 0; i++)
+        free(rt_chunk_take()); /* whatever a failed run left */
+    for (unsigned i = 0; i < PROP_SLOTS_KEPT; i++)
+        c[i] = rt_chunk_take();
+    for (unsigned i = 0; i < PROP_SLOTS_KEPT; i++) {
+        rt_chunk_give(c[i], c[i]);
+        M.kept[i] = shadow_new(c[i]);
+    }
+    M.nkept = PROP_SLOTS_KEPT;
+}
 
 void prop_prepare(void)
 {
@@ -459,15 +590,15 @@ void prop_prepare(void)
         return;
     prepared = 1;
 #ifdef M_TRIM_THRESHOLD
-    /* Every run ends by freeing the chunks the cache kept, and the next
-    ** mallocs them again: without this glibc would give the top of its
-    ** heap back to the kernel and take it again each run (seed 000 §1),
-    ** and a fuzzer would measure brk, not the runtime. */
+    /* Chunks past the 16 kept are malloc'ed and freed in every run that
+    ** nests deeper: without this glibc would give the top of its heap back
+    ** to the kernel and take it again each time (seed 000 §1), and a
+    ** fuzzer would measure brk, not the runtime. */
     mallopt(M_TRIM_THRESHOLD, 64 << 20);
     mallopt(M_TOP_PAD, 4 << 20);
 #endif
     rt_init();
-    (void)rt_chunk_kept(); /* makes this thread's state */
+    cache_fill();
 }
 
 static void begin(struct prop_report *rep)
@@ -479,14 +610,16 @@ static void begin(struct prop_report *rep)
     M.rep = rep;
     M.index = 0;
     M.op = NULL;
-    /* A cache left full by code outside the model (an earlier failed run)
-    ** is emptied, so the model starts from what the runtime has. */
-    for (int i = 0; i < 64 && rt_chunk_kept() > 0; i++)
-        free(rt_chunk_take());
+    M.threads = 0;
+    /* What an earlier run left in the kept chunks is forgotten, so that a
+    ** run's checks and paths depend on its own operations only. */
+    for (unsigned i = 0; i < M.nkept; i++)
+        M.kept[i]->nspans = 0;
 }
 
-/* The checked teardown: the model gives everything back and takes every
-** kept chunk once more, so each is read back after its clearing. */
+/* The checked teardown: closes every region and gives every chunk back,
+** then reads each chunk the cache keeps (its bytes must be what the model
+** knows: zero wherever this run used it). */
 static int end_checked(void)
 {
     M.op = NULL;
@@ -501,20 +634,15 @@ static int end_checked(void)
         if (op_chunk_give(&give) || check_kept())
             return 1;
     }
-    while (M.nkept > 0) {
-        struct chunk *c = model_take(rt_chunk_take());
-        if (c == NULL)
+    for (unsigned i = 0; i < M.nkept; i++)
+        if (shadow_check(M.kept[i], "a chunk the cache keeps shows bytes it should not"))
             return 1;
-        free(c->base);
-        shadow_drop(c);
-        if (check_kept())
-            return 1;
-    }
     return 0;
 }
 
-/* After a failure: gives back what the run holds without checking, so the
-** next run in this process can start (the runtime may be the broken one). */
+/* After a failure: gives back what the run holds without checking and
+** starts the cache afresh, so a next run in this process can start (the
+** runtime may be the broken one). */
 static void end_unchecked(void)
 {
     while (M.depth > 0) {
@@ -534,8 +662,7 @@ static void end_unchecked(void)
         M.shadows[i].next_free = M.free_shadows;
         M.free_shadows = &M.shadows[i];
     }
-    for (int i = 0; i < 64 && rt_chunk_kept() > 0; i++)
-        free(rt_chunk_take());
+    cache_fill();
 }
 
 static int finish(struct prop_report *rep, size_t n)
