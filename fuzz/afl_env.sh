@@ -14,8 +14,8 @@ export AFL_NO_AFFINITY=1
 export AFL_NO_UI=1
 export AFL_SKIP_CRASHES=1
 
-# stat FILE KEY: a value of afl-fuzz's fuzzer_stats.
-stat() {
+# afl_stat FILE KEY: a value of afl-fuzz's fuzzer_stats.
+afl_stat() {
     sed -n "s/^$2 *: *//p" "$1"
 }
 

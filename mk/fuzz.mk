@@ -7,7 +7,8 @@
 #                       crashed or hung, keeps each crash minimised in
 #                       fuzz/regressions/; prints execs, execs/s, edges
 #   make fuzz-speed     the same harness in persistent and in fork mode, side
-#                       by side (FUZZ_SPEED_SECONDS a round, FUZZ_SPEED_ROUNDS)
+#                       by side (FUZZ_SPEED_EXECS a fork-mode round, ten times
+#                       as many a persistent one; FUZZ_SPEED_ROUNDS rounds)
 #   make fuzz-corpus    rewrites the generated seeds in fuzz/corpus/
 #
 # The libFuzzer binary is always built with clang (-fsanitize=fuzzer needs
@@ -20,7 +21,7 @@ FUZZ_PROP_DEPS := $(FUZZ_PROP_SRC) properties/prop.h
 FUZZ_TARGET := fuzz/fuzz_ops.c
 FUZZ_RUNS ?= 20000
 FUZZ_SECONDS ?= 600
-FUZZ_SPEED_SECONDS ?= 20
+FUZZ_SPEED_EXECS ?= 20000
 FUZZ_SPEED_ROUNDS ?= 3
 FUZZ_MAX_LEN := 4096
 
@@ -78,30 +79,37 @@ AFL_SRC := fuzz/afl_main.c $(FUZZ_TARGET) $(FUZZ_PROP_SRC) $(RT_SRC)
 AFL_DEPS := $(AFL_SRC) properties/prop.h $(RT_HDR)
 AFL_OUT := $(FUZZ_DIR)/afl
 
-# persistent: the fuzzer's target; cmplog: the same with CmpLog for -c;
-# fork: the same harness without the persistent loop; tmin: fork mode for
-# afl-tmin. ASan and UBSan in the persistent one and its fork twin.
+# persistent: the fuzzer's target (UBSan, which costs little); cmplog: the
+# same with CmpLog, for -c; fork: the same harness without the persistent
+# loop, for the speed comparison; asan: fork mode with ASan and UBSan, which
+# replays every input the fuzzer kept (ASan would slow the fuzzer itself
+# several times, AFL++'s docs advise a sanitizer build beside the fast one)
+# and minimises crashes.
+AFL_SAN := AFL_USE_UBSAN=1 AFL_QUIET=1
 $(FUZZ_DIR)/afl-persistent: $(AFL_DEPS)
 	@mkdir -p $(@D)
-	AFL_USE_ASAN=1 AFL_USE_UBSAN=1 AFL_QUIET=1 $(AFL_CC) $(AFL_FLAGS) $(AFL_SRC) -o $@
+	$(AFL_SAN) $(AFL_CC) $(AFL_FLAGS) $(AFL_SRC) -o $@
 $(FUZZ_DIR)/afl-fork: $(AFL_DEPS)
 	@mkdir -p $(@D)
-	AFL_USE_ASAN=1 AFL_USE_UBSAN=1 AFL_QUIET=1 $(AFL_CC) $(AFL_FLAGS) -DFUZZ_FORK_MODE $(AFL_SRC) -o $@
+	$(AFL_SAN) $(AFL_CC) $(AFL_FLAGS) -DFUZZ_FORK_MODE $(AFL_SRC) -o $@
 $(FUZZ_DIR)/afl-cmplog: $(AFL_DEPS)
 	@mkdir -p $(@D)
-	AFL_LLVM_CMPLOG=1 AFL_QUIET=1 $(AFL_CC) $(AFL_FLAGS) $(AFL_SRC) -o $@
+	AFL_LLVM_CMPLOG=1 $(AFL_SAN) $(AFL_CC) $(AFL_FLAGS) $(AFL_SRC) -o $@
+$(FUZZ_DIR)/afl-asan: $(AFL_DEPS)
+	@mkdir -p $(@D)
+	AFL_USE_ASAN=1 $(AFL_SAN) $(AFL_CC) $(AFL_FLAGS) -DFUZZ_FORK_MODE $(AFL_SRC) -o $@
 
 .PHONY: fuzz fuzz-speed fuzz-corpus fuzz-deps
 fuzz-deps:
 	@scripts/deps fuzz
 
 fuzz: fuzz-deps
-	@$(MAKE) --no-print-directory $(FUZZ_DIR)/afl-persistent $(FUZZ_DIR)/afl-cmplog $(FUZZ_DIR)/afl-fork
+	@$(MAKE) --no-print-directory $(FUZZ_DIR)/afl-persistent $(FUZZ_DIR)/afl-cmplog $(FUZZ_DIR)/afl-asan
 	@fuzz/run_afl.sh $(FUZZ_DIR) $(FUZZ_SECONDS)
 
 fuzz-speed: fuzz-deps
 	@$(MAKE) --no-print-directory $(FUZZ_DIR)/afl-persistent $(FUZZ_DIR)/afl-fork
-	@fuzz/speed.sh $(FUZZ_DIR) $(FUZZ_SPEED_SECONDS) $(FUZZ_SPEED_ROUNDS)
+	@fuzz/speed.sh $(FUZZ_DIR) $(FUZZ_SPEED_EXECS) $(FUZZ_SPEED_ROUNDS)
 
 $(FUZZ_DIR)/make_corpus: fuzz/make_corpus.c properties/prop_gen.c properties/prop_codec.c properties/prop.h
 	@mkdir -p $(@D)

@@ -14,7 +14,11 @@
 **
 ** The kind byte is taken modulo PROP_SLOTS; slots with no operation yet are
 ** skipped, so an input keeps its meaning when operations are added in the
-** free slots (tasks, outside values, channels, doors).
+** free slots (tasks, outside values, channels, doors). An operation that
+** makes a thread answers to its own byte only, not to its aliases modulo
+** PROP_SLOTS (those decode to PROP_SKIP): a thread costs more than all the
+** rest of a typical input, and a fuzzer should spend most of its time on
+** the allocator, not in clone().
 **
 ** The model knows, for every chunk the interpreter can see, which of its
 ** bytes have a known value and what it is, the LIFO stack of chunks the
@@ -52,7 +56,8 @@ enum prop_kind {
     PROP_CHUNK_CHECK = 7,  /* sel: taken chunk; reads it back */
     PROP_THREAD = 8,       /* a thread takes 1 + sel % 20 chunks, fills x bytes of
                               each with v, gives them back and ends; joined */
-    PROP_KINDS             /* slots PROP_KINDS to PROP_SLOTS - 1 are free */
+    PROP_KINDS,            /* slots PROP_KINDS to PROP_SLOTS - 1 are free */
+    PROP_SKIP = 255        /* an alias of a thread's byte: does nothing */
 };
 
 struct prop_op {

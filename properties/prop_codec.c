@@ -33,6 +33,8 @@ struct prop_op prop_decode_one(const uint8_t *data, size_t size)
 
     memcpy(r, data, size < PROP_RECORD ? size : PROP_RECORD);
     op.kind = (uint8_t)(r[0] % PROP_SLOTS);
+    if (op.kind == PROP_THREAD && r[0] != PROP_THREAD)
+        op.kind = PROP_SKIP; /* a thread answers to its own byte only (prop.h) */
     op.sel = r[1];
     op.x = (uint16_t)(r[2] | r[3] << 8);
     op.y = (uint16_t)(r[4] | r[5] << 8);
@@ -92,6 +94,9 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
     case PROP_THREAD:
         snprintf(buf, len, "thread(%u chunks, %u bytes of 0x%02x each)", 1 + op->sel % 20,
                  op->x, op->v);
+        break;
+    case PROP_SKIP:
+        snprintf(buf, len, "skip");
         break;
     default:
         snprintf(buf, len, "slot_%u (free slot, skipped)", op->kind);
