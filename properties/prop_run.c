@@ -17,10 +17,14 @@
 ** After every operation the runtime's rt_chunk_kept() must equal the
 ** model's count (and never pass 16); a chunk taken back from the cache must
 ** read exactly what the model knows of it (so none of an earlier region's
-** bytes); a region must read its own fills after each allocation.
+** bytes); an allocation's bytes must read its fill, and a region's whole
+** chunk its fills when it is checked or closed; a thread must start with
+** no chunk kept and free every chunk it used, cleared, when it ends.
 **
-** One run at a time, on one thread: the runtime's chunk cache is per
-** thread and the model is this file's static state.
+** Every run starts and (on a correct runtime) ends with 16 chunks kept, so
+** runs do not depend on each other (docs/fuzzing.md). One run at a time, on
+** one thread: the runtime's chunk cache is per thread and the model is this
+** file's static state.
 */
 #define _GNU_SOURCE
 #include "prop.h"
