@@ -26,6 +26,7 @@
 
 #include "internal.h"
 #include "prop.h"
+#include "prop_spans.h"
 #include "refrt.h"
 #include <check.h>
 
@@ -337,6 +338,70 @@ START_TEST(a_failure_names_the_op_expected_and_got)
 }
 END_TEST
 
+/* Where the runs of known bytes and a plain byte model (a value and a
+** known flag a byte) disagree, or break their own invariants; "" if
+** nowhere. One check at the end of a loop: Check's assertions write to a
+** pipe each, too slow for every byte. */
+static const char *runs_disagree(const struct prop_spans *k, const unsigned char *val,
+                                 const unsigned char *known, size_t bytes)
+{
+    static char why[200];
+    size_t at = 0;
+
+    for (unsigned i = 0; i < k->n; i++) {
+        const struct prop_span *r = &k->s[i];
+        if (r->from >= r->to || r->from < at)
+            return snprintf(why, sizeof why, "run %u is empty, overlaps or is out of order", i), why;
+        if (i > 0 && r->from == at && r->v == k->s[i - 1].v)
+            return snprintf(why, sizeof why, "runs %u and %u touch and agree", i - 1, i), why;
+        for (size_t b = at; b < r->from; b++)
+            if (known[b])
+                return snprintf(why, sizeof why, "byte %zu is known but in no run", b), why;
+        for (size_t b = r->from; b < r->to; b++)
+            if (!known[b] || val[b] != r->v)
+                return snprintf(why, sizeof why, "byte %zu is 0x%02x in a run, %s 0x%02x in the "
+                                "byte model", b, r->v, known[b] ? "known" : "unknown", val[b]), why;
+        at = r->to;
+    }
+    for (size_t b = at; b < bytes; b++)
+        if (known[b])
+            return snprintf(why, sizeof why, "byte %zu is known but in no run", b), why;
+    return "";
+}
+
+/* The model's runs of known bytes agree with the plainest model there is
+** after every one of many random sets. */
+START_TEST(the_runs_of_known_bytes_agree_with_a_byte_model)
+{
+    enum { BYTES = 4096 };
+    static struct prop_spans k;
+    static unsigned char val[BYTES], known[BYTES];
+    const char *why = "";
+    int round, set = 0;
+    uint64_t s = 7;
+
+    for (round = 0; round < 100 && *why == '\0'; round++) {
+        k.n = 0;
+        memset(known, 0, sizeof known);
+        for (set = 0; set < 200 && k.n + 2 <= PROP_MAX_SPANS && *why == '\0'; set++) {
+            size_t from, to;
+            unsigned char v;
+            s = s * 6364136223846793005u + 1442695040888963407u;
+            from = (s >> 8) % 4 == 0 ? 0 : (s >> 20) % BYTES; /* from 0: a give */
+            to = from + (s >> 40) % (1 + ((s >> 4) % 2 ? 16 : BYTES));
+            if (to > BYTES)
+                to = BYTES;
+            v = (unsigned char)((s >> 12) % 3); /* few values, so runs touch and agree */
+            prop_spans_set(&k, from, to, v);
+            memset(val + from, v, to - from);
+            memset(known + from, 1, to - from);
+            why = runs_disagree(&k, val, known, BYTES);
+        }
+    }
+    ck_assert_msg(*why == '\0', "round %d, set %d: %s", round - 1, set - 1, why);
+}
+END_TEST
+
 /* ---- REFRT_SEED ------------------------------------------------------------ */
 
 START_TEST(replay_seed)
@@ -373,6 +438,7 @@ static Suite *make_suite(void)
         ADD(s, generation_is_deterministic);
         ADD(s, the_shrinker_finds_the_smallest_failure);
         ADD(s, a_failure_names_the_op_expected_and_got);
+        ADD(s, the_runs_of_known_bytes_agree_with_a_byte_model);
         ADD(s, every_region_reads_its_own_fill);
         ADD(s, a_reused_chunk_never_shows_earlier_bytes);
         ADD(s, kept_never_exceeds_16_and_take_is_lifo);

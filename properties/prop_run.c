@@ -28,6 +28,7 @@
 */
 #define _GNU_SOURCE
 #include "prop.h"
+#include "prop_spans.h"
 
 #include <stdalign.h>
 #include <stdarg.h>
@@ -41,23 +42,15 @@
 volatile size_t *prop_progress;
 void (*prop_after_step)(size_t index);
 
-/* Known bytes, as runs: bytes [from, to) of the chunk must all read v. */
-struct span {
-    uint32_t from, to;
-    uint8_t v;
-};
-
-/* Runs a chunk's model can hold. An allocation or a fill that could need
-** more is skipped (its precondition: the model can follow it); a give
-** never needs more than one, and SPAN_SLACK keeps room for it. */
-#define MAX_SPANS 1024
+/* An allocation or a fill that could need more runs than a chunk's model
+** holds is skipped (its precondition: the model can follow it); a give
+** adds at most one run, and SPAN_SLACK keeps room for it. */
 #define SPAN_SLACK 4
 
 /* The model of one chunk. */
 struct chunk {
-    unsigned char *base; /* where the runtime put it */
-    unsigned nspans;
-    struct span spans[MAX_SPANS]; /* sorted, disjoint; bytes outside are unknown */
+    unsigned char *base;     /* where the runtime put it */
+    struct prop_spans known; /* its bytes whose value is known */
     struct chunk *next_free;
 };
 
@@ -124,13 +117,13 @@ static struct chunk *shadow_new(unsigned char *base)
     else
         abort(); /* unreachable: every shadow is kept, a region's or a taken chunk's */
     c->base = base;
-    c->nspans = 0;
+    c->known.n = 0;
     return c;
 }
 
 static void shadow_drop(struct chunk *c)
 {
-    c->nspans = 0;
+    c->known.n = 0;
     c->base = NULL;
     c->next_free = M.free_shadows;
     M.free_shadows = c;
@@ -139,52 +132,13 @@ static void shadow_drop(struct chunk *c)
 /* Whether the model can follow one more allocation or fill of c. */
 static int shadow_has_room(const struct chunk *c)
 {
-    return c->nspans + SPAN_SLACK <= MAX_SPANS;
-}
-
-/* Appends a run, merged with the last one when they touch and agree. */
-static void spans_push(struct span *out, unsigned *n, uint32_t from, uint32_t to, uint8_t v)
-{
-    if (from == to)
-        return;
-    if (*n > 0 && out[*n - 1].to == from && out[*n - 1].v == v)
-        out[*n - 1].to = to;
-    else
-        out[(*n)++] = (struct span){from, to, v};
+    return c->known.n + SPAN_SLACK <= PROP_MAX_SPANS;
 }
 
 /* Bytes [from, to) of c now read v. */
 static void shadow_set(struct chunk *c, size_t from, size_t to, unsigned char v)
 {
-    static struct span out[MAX_SPANS + 2];
-    unsigned n = 0;
-
-    if (c->nspans == 0 || c->spans[c->nspans - 1].to <= from) {
-        /* Past every known byte: a region's next allocation. */
-        spans_push(c->spans, &c->nspans, (uint32_t)from, (uint32_t)to, v);
-        return;
-    }
-    for (unsigned i = 0; i < c->nspans; i++) {
-        const struct span *s = &c->spans[i];
-        if (s->from < from) /* before, or the part of it that is */
-            spans_push(out, &n, s->from, s->to < from ? s->to : (uint32_t)from, s->v);
-    }
-    spans_push(out, &n, (uint32_t)from, (uint32_t)to, v);
-    for (unsigned i = 0; i < c->nspans; i++) {
-        const struct span *s = &c->spans[i];
-        if (s->to > to) /* after, or the part of it that is */
-            spans_push(out, &n, s->from > to ? s->from : (uint32_t)to, s->to, s->v);
-    }
-    if (n > MAX_SPANS)
-        abort(); /* unreachable: SPAN_SLACK keeps room for the runs a set adds */
-    memcpy(c->spans, out, n * sizeof out[0]);
-    c->nspans = n;
-}
-
-/* One past the last byte the model knows of c. */
-static size_t shadow_end(const struct chunk *c)
-{
-    return c->nspans > 0 ? c->spans[c->nspans - 1].to : 0;
+    prop_spans_set(&c->known, from, to, v);
 }
 
 /* Whether bytes [from, to) of p all read v: the first does, and each
@@ -200,8 +154,8 @@ static int all_equal(const unsigned char *p, size_t from, size_t to, unsigned ch
 /* Whether the chunk reads what the model knows of it; why says when. */
 static int shadow_check(const struct chunk *c, const char *why)
 {
-    for (unsigned k = 0; k < c->nspans; k++) {
-        const struct span *s = &c->spans[k];
+    for (unsigned k = 0; k < c->known.n; k++) {
+        const struct prop_span *s = &c->known.s[k];
         if (all_equal(c->base, s->from, s->to, s->v))
             continue;
         for (size_t i = s->from; i < s->to; i++)
@@ -612,7 +566,7 @@ static void begin(struct prop_report *rep)
     /* What an earlier run left in the kept chunks is forgotten, so that a
     ** run's checks and paths depend on its own operations only. */
     for (unsigned i = 0; i < M.nkept; i++)
-        M.kept[i]->nspans = 0;
+        M.kept[i]->known.n = 0;
 }
 
 /* The checked teardown: closes every region and gives every chunk back,
@@ -626,7 +580,7 @@ static int end_checked(void)
             return 1;
     while (M.nraw > 0) {
         /* Given up to the last byte the program wrote: all of it cleared. */
-        size_t hi = shadow_end(M.raw[M.nraw - 1]);
+        size_t hi = prop_spans_end(&M.raw[M.nraw - 1]->known);
         struct prop_op give = {PROP_CHUNK_GIVE, (uint8_t)(M.nraw - 1),
                                (uint16_t)(hi > 0xffff ? 0xffff : hi), (uint16_t)(hi > 0xffff), 0};
         if (op_chunk_give(&give) || check_kept())
@@ -655,7 +609,7 @@ static void end_unchecked(void)
     M.nkept = 0;
     M.free_shadows = NULL;
     for (unsigned i = 0; i < M.shadows_made; i++) {
-        M.shadows[i].nspans = 0;
+        M.shadows[i].known.n = 0;
         M.shadows[i].base = NULL;
         M.shadows[i].next_free = M.free_shadows;
         M.free_shadows = &M.shadows[i];
