@@ -214,6 +214,7 @@ static void door_open(struct rt_hot *h, struct door *d, const char *fn, enum doo
     d->building_for = NULL;
     d->building.block = NULL;
     d->copy[0].p = d->copy[1].p = NULL;
+    d->copy[0].heap = d->copy[1].heap = false;
     d->held[0] = d->held[1] = false;
     d->n = b != NULL ? 2 : 1;
     d->v[0] = a;

@@ -34,13 +34,29 @@
     } while (0)
 static int need_fd = 2; /* the stress test sends panics elsewhere, not this */
 
-/* Runs the scenario in a child; it must exit 0, and its stderr must hold
-** `expect` when that is not NULL (a panic's message, say). */
+/* The scenario, then exit() rather than run_child's _exit(), so that the
+** sanitizers' exit checks (LeakSanitizer's leak check, ThreadSanitizer's
+** exit status after a report) run in the child too. */
+struct scenario {
+    void (*fn)(void *);
+};
+
+static void scenario_then_exit(void *arg)
+{
+    ((struct scenario *)arg)->fn(NULL);
+    exit(0);
+}
+
+/* Runs the scenario in a child; it must exit 0 with no sanitizer report,
+** and its stderr must hold `expect` when that is not NULL (a panic's
+** message, say). */
 static void run_ok(void (*fn)(void *), const char *expect)
 {
-    struct death d = run_child(fn, NULL);
+    struct scenario sc = {fn};
+    struct death d = run_child(scenario_then_exit, &sc);
     ck_assert_msg(d.signal == 0 && d.exit_status == 0, "signal %d exit %d; stderr: %s",
                   d.signal, d.exit_status, d.err);
+    ck_assert_msg(strstr(d.err, "Sanitizer") == NULL, "a sanitizer report: %s", d.err);
     if (expect != NULL)
         ck_assert_msg(strstr(d.err, expect) != NULL, "stderr lacks \"%s\": %s", expect, d.err);
 }
@@ -191,6 +207,27 @@ static void *update_allocating(void *kasse)
     return NULL;
 }
 
+/* A copy value too big for the door's copy on the stack: copied on the
+** heap, freed at the door's end or by the panic. */
+struct big {
+    int64_t n[64];
+};
+
+static void fill_big(void *value, void *ctx)
+{
+    struct big *b = value;
+    for (int i = 0; i < 64; i++)
+        b->n[i] += i;
+    if (ctx != NULL)
+        rt_panic("a big copy");
+}
+
+static void *update_big_then_panic(void *big)
+{
+    rt_update(big, fill_big, big);
+    return NULL;
+}
+
 static void copy_update_panics(void *unused)
 {
     (void)unused;
@@ -206,6 +243,15 @@ static void copy_update_panics(void *unused)
     NEED(get_i64(kasse) == 7);
     rt_shared_free(kasse);
     NEED(rt__blocks_live() == 1);
+
+    struct big zero = {{0}}, out;
+    rt_shared *big = rt_shared_new(RT_COPY, sizeof zero, &zero, 1 * KIB);
+    NEED(rt_update(big, fill_big, NULL) == RT_OK);
+    NEED(run_task(update_big_then_panic, big) == RT_PANICKED);
+    NEED(rt_get(big, &out) == RT_OK && !rt_poisoned(big));
+    for (int i = 0; i < 64; i++)
+        NEED(out.n[i] == i);
+    rt_shared_free(big);
 }
 
 START_TEST(a_copy_update_that_panics_leaves_the_old_value_to_a_second_task)
