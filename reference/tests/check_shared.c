@@ -1574,34 +1574,41 @@ START_TEST(eight_tasks_with_random_panics_match_the_sequential_model)
 }
 END_TEST
 
+/* Each test in a test case of its own, so that each result line names it;
+** the timeout is for the sanitizer builds, not a bound on any figure. */
+#define ADD_TEST(s, t)                                                               \
+    do {                                                                             \
+        TCase *tc_ = tcase_create(#t);                                               \
+        tcase_set_timeout(tc_, 120);                                                 \
+        tcase_add_test(tc_, t);                                                      \
+        suite_add_tcase((s), tc_);                                                   \
+    } while (0)
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("shared");
-    TCase *tc = tcase_create("shared");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, a_copy_update_that_panics_leaves_the_old_value_to_a_second_task);
-    tcase_add_test(tc, an_owned_update_that_panics_after_an_allocation_poisons);
-    tcase_add_test(tc, a_door_on_a_poisoned_value_returns_poisoned_without_running);
-    tcase_add_test(tc, a_full_value_block_panics_in_the_door_and_poisons_the_value);
-    tcase_add_test(tc, update_all_over_two_copies_that_panics_after_the_first_leaves_both);
-    tcase_add_test(tc, update_all_over_a_copy_and_an_owned_value_that_panics_poisons_both);
-    tcase_add_test(tc, update_all_with_an_owned_value_works_in_place_in_its_block);
-    tcase_add_test(tc, update_all_writes_both_copies_back_before_releasing_either_lock);
-    tcase_add_test(tc, an_access_that_panics_leaves_the_value_readable);
-    tcase_add_test(tc, a_change_made_in_an_earlier_door_stands_after_a_later_panic);
-    tcase_add_test(tc, a_panic_in_a_nested_door_unwinds_every_open_door);
-    tcase_add_test(tc, a_supervised_cache_that_outgrows_its_block_is_rebuilt);
-    tcase_add_test(tc, a_build_that_panics_leaves_nothing_behind_and_the_value_poisoned);
-    tcase_add_test(tc, a_stored_value_moves_its_bytes_from_the_task_to_the_value);
-    tcase_add_test(tc, a_stored_value_that_does_not_fit_poisons_the_value);
-    tcase_add_test(tc, a_block_value_is_refused_by_store_and_the_message_names_the_copy);
-    tcase_add_test(tc, stored_values_are_freed_with_the_state_they_were_stored_into);
-    tcase_add_test(tc, opposite_order_update_all_pairs_never_deadlock);
-    tcase_add_test(tc, a_door_entered_again_on_the_same_value_is_a_violation);
-    tcase_add_test(tc, update_all_over_one_value_is_a_violation);
-    tcase_add_test(tc, doors_nest_only_in_the_order_values_were_made);
-    tcase_add_test(tc, misuse_of_doors_and_stores_gets_the_contracts_error);
-    tcase_add_test(tc, eight_tasks_with_random_panics_match_the_sequential_model);
-    suite_add_tcase(s, tc);
+    ADD_TEST(s, a_copy_update_that_panics_leaves_the_old_value_to_a_second_task);
+    ADD_TEST(s, an_owned_update_that_panics_after_an_allocation_poisons);
+    ADD_TEST(s, a_door_on_a_poisoned_value_returns_poisoned_without_running);
+    ADD_TEST(s, a_full_value_block_panics_in_the_door_and_poisons_the_value);
+    ADD_TEST(s, update_all_over_two_copies_that_panics_after_the_first_leaves_both);
+    ADD_TEST(s, update_all_over_a_copy_and_an_owned_value_that_panics_poisons_both);
+    ADD_TEST(s, update_all_with_an_owned_value_works_in_place_in_its_block);
+    ADD_TEST(s, update_all_writes_both_copies_back_before_releasing_either_lock);
+    ADD_TEST(s, an_access_that_panics_leaves_the_value_readable);
+    ADD_TEST(s, a_change_made_in_an_earlier_door_stands_after_a_later_panic);
+    ADD_TEST(s, a_panic_in_a_nested_door_unwinds_every_open_door);
+    ADD_TEST(s, a_supervised_cache_that_outgrows_its_block_is_rebuilt);
+    ADD_TEST(s, a_build_that_panics_leaves_nothing_behind_and_the_value_poisoned);
+    ADD_TEST(s, a_stored_value_moves_its_bytes_from_the_task_to_the_value);
+    ADD_TEST(s, a_stored_value_that_does_not_fit_poisons_the_value);
+    ADD_TEST(s, a_block_value_is_refused_by_store_and_the_message_names_the_copy);
+    ADD_TEST(s, stored_values_are_freed_with_the_state_they_were_stored_into);
+    ADD_TEST(s, opposite_order_update_all_pairs_never_deadlock);
+    ADD_TEST(s, a_door_entered_again_on_the_same_value_is_a_violation);
+    ADD_TEST(s, update_all_over_one_value_is_a_violation);
+    ADD_TEST(s, doors_nest_only_in_the_order_values_were_made);
+    ADD_TEST(s, misuse_of_doors_and_stores_gets_the_contracts_error);
+    ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
