@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -41,10 +42,32 @@ struct scenario {
     void (*fn)(void *);
 };
 
+/* A scenario that deadlocks (a deliberate fault can make one) dies with
+** the test process when Check's timeout kills it, rather than hang on. */
+static void die_with_the_test(void)
+{
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() == 1)
+        _exit(3);
+}
+
 static void scenario_then_exit(void *arg)
 {
+    die_with_the_test();
     ((struct scenario *)arg)->fn(NULL);
     exit(0);
+}
+
+static void scenario_violates(void *arg)
+{
+    die_with_the_test();
+    ((struct scenario *)arg)->fn(NULL);
+}
+
+/* fn must end in the contract violation whose message holds msg. */
+static void violates(void (*fn)(void *), const char *msg)
+{
+    struct scenario sc = {fn};
+    ck_assert_violation(scenario_violates, &sc, msg);
 }
 
 /* Runs the scenario in a child; it must exit 0 with no sanitizer report,
@@ -234,6 +257,7 @@ static void copy_update_panics(void *unused)
     init_fixed(64 * KIB);
     rt_shared *kasse = new_i64(5);
     NEED(run_task(update_kasse, kasse) == RT_PANICKED);
+    NEED(!rt__shared_locked(kasse)); /* the unwind released it */
     NEED(run_task(read_kasse, kasse) == RT_OK); /* a second task, no panic */
     NEED(run_task(update_allocating, kasse) == RT_PANICKED);
     NEED(run_task(read_kasse, kasse) == RT_OK);
@@ -284,6 +308,7 @@ static void owned_update_panics(void *unused)
     NEED(rt_update(list, push_ctx, &x) == RT_OK);
     NEED(sum_of(list) == 7);
     NEED(run_task(update_push_then_panic, list) == RT_PANICKED);
+    NEED(!rt__shared_locked(list));
     NEED(rt_poisoned(list));
     rt_shared_free(list);
 }
@@ -398,6 +423,7 @@ static void update_all_copies_panics(void *unused)
     rt_shared *a = new_i64(1), *b = new_i64(2);
     rt_shared *ab[2] = {a, b}, *ba[2] = {b, a};
     NEED(run_task(update_all_then_panic, ab) == RT_PANICKED);
+    NEED(!rt__shared_locked(a) && !rt__shared_locked(b));
     NEED(run_task(read_both, ab) == RT_OK);
     NEED(run_task(update_all_then_panic, ba) == RT_PANICKED); /* b first this time */
     NEED(run_task(read_both, ab) == RT_OK);
@@ -437,7 +463,10 @@ static void *update_mixed(void *arg)
 static void *read_poisoned_pair(void *arg)
 {
     rt_shared **ab = arg;
-    int64_t v;
+    union {
+        int64_t i;
+        struct list l;
+    } v; /* room for either kind of value */
     NEED(rt_poisoned(ab[0]) && rt_poisoned(ab[1]));
     NEED(rt_get(ab[0], &v) == RT_POISONED);
     ran = 0;
@@ -472,6 +501,39 @@ static void update_all_mixed_panics(void *unused)
 START_TEST(update_all_over_a_copy_and_an_owned_value_that_panics_poisons_both)
 {
     RUN_OK(update_all_mixed_panics, "panicked: changed both");
+}
+END_TEST
+
+static void both_lists_then_panic(void *va, void *vb, void *ctx)
+{
+    (void)ctx;
+    push(va, 1);
+    push(vb, 2);
+    rt_panic("changed both lists");
+}
+
+static void *update_two_lists(void *arg)
+{
+    rt_shared **ab = arg;
+    rt_update_all(ab[0], ab[1], both_lists_then_panic, NULL);
+    return NULL;
+}
+
+static void update_all_owned_panics(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *a = new_list(1 * KIB), *b = new_list(1 * KIB);
+    rt_shared *ba[3] = {b, a, NULL};
+    NEED(run_task(update_two_lists, ba) == RT_PANICKED);
+    NEED(run_task(read_poisoned_pair, ba) == RT_OK);
+    rt_shared_free(a);
+    rt_shared_free(b);
+}
+
+START_TEST(update_all_over_two_owned_values_that_panics_poisons_both)
+{
+    RUN_OK(update_all_owned_panics, "panicked: changed both lists");
 }
 END_TEST
 
@@ -599,6 +661,7 @@ static void access_panics(void *unused)
     NEED(rt_update(list, push_ctx, &x) == RT_OK);
     NEED(run_task(access_then_panic, kasse) == RT_PANICKED);
     NEED(run_task(access_then_panic, list) == RT_PANICKED);
+    NEED(!rt__shared_locked(kasse) && !rt__shared_locked(list));
     NEED(!rt_poisoned(kasse) && !rt_poisoned(list));
     NEED(run_task(read_kasse, kasse) == RT_OK);
     NEED(sum_of(list) == 4);
@@ -1321,22 +1384,22 @@ static void unstore_what_was_not_stored(void *unused)
 
 START_TEST(a_door_entered_again_on_the_same_value_is_a_violation)
 {
-    ck_assert_violation(door_again_on_a_copy, NULL,
+    violates(door_again_on_a_copy,
                         "refrt: rt_update: a door on shared value #1 is already open in this "
                         "task (entered again from inside rt_update)\n");
-    ck_assert_violation(door_again_on_an_owned, NULL,
+    violates(door_again_on_an_owned,
                         "refrt: rt_get: a door on shared value #1 is already open in this task "
                         "(entered again from inside rt_access)\n");
-    ck_assert_violation(door_again_inside_update_all, NULL,
+    violates(door_again_inside_update_all,
                         "refrt: rt_update: a door on shared value #2 is already open");
-    ck_assert_violation(free_in_its_door, NULL,
+    violates(free_in_its_door,
                         "refrt: rt_shared_free: a door on shared value #1 is open in this task");
 }
 END_TEST
 
 START_TEST(update_all_over_one_value_is_a_violation)
 {
-    ck_assert_violation(update_all_same, NULL,
+    violates(update_all_same,
                         "refrt: rt_update_all: a and b are the same shared value (#1); "
                         "use rt_update\n");
 }
@@ -1344,7 +1407,7 @@ END_TEST
 
 START_TEST(doors_nest_only_in_the_order_values_were_made)
 {
-    ck_assert_violation(nested_against_the_order, NULL,
+    violates(nested_against_the_order,
                         "refrt: rt_update: a door on shared value #1 opened inside a door on "
                         "#2, made later");
 }
@@ -1352,20 +1415,20 @@ END_TEST
 
 START_TEST(misuse_of_doors_and_stores_gets_the_contracts_error)
 {
-    ck_assert_violation(door_on_a_plain_thread, NULL, "refrt: rt_get: this thread is not a task");
-    ck_assert_violation(too_small_a_block, NULL,
+    violates(door_on_a_plain_thread, "refrt: rt_get: this thread is not a task");
+    violates(too_small_a_block,
                         "refrt: rt_shared_new: a value of 300 bytes does not fit a block of 256 "
                         "bytes");
-    ck_assert_violation(store_outside_a_door, NULL,
+    violates(store_outside_a_door,
                         "refrt: rt_store: no door on shared value #1 is open in this task");
-    ck_assert_violation(store_into_a_copy, NULL,
+    violates(store_into_a_copy,
                         "refrt: rt_store: shared value #1 is RT_COPY: it holds no outside values");
-    ck_assert_violation(store_in_an_access, NULL,
+    violates(store_in_an_access,
                         "refrt: rt_store: the door open on shared value #1 is rt_access, which "
                         "cannot change it");
-    ck_assert_violation(store_an_unheld_pointer, NULL,
+    violates(store_an_unheld_pointer,
                         "is not an outside value this task holds");
-    ck_assert_violation(unstore_what_was_not_stored, NULL,
+    violates(unstore_what_was_not_stored,
                         "is not a value stored in shared value #1");
 }
 END_TEST
@@ -1574,12 +1637,13 @@ START_TEST(eight_tasks_with_random_panics_match_the_sequential_model)
 }
 END_TEST
 
-/* Each test in a test case of its own, so that each result line names it;
-** the timeout is for the sanitizer builds, not a bound on any figure. */
-#define ADD_TEST(s, t)                                                               \
+/* Each test in a test case of its own, so that each result line names it.
+** The timeouts bound no figure: they are room for the sanitizer builds, and
+** what ends a scenario a deliberate fault has deadlocked. */
+#define ADD_TEST(s, t, seconds)                                                      \
     do {                                                                             \
         TCase *tc_ = tcase_create(#t);                                               \
-        tcase_set_timeout(tc_, 120);                                                 \
+        tcase_set_timeout(tc_, (seconds));                                           \
         tcase_add_test(tc_, t);                                                      \
         suite_add_tcase((s), tc_);                                                   \
     } while (0)
@@ -1587,28 +1651,29 @@ END_TEST
 Suite *make_suite(void)
 {
     Suite *s = suite_create("shared");
-    ADD_TEST(s, a_copy_update_that_panics_leaves_the_old_value_to_a_second_task);
-    ADD_TEST(s, an_owned_update_that_panics_after_an_allocation_poisons);
-    ADD_TEST(s, a_door_on_a_poisoned_value_returns_poisoned_without_running);
-    ADD_TEST(s, a_full_value_block_panics_in_the_door_and_poisons_the_value);
-    ADD_TEST(s, update_all_over_two_copies_that_panics_after_the_first_leaves_both);
-    ADD_TEST(s, update_all_over_a_copy_and_an_owned_value_that_panics_poisons_both);
-    ADD_TEST(s, update_all_with_an_owned_value_works_in_place_in_its_block);
-    ADD_TEST(s, update_all_writes_both_copies_back_before_releasing_either_lock);
-    ADD_TEST(s, an_access_that_panics_leaves_the_value_readable);
-    ADD_TEST(s, a_change_made_in_an_earlier_door_stands_after_a_later_panic);
-    ADD_TEST(s, a_panic_in_a_nested_door_unwinds_every_open_door);
-    ADD_TEST(s, a_supervised_cache_that_outgrows_its_block_is_rebuilt);
-    ADD_TEST(s, a_build_that_panics_leaves_nothing_behind_and_the_value_poisoned);
-    ADD_TEST(s, a_stored_value_moves_its_bytes_from_the_task_to_the_value);
-    ADD_TEST(s, a_stored_value_that_does_not_fit_poisons_the_value);
-    ADD_TEST(s, a_block_value_is_refused_by_store_and_the_message_names_the_copy);
-    ADD_TEST(s, stored_values_are_freed_with_the_state_they_were_stored_into);
-    ADD_TEST(s, opposite_order_update_all_pairs_never_deadlock);
-    ADD_TEST(s, a_door_entered_again_on_the_same_value_is_a_violation);
-    ADD_TEST(s, update_all_over_one_value_is_a_violation);
-    ADD_TEST(s, doors_nest_only_in_the_order_values_were_made);
-    ADD_TEST(s, misuse_of_doors_and_stores_gets_the_contracts_error);
-    ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
+    ADD_TEST(s, a_copy_update_that_panics_leaves_the_old_value_to_a_second_task, 120);
+    ADD_TEST(s, an_owned_update_that_panics_after_an_allocation_poisons, 120);
+    ADD_TEST(s, a_door_on_a_poisoned_value_returns_poisoned_without_running, 120);
+    ADD_TEST(s, a_full_value_block_panics_in_the_door_and_poisons_the_value, 120);
+    ADD_TEST(s, update_all_over_two_copies_that_panics_after_the_first_leaves_both, 120);
+    ADD_TEST(s, update_all_over_a_copy_and_an_owned_value_that_panics_poisons_both, 120);
+    ADD_TEST(s, update_all_over_two_owned_values_that_panics_poisons_both, 120);
+    ADD_TEST(s, update_all_with_an_owned_value_works_in_place_in_its_block, 120);
+    ADD_TEST(s, update_all_writes_both_copies_back_before_releasing_either_lock, 120);
+    ADD_TEST(s, an_access_that_panics_leaves_the_value_readable, 120);
+    ADD_TEST(s, a_change_made_in_an_earlier_door_stands_after_a_later_panic, 120);
+    ADD_TEST(s, a_panic_in_a_nested_door_unwinds_every_open_door, 120);
+    ADD_TEST(s, a_supervised_cache_that_outgrows_its_block_is_rebuilt, 120);
+    ADD_TEST(s, a_build_that_panics_leaves_nothing_behind_and_the_value_poisoned, 120);
+    ADD_TEST(s, a_stored_value_moves_its_bytes_from_the_task_to_the_value, 120);
+    ADD_TEST(s, a_stored_value_that_does_not_fit_poisons_the_value, 120);
+    ADD_TEST(s, a_block_value_is_refused_by_store_and_the_message_names_the_copy, 120);
+    ADD_TEST(s, stored_values_are_freed_with_the_state_they_were_stored_into, 120);
+    ADD_TEST(s, opposite_order_update_all_pairs_never_deadlock, 120);
+    ADD_TEST(s, a_door_entered_again_on_the_same_value_is_a_violation, 20);
+    ADD_TEST(s, update_all_over_one_value_is_a_violation, 20);
+    ADD_TEST(s, doors_nest_only_in_the_order_values_were_made, 20);
+    ADD_TEST(s, misuse_of_doors_and_stores_gets_the_contracts_error, 20);
+    ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model, 120);
     return s;
 }
