@@ -92,7 +92,35 @@ static void init_fixed(size_t bytes)
     rt_init();
 }
 
-/* Runs fn(arg) as a task and joins it. */
+/* Every shared value a scenario makes is tracked until it is freed, so
+** that after a task panicked the scenario can check that no value is left
+** locked (the unwind releases the locks) before a door would wait on one. */
+static rt_shared *tracked[64];
+
+static rt_shared *track(rt_shared *s)
+{
+    for (size_t i = 0; i < sizeof tracked / sizeof tracked[0]; i++)
+        if (tracked[i] == NULL) {
+            tracked[i] = s;
+            return s;
+        }
+    NEED(!"more than 64 shared values");
+    return s;
+}
+
+static void untrack(rt_shared *s)
+{
+    for (size_t i = 0; i < sizeof tracked / sizeof tracked[0]; i++)
+        if (tracked[i] == s)
+            tracked[i] = NULL;
+}
+
+#define rt_shared_new(...) track((rt_shared_new)(__VA_ARGS__))
+#define rt_shared_supervised(...) track((rt_shared_supervised)(__VA_ARGS__))
+#define rt_shared_free(s) (untrack(s), (rt_shared_free)(s))
+
+/* Runs fn(arg) as a task and joins it; a task that panicked left no value
+** locked. */
 static rt_status run_task(void *(*fn)(void *), void *arg)
 {
     void *result = NULL;
@@ -100,6 +128,8 @@ static rt_status run_task(void *(*fn)(void *), void *arg)
     NEED(t != NULL);
     rt_status st = rt_join(t, &result);
     NEED(result == NULL);
+    for (size_t i = 0; st == RT_PANICKED && i < sizeof tracked / sizeof tracked[0]; i++)
+        NEED(tracked[i] == NULL || !rt__shared_locked(tracked[i]));
     return st;
 }
 
@@ -1446,8 +1476,8 @@ END_TEST
 */
 #define STRESS_DRIVERS 8
 #define STRESS_VALUES 4 /* 0 and 1 RT_COPY, 2 and 3 RT_OWNED */
-#define STRESS_ROUNDS 24
-#define STRESS_OPS 24
+#define STRESS_ROUNDS 64
+#define STRESS_OPS 32
 #define STRESS_OWNED_BLOCK (2 * KIB)
 
 struct counters {
@@ -1651,29 +1681,29 @@ END_TEST
 Suite *make_suite(void)
 {
     Suite *s = suite_create("shared");
-    ADD_TEST(s, a_copy_update_that_panics_leaves_the_old_value_to_a_second_task, 120);
-    ADD_TEST(s, an_owned_update_that_panics_after_an_allocation_poisons, 120);
-    ADD_TEST(s, a_door_on_a_poisoned_value_returns_poisoned_without_running, 120);
-    ADD_TEST(s, a_full_value_block_panics_in_the_door_and_poisons_the_value, 120);
-    ADD_TEST(s, update_all_over_two_copies_that_panics_after_the_first_leaves_both, 120);
-    ADD_TEST(s, update_all_over_a_copy_and_an_owned_value_that_panics_poisons_both, 120);
-    ADD_TEST(s, update_all_over_two_owned_values_that_panics_poisons_both, 120);
-    ADD_TEST(s, update_all_with_an_owned_value_works_in_place_in_its_block, 120);
-    ADD_TEST(s, update_all_writes_both_copies_back_before_releasing_either_lock, 120);
-    ADD_TEST(s, an_access_that_panics_leaves_the_value_readable, 120);
-    ADD_TEST(s, a_change_made_in_an_earlier_door_stands_after_a_later_panic, 120);
-    ADD_TEST(s, a_panic_in_a_nested_door_unwinds_every_open_door, 120);
-    ADD_TEST(s, a_supervised_cache_that_outgrows_its_block_is_rebuilt, 120);
-    ADD_TEST(s, a_build_that_panics_leaves_nothing_behind_and_the_value_poisoned, 120);
-    ADD_TEST(s, a_stored_value_moves_its_bytes_from_the_task_to_the_value, 120);
-    ADD_TEST(s, a_stored_value_that_does_not_fit_poisons_the_value, 120);
-    ADD_TEST(s, a_block_value_is_refused_by_store_and_the_message_names_the_copy, 120);
-    ADD_TEST(s, stored_values_are_freed_with_the_state_they_were_stored_into, 120);
-    ADD_TEST(s, opposite_order_update_all_pairs_never_deadlock, 120);
+    ADD_TEST(s, a_copy_update_that_panics_leaves_the_old_value_to_a_second_task, 30);
+    ADD_TEST(s, an_owned_update_that_panics_after_an_allocation_poisons, 30);
+    ADD_TEST(s, a_door_on_a_poisoned_value_returns_poisoned_without_running, 30);
+    ADD_TEST(s, a_full_value_block_panics_in_the_door_and_poisons_the_value, 30);
+    ADD_TEST(s, update_all_over_two_copies_that_panics_after_the_first_leaves_both, 30);
+    ADD_TEST(s, update_all_over_a_copy_and_an_owned_value_that_panics_poisons_both, 30);
+    ADD_TEST(s, update_all_over_two_owned_values_that_panics_poisons_both, 30);
+    ADD_TEST(s, update_all_with_an_owned_value_works_in_place_in_its_block, 30);
+    ADD_TEST(s, update_all_writes_both_copies_back_before_releasing_either_lock, 30);
+    ADD_TEST(s, an_access_that_panics_leaves_the_value_readable, 30);
+    ADD_TEST(s, a_change_made_in_an_earlier_door_stands_after_a_later_panic, 30);
+    ADD_TEST(s, a_panic_in_a_nested_door_unwinds_every_open_door, 30);
+    ADD_TEST(s, a_supervised_cache_that_outgrows_its_block_is_rebuilt, 30);
+    ADD_TEST(s, a_build_that_panics_leaves_nothing_behind_and_the_value_poisoned, 30);
+    ADD_TEST(s, a_stored_value_moves_its_bytes_from_the_task_to_the_value, 30);
+    ADD_TEST(s, a_stored_value_that_does_not_fit_poisons_the_value, 30);
+    ADD_TEST(s, a_block_value_is_refused_by_store_and_the_message_names_the_copy, 30);
+    ADD_TEST(s, stored_values_are_freed_with_the_state_they_were_stored_into, 30);
+    ADD_TEST(s, opposite_order_update_all_pairs_never_deadlock, 30);
     ADD_TEST(s, a_door_entered_again_on_the_same_value_is_a_violation, 20);
     ADD_TEST(s, update_all_over_one_value_is_a_violation, 20);
     ADD_TEST(s, doors_nest_only_in_the_order_values_were_made, 20);
     ADD_TEST(s, misuse_of_doors_and_stores_gets_the_contracts_error, 20);
-    ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model, 120);
+    ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model, 30);
     return s;
 }
