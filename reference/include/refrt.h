@@ -48,7 +48,8 @@ unsigned rt_chunk_kept(void);
 typedef struct rt_region {
     unsigned char *base;     /* the chunk, NULL when not open */
     unsigned char *bump;     /* next free byte; [base, bump) was handed out */
-    struct rt_region *outer; /* the region that was innermost when this opened */
+    struct rt_region *outer; /* the region that was innermost when this opened
+                                (itself if it opened before rt_init) */
 } rt_region;
 
 /* Takes a chunk. A thread's regions are strictly nested. */

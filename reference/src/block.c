@@ -10,9 +10,13 @@
 ** Freed chunks are allocated again (D10): chunks up to SMALL_MAX bytes go
 ** to a free list per size class (16, 32, ..., 1024), larger ones to one
 ** first-fit list that splits; a chunk freed right below the bump pointer
-** gives its bytes back to the bump. `held` counts the chunk bytes live
-** plus what the owner charged for values held outside the block, so the
-** budget is "held never exceeds size". A full block returns NULL: the
+** gives its bytes back to the bump. When the bump and the lists cannot
+** serve a request, adjacent freed chunks are coalesced (one walk over the
+** arena) before the block is called full, so sizes that drift do not
+** strand the budget in lists of the wrong size. What is held is the chunk
+** bytes live plus what the owner charged for values held outside the
+** block; the block keeps `room`, its size minus what is held, so the budget
+** check is one compare. A full block returns NULL: the
 ** caller decides whether that panics a task or poisons a value.
 **
 ** The header is the chunk's size in 16-byte granules (high 32 bits) and a
@@ -36,7 +40,7 @@
 struct rt_block {
     unsigned char *bump; /* the next chunk's header; [arena, bump) was carved */
     unsigned char *end;  /* arena + size */
-    size_t held;         /* live chunk bytes plus charged outside bytes */
+    size_t room;         /* size - held; held: live chunks plus charged outside bytes */
     size_t size;         /* the budget: the arena's bytes, a multiple of 16 */
     uint32_t cookie;
     unsigned char *arena;
@@ -84,11 +88,10 @@ static inline void set_next(unsigned char *chunk, unsigned char *n)
     memcpy(chunk + HEADER, &n, sizeof n);
 }
 
-/* The chunk that holds n bytes of payload; 0 when n cannot be held. */
+/* The chunk that holds n bytes of payload; n at most the block's size
+** (itself at most MAX_BLOCK), so the sum cannot wrap. */
 static inline size_t chunk_for(size_t n)
 {
-    if (RT_UNLIKELY(n > MAX_BLOCK))
-        return 0;
     return (n + HEADER + GRANULE - 1) & ~(size_t)(GRANULE - 1);
 }
 
@@ -144,6 +147,7 @@ struct rt_block *rt__block_new(size_t bytes)
     b->bump = b->arena;
     b->end = b->arena + size;
     b->size = size;
+    b->room = size;
     __atomic_add_fetch(&blocks_live, 1, __ATOMIC_RELAXED);
     /* Different for every block, so a header copied from another block
     ** (or a stale pointer into a deleted one) does not check. */
@@ -164,7 +168,7 @@ size_t rt__block_size(const struct rt_block *b)
 
 size_t rt__block_held(const struct rt_block *b)
 {
-    return b->held;
+    return b->size - b->room;
 }
 
 bool rt__block_owns(const struct rt_block *b, const void *p)
@@ -175,15 +179,15 @@ bool rt__block_owns(const struct rt_block *b, const void *p)
 
 bool rt__block_charge(struct rt_block *b, size_t bytes)
 {
-    if (bytes > b->size - b->held)
+    if (bytes > b->room)
         return false;
-    b->held += bytes;
+    b->room -= bytes;
     return true;
 }
 
 void rt__block_uncharge(struct rt_block *b, size_t bytes)
 {
-    b->held -= bytes;
+    b->room += bytes;
 }
 
 /* ---- allocating -------------------------------------------------------- */
@@ -210,33 +214,71 @@ static unsigned char *take(struct rt_block *b, unsigned char **link, size_t byte
     return c;
 }
 
+/* Merges every run of adjacent freed chunks into one and rebuilds the free
+** lists; a run that ends at the bump goes back to the bump. The arena is
+** carved without gaps, so walking the headers from its start visits every
+** chunk. Linear in the chunks: run only when an allocation finds no room. */
+static RT_COLD void coalesce(struct rt_block *b)
+{
+    unsigned char *c = b->arena, *run = NULL;
+    size_t run_bytes = 0;
+
+    memset(b->small, 0, sizeof b->small);
+    b->large = NULL;
+    while (c < b->bump) {
+        uint64_t h = header_of(c);
+        size_t bytes = chunk_bytes(h);
+        if ((uint32_t)h == check_word(b, c, FREED)) {
+            if (run == NULL)
+                run = c, run_bytes = 0;
+            run_bytes += bytes;
+        } else if (run != NULL) {
+            push_freed(b, run, run_bytes);
+            run = NULL;
+        }
+        c += bytes;
+    }
+    if (run != NULL)
+        b->bump = run;
+}
+
 /* The bump cannot serve this size, or the size is large: a freed large
 ** chunk (first fit), else the bump, else a freed chunk of a bigger small
-** class. Returns a chunk of exactly `bytes`, or NULL: the block is full. */
+** class; failing all three, the freed chunks are coalesced and all three
+** tried again. Returns a chunk of exactly `bytes`, or NULL: the block is
+** full. */
 static RT_COLD unsigned char *alloc_slow(struct rt_block *b, size_t bytes)
 {
     unsigned char *c;
 
-    for (unsigned char **link = &b->large; *link != NULL; link = (unsigned char **)(*link + HEADER))
-        if (chunk_bytes(header_of(*link)) >= bytes)
-            return take(b, link, bytes);
-    if ((size_t)(b->end - b->bump) >= bytes) {
-        c = b->bump;
-        b->bump += bytes;
-        return c;
+    for (int pass = 0; pass < 2; pass++) {
+        for (unsigned char **link = &b->large; *link != NULL;
+             link = (unsigned char **)(*link + HEADER))
+            if (chunk_bytes(header_of(*link)) >= bytes)
+                return take(b, link, bytes);
+        if ((size_t)(b->end - b->bump) >= bytes) {
+            c = b->bump;
+            b->bump += bytes;
+            return c;
+        }
+        for (size_t i = bytes / GRANULE; bytes <= SMALL_MAX && i < SMALL_CLASSES; i++)
+            if (b->small[i] != NULL)
+                return take(b, &b->small[i], bytes);
+        if (pass == 0)
+            coalesce(b);
     }
-    for (size_t i = bytes / GRANULE; bytes <= SMALL_MAX && i < SMALL_CLASSES; i++)
-        if (b->small[i] != NULL)
-            return take(b, &b->small[i], bytes);
     return NULL;
 }
 
 void *rt__block_alloc(struct rt_block *b, size_t n)
 {
-    size_t bytes = chunk_for(n);
+    size_t bytes;
     unsigned char *c;
 
-    if (RT_UNLIKELY(bytes == 0 || bytes > b->size - b->held))
+    if (RT_UNLIKELY(n > b->size))
+        return NULL; /* also keeps chunk_for from wrapping */
+    bytes = chunk_for(n);
+    if (RT_UNLIKELY(bytes > b->room))
         return NULL; /* over budget */
     if (RT_LIKELY(bytes <= SMALL_MAX)) {
         unsigned char **list = &b->small[bytes / GRANULE - 1];
@@ -255,7 +297,7 @@ void *rt__block_alloc(struct rt_block *b, size_t n)
         return NULL;
 got:
     set_header(b, c, bytes, LIVE);
-    b->held += bytes;
+    b->room -= bytes;
     return c + HEADER;
 }
 
@@ -263,7 +305,7 @@ got:
 
 static void release(struct rt_block *b, unsigned char *chunk, size_t bytes)
 {
-    b->held -= bytes;
+    b->room += bytes;
     if (chunk + bytes == b->bump) {
         b->bump = chunk; /* the top goes back to the bump */
         set_header(b, chunk, bytes, FREED);
@@ -291,20 +333,19 @@ size_t rt__block_chunk(const struct rt_block *b, const void *p)
 void *rt__block_realloc(struct rt_block *b, void *p, size_t n, bool *held)
 {
     unsigned char *chunk = live_chunk(b, p), *q;
-    size_t have, want = chunk_for(n);
+    size_t have, want;
 
     *held = chunk != NULL;
-    if (chunk == NULL)
+    if (chunk == NULL || n > b->size)
         return NULL;
     have = chunk_bytes(header_of(chunk));
-    if (RT_UNLIKELY(want == 0))
-        return NULL;
+    want = chunk_for(n);
     if (want <= have)
         return p; /* it fits where it is; the chunk keeps its size */
-    if (chunk + have == b->bump && want - have <= b->size - b->held &&
+    if (chunk + have == b->bump && want - have <= b->room &&
         want - have <= (size_t)(b->end - b->bump)) {
         b->bump += want - have; /* the top chunk grows in place */
-        b->held += want - have;
+        b->room -= want - have;
         set_header(b, chunk, want, LIVE);
         return p;
     }

@@ -36,7 +36,9 @@ struct rt_hot {
     ** close the regions it unwinds past, innermost first. */
     rt_region *innermost;
     /* The task this thread runs (task.c), NULL on a thread that is not a
-    ** task: rt_alloc and the rest are then contract violations. */
+    ** task: rt_alloc and the rest are then contract violations. Main's
+    ** task is attached on main's first rt__task_hot, so read it through
+    ** that (or rt__current_block), not straight from a fresh state. */
     struct rt_task *task;
     /* The innermost open door (shared.c), NULL outside every door. */
     struct rt_door *door;
@@ -112,18 +114,43 @@ size_t rt__outside_take(const char *fn, void *p);
 void rt__outside_give(void *p, size_t bytes);
 /* Whether the current task holds p as an outside value. */
 bool rt__outside_held(const void *p);
+/* This thread's state, after checking it runs a task (else a contract
+** violation naming fn): h->task is then set. */
+struct rt_hot *rt__task_hot(const char *fn);
 /* The current task's block (the door's if one is open), after checking
 ** the thread is a task (else a violation naming fn). */
 struct rt_block *rt__current_block(const char *fn);
 
-/* runtime.c/task.c: makes the calling thread (main) a task; rt_init. */
-void rt__main_task(struct rt_hot *h);
+/* task.c, for rt_init: makes main's task and its block; it is attached to
+** the calling thread's state on first use. */
+void rt__main_task(void);
 
 /* hot.c: the key, kept as key + 1 so that zero means "no cache". */
 extern uint64_t rt__key_plus_one;
 
-/* hot.c: this thread's state, made if it has none; NULL before rt_init. */
-struct rt_hot *rt__hot_or_null(void);
+/* hot.c: this thread's state, made if it has none; NULL before rt_init.
+** The fast path is one load from the thread pointer (prim.h) at
+** rt__hot_off: the runtime key's slot once validated, else a __thread word
+** that is always NULL, so the cold path (pthread_getspecific, and the
+** first publish of a fresh thread) is the only branch. */
+#include "prim.h"
+#if RT_PRIM_DIRECT
+/* Hidden: a -fPIC load straight from .data, not through the GOT. */
+extern intptr_t rt__hot_off __attribute__((visibility("hidden")));
+#endif
+struct rt_hot *rt__hot_cold(void) __attribute__((visibility("hidden")));
+/* Test hook: when set, validation reads the slot through it. */
+extern void *(*rt__hot_test_read)(intptr_t off);
+
+static inline struct rt_hot *rt__hot_or_null(void)
+{
+#if RT_PRIM_DIRECT
+    struct rt_hot *h = rt_prim_slot_read(__atomic_load_n(&rt__hot_off, __ATOMIC_RELAXED));
+    if (RT_LIKELY(h != NULL))
+        return h;
+#endif
+    return rt__hot_cold();
+}
 
 /* region_cache.c: frees the chunks a thread keeps (they are cleared). */
 void rt__chunks_release(struct rt_hot *h);
@@ -132,8 +159,18 @@ void rt__chunks_release(struct rt_hot *h);
 _Noreturn RT_COLD void rt__violation(const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
-/* A region out of room, a size that overflows, a malloc that failed. */
+/* A region out of room, a size that overflows, a malloc that failed: the
+** contract says SIGILL. x86-64's __builtin_trap is ud2 (SIGILL); aarch64's
+** is brk (SIGTRAP), so there the permanently undefined instruction. */
+#if defined(__aarch64__)
+#define rt__trap()                                                             \
+    do {                                                                       \
+        __asm__ __volatile__("udf #0");                                        \
+        __builtin_unreachable();                                               \
+    } while (0)
+#else
 #define rt__trap() __builtin_trap()
+#endif
 
 /* Clears n bytes at p with a store the optimiser cannot delete: the empty
 ** asm claims to read all memory through p, so the memset is never dead,

@@ -20,7 +20,10 @@ void rt_region_open(rt_region *r)
         rt__violation("rt_region_open", "region is NULL");
     r->base = rt_chunk_take();
     r->bump = r->base;
-    r->outer = NULL;
+    /* Before rt_init there is no thread state to track the region in: it
+    ** is marked as its own outer, so a close after rt_init knows it was
+    ** never this thread's innermost and does not call that a violation. */
+    r->outer = r;
     if (h != NULL) {
         r->outer = h->innermost;
         h->innermost = r;
@@ -51,7 +54,7 @@ void rt_region_close(rt_region *r)
 
     if (RT_UNLIKELY(r == NULL || r->base == NULL))
         rt__violation("rt_region_close", "region is not open");
-    if (h != NULL) {
+    if (h != NULL && r->outer != r) {
         if (RT_UNLIKELY(h->innermost != r))
             rt__violation("rt_region_close",
                           "region %p is not this thread's innermost open region", (void *)r);

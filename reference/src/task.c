@@ -133,7 +133,7 @@ static void table_put(struct outside_table *o, void *p, size_t bytes)
 static size_t table_find(const struct outside_table *o, const void *p)
 {
     if (o->cap == 0 || p == NULL)
-        return 0;
+        return o->cap; /* NULL is never held */
     for (size_t i = slot_of(o, p); o->slots[i].p != NULL; i = (i + 1) & (o->cap - 1))
         if (o->slots[i].p == p)
             return i;
@@ -172,14 +172,34 @@ static void table_free_all(struct outside_table *o)
 
 /* ---- the current task ------------------------------------------------- */
 
-static struct rt_hot *task_hot(const char *fn)
-{
-    struct rt_hot *h = rt__hot_or_null();
+static RT_COLD struct rt_task *main_task_here(void);
 
-    if (RT_UNLIKELY(h == NULL || h->task == NULL))
+/* The slow way to the task: main's first call attaches main's task; any
+** other thread without a task is a contract violation. */
+static RT_COLD struct rt_hot *task_hot_slow(struct rt_hot *h, const char *fn)
+{
+    if (h != NULL && h->task == NULL)
+        h->task = main_task_here();
+    if (h == NULL || h->task == NULL)
         rt__violation(fn, "this thread is not a task%s",
                       h == NULL ? " (rt_init has not been called)" : "");
     return h;
+}
+
+/* The way in of every public call: one load from the thread pointer and
+** one test on the fast path. */
+static inline struct rt_hot *task_hot(const char *fn)
+{
+    struct rt_hot *h = rt__hot_or_null();
+
+    if (RT_LIKELY(h != NULL && h->task != NULL))
+        return h;
+    return task_hot_slow(h, fn);
+}
+
+struct rt_hot *rt__task_hot(const char *fn)
+{
+    return task_hot(fn);
 }
 
 struct rt_block *rt__current_block(const char *fn)
@@ -210,7 +230,7 @@ static bool charge(struct rt_task *t, size_t bytes)
 
 /* ---- panics ------------------------------------------------------------ */
 
-static RT_COLD _Noreturn void full(const char *what, size_t bytes)
+void rt__task_full(const char *what, size_t bytes)
 {
     char why[160];
     snprintf(why, sizeof why, "%s of %zu bytes does not fit its budget", what, bytes);
@@ -254,7 +274,7 @@ void *rt_alloc(size_t n)
         if ((p = rt__block_alloc(b, n)) != NULL)
             return p;
     }
-    full("an allocation", n);
+    rt__task_full("an allocation", n);
 }
 
 /* Reallocates a value of block b; t is the task when b is its block. */
@@ -272,7 +292,7 @@ static void *realloc_in(struct rt_block *b, struct rt_task *t, void *p, size_t n
         if ((q = rt__block_realloc(b, p, n, &held)) != NULL)
             return q;
     }
-    full("a reallocation", n);
+    rt__task_full("a reallocation", n);
 }
 
 /* An outside value stays outside: realloc'ed by malloc, counted anew. */
@@ -285,7 +305,7 @@ static void *realloc_outside(struct rt_task *t, void *p, size_t n)
         rt__violation("rt_realloc", "%p is not a value this task holds", p);
     old = t->outside.slots[i].bytes;
     if (n > old && !charge(t, n - old))
-        full("a reallocation", n);
+        rt__task_full("a reallocation", n);
     q = realloc(p, n != 0 ? n : 1);
     if (q == NULL)
         rt__trap();
@@ -355,7 +375,7 @@ static void *outside_new(size_t n)
     void *p;
 
     if (!charge(t, n))
-        full("an outside value", n);
+        rt__task_full("an outside value", n);
     p = malloc(n != 0 ? n : 1);
     if (p == NULL)
         rt__trap();
@@ -421,7 +441,7 @@ void rt__outside_give(void *p, size_t bytes)
     /* Held first, so that a panic for want of room frees it too. */
     table_put(&t->outside, p, bytes);
     if (!charge(t, bytes))
-        full("a value taken over", bytes);
+        rt__task_full("a value taken over", bytes);
 }
 
 bool rt__outside_held(const void *p)
@@ -476,17 +496,13 @@ static void task_empty(struct rt_task *t)
     atomic_fetch_sub(&tasks_running, 1);
 }
 
-static void *task_start(void *arg)
+/* Runs the task's function with the panic's landing place set. Not
+** inlined: the frame that calls setjmp stays small and holds nothing a
+** longjmp could clobber (t is never written after setjmp). */
+static __attribute__((noinline)) void task_run(struct rt_task *t)
 {
-    struct rt_task *volatile t = arg;
-    struct rt_hot *h = rt__hot_or_null();
-    void *result;
-
-    if (h == NULL)
-        rt__trap(); /* rt_spawn checked the key exists */
-    h->task = t;
     if (setjmp(t->start) == 0) {
-        result = t->fn(t->arg);
+        void *result = t->fn(t->arg);
         if (result != NULL) {
             size_t bytes = rt__outside_detach(t, result);
             if (bytes == SIZE_MAX)
@@ -501,6 +517,17 @@ static void *task_start(void *arg)
         t->result = NULL;
         t->status = RT_PANICKED;
     }
+}
+
+static void *task_start(void *arg)
+{
+    struct rt_task *t = arg;
+    struct rt_hot *h = rt__hot_or_null();
+
+    if (h == NULL)
+        rt__trap(); /* rt_spawn checked the key exists */
+    h->task = t;
+    task_run(t);
     h->task = NULL;
     h->door = NULL;
     task_empty(t);
@@ -571,18 +598,28 @@ rt_status rt_join(rt_task *t, void **result)
     return RT_OK;
 }
 
-void rt__main_task(struct rt_hot *h)
-{
-    static struct rt_task main_task;
+/* Main's task: made by rt_init, attached to main's thread state on its
+** first use (rt__task_hot), so that rt_init publishes no thread state of
+** its own: the first publish stays the program's (hot.c validates it). */
+static struct rt_task main_task;
+static pthread_t main_thread;
+static atomic_bool main_made;
 
-    if (h->task != NULL)
-        return;
+void rt__main_task(void)
+{
     main_task.block = block_for_new_task();
     if (main_task.block == NULL)
         rt__violation("rt_init", "no memory for main's block");
     main_task.id = 0;
     main_task.is_main = true;
     atomic_init(&main_task.refs, 1); /* never dropped: main's task stays */
-    main_task.thread = pthread_self();
-    h->task = &main_task;
+    main_task.thread = main_thread = pthread_self();
+    atomic_store(&main_made, true);
+}
+
+static RT_COLD struct rt_task *main_task_here(void)
+{
+    if (atomic_load(&main_made) && pthread_equal(pthread_self(), main_thread))
+        return &main_task;
+    return NULL;
 }

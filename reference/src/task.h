@@ -51,6 +51,8 @@ bool rt__task_charge(struct rt_task *t, size_t bytes);
 /* t holds p (already charged). */
 void rt__task_hold(struct rt_task *t, void *p, size_t bytes);
 void rt__task_ref(struct rt_task *t);
+/* Panics the current task: `what` of `bytes` does not fit its budget. */
+_Noreturn RT_COLD void rt__task_full(const char *what, size_t bytes);
 void rt__task_unref(struct rt_task *t);
 
 #endif

@@ -46,7 +46,7 @@ START_TEST(the_default_strategy_follows_its_formula)
     rt_strategy s = rt_default_strategy();
     size_t counts[] = {1, 2, 3, 64, 1000, 1000000};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-        ck_assert_uint_eq(s.block_bytes(s.ctx, counts[i]), expected_default(counts[i]));
+        ck_require(s.block_bytes(s.ctx, counts[i]) == expected_default(counts[i]));
     /* more tasks, never bigger blocks; never below 64 KiB */
     ck_assert_uint_ge(s.block_bytes(s.ctx, 1), s.block_bytes(s.ctx, 2));
     ck_assert_uint_eq(s.block_bytes(s.ctx, (size_t)1 << 40), 65536);
@@ -104,13 +104,13 @@ START_TEST(held_returns_to_exactly_its_old_figure)
     ck_assert_uint_eq(before, 320 + 77);
     for (size_t n = 0; n < 3000; n += 97) {
         void *p = rt_alloc(n);
-        ck_assert_uint_gt(rt_held(), before);
+        ck_require(rt_held() > before);
         rt_free(p);
-        ck_assert_uint_eq(rt_held(), before);
+        ck_require(rt_held() == before);
         p = rt_alloc_outside(n);
-        ck_assert_uint_eq(rt_held(), before + n);
+        ck_require(rt_held() == (before + n));
         rt_free(p);
-        ck_assert_uint_eq(rt_held(), before);
+        ck_require(rt_held() == before);
     }
     rt_free(keep);
     rt_free(out);
@@ -294,7 +294,7 @@ START_TEST(realloc_keeps_contents_past_size_classes)
         void *pin = rt_alloc(1); /* p is not the top chunk: growth moves it */
         unsigned char *q = rt_realloc(p, want);
         for (size_t i = 0; i < n; i++)
-            ck_assert_int_eq(q[i], (unsigned char)(i * 13));
+            ck_require(q[i] == (unsigned char)(i * 13));
         for (size_t i = n; i < want; i++)
             q[i] = (unsigned char)(i * 13);
         p = q;
@@ -308,7 +308,7 @@ START_TEST(realloc_keeps_contents_past_size_classes)
     o = rt_realloc(o, 9000);
     ck_assert_uint_eq(rt_held(), before + 4000);
     for (size_t i = 0; i < 5000; i++)
-        ck_assert_int_eq(o[i], (unsigned char)(i * 13));
+        ck_require(o[i] == (unsigned char)(i * 13));
     o = rt_realloc(o, 10);
     ck_assert_uint_eq(rt_held(), before - 4990);
     ck_assert_ptr_eq(rt_hand_over(o), o);
@@ -366,7 +366,7 @@ START_TEST(a_panic_frees_outside_values_and_closes_open_regions)
     chunks_reset();
     ck_assert_int_eq(run_task(panics_holding_things, &k, NULL), RT_PANICKED);
     for (int i = 0; i < 3; i++)
-        ck_assert(!chunk_live(k.outside[i]));
+        ck_require(!chunk_live(k.outside[i]));
     /* the regions were closed (cleared, kept), then freed with the thread */
     ck_assert(!chunk_live(k.chunk[0]));
     ck_assert(!chunk_live(k.chunk[1]));
@@ -395,7 +395,7 @@ START_TEST(a_task_that_ends_frees_its_block_and_what_it_still_holds)
     ck_assert_int_eq(rt__blocks_live(), 1);
     ck_assert_int_eq(run_task(ends_holding_things, &k, NULL), RT_OK);
     for (int i = 0; i < 3; i++)
-        ck_assert(!chunk_live(k.outside[i]));
+        ck_require(!chunk_live(k.outside[i]));
     ck_assert_uint_eq(rt__blocks_live(), 1);
 }
 END_TEST
@@ -459,6 +459,36 @@ START_TEST(a_joiner_the_result_does_not_fit_panics)
                   d.exit_status, d.err);
     ck_assert_ptr_nonnull(strstr(d.err, "refrt: task 1 panicked: a value taken over of 65536 "
                                         "bytes does not fit its budget"));
+}
+END_TEST
+
+START_TEST(a_result_nobody_takes_is_freed)
+{
+    init_fixed(256 * KIB);
+    chunks_reset();
+    rt_set_strategy(rt_fixed_strategy(256 * KIB));
+    rt_task *t = rt_spawn(returns_text, (void *)(uintptr_t)RT_CHUNK_SIZE);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    ck_assert_uint_eq(chunks_counted().mallocs, 1);
+    ck_assert_uint_eq(chunks_counted().frees, 1);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+START_TEST(a_block_that_cannot_be_made_is_no_task)
+{
+    size_t *b;
+    init_fixed(64 * KIB);
+    rt_set_strategy(rt_fixed_strategy((size_t)1 << 40));
+    errno = 0;
+    ck_assert_ptr_null(rt_spawn(report_budget, NULL));
+    ck_assert_int_eq(errno, ENOMEM);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    /* the failed spawn is not counted among the tasks running */
+    rt_set_strategy(rt_default_strategy());
+    ck_assert_int_eq(run_task(report_budget, NULL, (void **)&b), RT_OK);
+    ck_assert_uint_eq(*b, expected_default(2));
+    rt_free(b);
 }
 END_TEST
 
@@ -654,6 +684,14 @@ static void hand_over_unheld(void *unused)
     rt_hand_over(malloc(4));
 }
 
+static void hand_over_null(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_alloc_outside(8); /* a table with something in it */
+    rt_hand_over(NULL);
+}
+
 static void *returns_a_block_value(void *unused)
 {
     (void)unused;
@@ -686,6 +724,7 @@ START_TEST(misuse_gets_the_contracts_error)
     ck_assert_violation(free_outside_twice, NULL, "refrt: rt_free: ");
     ck_assert_violation(free_another_tasks_value, NULL, "refrt: rt_free: ");
     ck_assert_violation(hand_over_unheld, NULL, "refrt: rt_hand_over: ");
+    ck_assert_violation(hand_over_null, NULL, "refrt: rt_hand_over: (nil) is not a value");
     ck_assert_violation(task_returns_a_block_value, NULL,
                         "which is not an outside value it holds");
     ck_assert_violation(panic_on_a_plain_thread, NULL, "refrt: rt_panic: this thread is not a task");
@@ -695,25 +734,24 @@ END_TEST
 Suite *make_suite(void)
 {
     Suite *s = suite_create("budgets");
-    TCase *tc = tcase_create("budgets");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, the_default_strategy_follows_its_formula);
-    tcase_add_test(tc, main_is_a_task_with_a_default_block);
-    tcase_add_test(tc, a_fixed_strategy_sizes_every_later_block);
-    tcase_add_test(tc, held_returns_to_exactly_its_old_figure);
-    tcase_add_test(tc, a_block_exactly_full_fits_one_byte_more_panics);
-    tcase_add_test(tc, a_task_reading_past_its_budget_panics_and_another_runs_on);
-    tcase_add_test(tc, a_long_task_frees_and_allocates_a_megabyte_under_sixty_four_kib);
-    tcase_add_test(tc, realloc_keeps_contents_past_size_classes);
-    tcase_add_test(tc, a_panic_in_main_exits_with_101);
-    tcase_add_test(tc, a_panic_frees_outside_values_and_closes_open_regions);
-    tcase_add_test(tc, a_task_that_ends_frees_its_block_and_what_it_still_holds);
-    tcase_add_test(tc, join_moves_the_result_to_the_joiner);
-    tcase_add_test(tc, a_joiner_the_result_does_not_fit_panics);
-    tcase_add_test(tc, a_handed_over_value_arrives_where_it_was_built);
-    tcase_add_test(tc, a_block_value_is_refused_and_the_message_names_the_copy);
-    tcase_add_test(tc, a_door_with_a_block_allocates_there_and_a_panic_unwinds_it);
-    tcase_add_test(tc, misuse_gets_the_contracts_error);
-    suite_add_tcase(s, tc);
+    suite_add_test(s, the_default_strategy_follows_its_formula);
+    suite_add_test(s, main_is_a_task_with_a_default_block);
+    suite_add_test(s, a_fixed_strategy_sizes_every_later_block);
+    suite_add_test(s, held_returns_to_exactly_its_old_figure);
+    suite_add_test(s, a_block_exactly_full_fits_one_byte_more_panics);
+    suite_add_test(s, a_task_reading_past_its_budget_panics_and_another_runs_on);
+    suite_add_test(s, a_long_task_frees_and_allocates_a_megabyte_under_sixty_four_kib);
+    suite_add_test(s, realloc_keeps_contents_past_size_classes);
+    suite_add_test(s, a_panic_in_main_exits_with_101);
+    suite_add_test(s, a_panic_frees_outside_values_and_closes_open_regions);
+    suite_add_test(s, a_task_that_ends_frees_its_block_and_what_it_still_holds);
+    suite_add_test(s, join_moves_the_result_to_the_joiner);
+    suite_add_test(s, a_joiner_the_result_does_not_fit_panics);
+    suite_add_test(s, a_result_nobody_takes_is_freed);
+    suite_add_test(s, a_block_that_cannot_be_made_is_no_task);
+    suite_add_test(s, a_handed_over_value_arrives_where_it_was_built);
+    suite_add_test(s, a_block_value_is_refused_and_the_message_names_the_copy);
+    suite_add_test(s, a_door_with_a_block_allocates_there_and_a_panic_unwinds_it);
+    suite_add_test(s, misuse_gets_the_contracts_error);
     return s;
 }

@@ -20,6 +20,25 @@
 
 Suite *make_suite(void);
 
+/* Adds test t to s in a test case of its own, named after the test: Check
+** reports results by test case, so this is what gives each result line
+** the test's own name. */
+#define suite_add_test(s, t)                                                   \
+    do {                                                                       \
+        TCase *tc_ = tcase_create(#t);                                         \
+        tcase_add_test(tc_, t);                                                \
+        suite_add_tcase((s), tc_);                                             \
+    } while (0)
+
+/* ck_assert for hot loops: Check records every passing ck_assert (a
+** message to the runner), which dominates a loop of thousands; this one
+** costs a branch until it fails, and then fails the test the same way. */
+#define ck_require(cond)                                                       \
+    do {                                                                       \
+        if (__builtin_expect(!(cond), 0))                                      \
+            ck_abort_msg("%s:%d: %s", __FILE__, __LINE__, #cond);               \
+    } while (0)
+
 struct death {
     int signal;      /* the signal the child died of, 0 if it exited */
     int exit_status; /* its exit status if it exited, else -1 */

@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""run.py: the conformance suite. Builds every conformance/*.c program,
+runs it once with the measurements its expectations name (strace -f, the
+chunk shim, its own "observe" lines), and checks each expectation.
+
+Each program declares what it expects in its header comment (expect.py
+says how), so a new program needs no edit here. Besides the programs, one
+check reads the optimised object of give (objcheck.py).
+
+Results: one line a check in --results, "pass <program>:<expectation>" or
+"fail <program>:<expectation> <what was seen>"; the measured figures of
+each program go to <build>/reports/conformance/<program>.txt. Exits 1 if
+anything failed.
+
+Run by make (mk/conformance.mk): make check-conformance.
+"""
+import argparse
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import expect  # noqa: E402
+import measure  # noqa: E402
+import objcheck  # noqa: E402
+
+
+class Results:
+    def __init__(self, path):
+        self.path = path
+        self.failed = 0
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        open(path, "w").close()
+
+    def record(self, name, ok, why=""):
+        line = f"pass {name}" if ok else f"fail {name} {why}"
+        if not ok:
+            self.failed += 1
+            print(f"  {line}")
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(line.replace("\n", " ") + "\n")
+
+
+def ensure_tool(tool, results):
+    """The tool on PATH, installed through scripts/deps if missing: a
+    measurement is never skipped silently."""
+    if shutil.which(tool) is None:
+        print(f"conformance: {tool} is missing; running scripts/deps")
+        subprocess.run(["scripts/deps"], check=False)
+    if shutil.which(tool) is None:
+        results.record(f"tools:{tool}", False, f"{tool} is missing and scripts/deps could not install it")
+        return False
+    return True
+
+
+def run_program(prog, cfg, results, reports):
+    binary, why = measure.build(prog, cfg)
+    if binary is None:
+        results.record(f"{prog.name}:build", False, why)
+        return
+    run = measure.run(prog, binary, cfg)
+    with open(os.path.join(reports, prog.name + ".txt"), "w", encoding="utf-8") as f:
+        for k in sorted(run.metrics):
+            f.write(f"{k} {run.metrics[k]}\n")
+        for note in run.notes:
+            f.write(f"note {note}\n")
+        f.write("--- stderr\n" + run.outputs.get("stderr", ""))
+    failed_before = results.failed
+    for exp in prog.expectations:
+        ok, seen = expect.check(exp, run.metrics, run.outputs)
+        if not ok and run.notes:
+            seen += " (" + "; ".join(run.notes) + ")"
+        results.record(f"{prog.name}:{exp.name}", ok, seen)
+    shown = " ".join(f"{k}={run.metrics[k]}" for k in sorted(run.metrics)
+                     if k.startswith(("strace.brk", "shim.mallocs", "shim.frees", "shim.dirty")))
+    status = "ok" if results.failed == failed_before else "FAILED"
+    print(f"conformance: {prog.name}: {status} {shown}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", required=True, help="the variant's build folder")
+    ap.add_argument("--cc", required=True)
+    ap.add_argument("--cflags", default="")
+    ap.add_argument("--ldflags", default="")
+    ap.add_argument("--plain-cflags", default="-std=c11 -Wall -Wextra -Werror -O2 -g")
+    ap.add_argument("--sanitize", default="")
+    ap.add_argument("--results", required=True)
+    ap.add_argument("programs", nargs="*", help="default: every conformance/*.c but shim.c")
+    args = ap.parse_args()
+    # Paths in the flags (-Ireference/include) and the cc-only command are
+    # relative to the top of the tree, as make runs it: work from there.
+    here = os.path.dirname(os.path.abspath(__file__))
+    args.build, args.results = os.path.abspath(args.build), os.path.abspath(args.results)
+    args.programs = [os.path.abspath(p) for p in args.programs]
+    os.chdir(os.path.dirname(here))
+
+    cfg = measure.Config(
+        build=args.build, cc=shlex.split(args.cc), cflags=shlex.split(args.cflags),
+        ldflags=shlex.split(args.ldflags), sanitize=args.sanitize,
+        plain_cflags=shlex.split(args.plain_cflags),
+        rt_lib=os.path.join(args.build, "librefrt.a"),
+        shim_so=os.path.abspath(os.path.join(args.build, "conformance", "shim.so")),
+        shim_wrap_o=os.path.join(args.build, "conformance", "shim-wrap.o"))
+    results = Results(args.results)
+    reports = os.path.join(args.build, "reports", "conformance")
+    os.makedirs(reports, exist_ok=True)
+
+    paths = args.programs or sorted(
+        os.path.relpath(os.path.join(here, f)) for f in os.listdir(here)
+        if f.endswith(".c") and f != "shim.c")
+    programs = []
+    for path in paths:
+        name = os.path.splitext(os.path.basename(path))[0]
+        try:
+            programs.append(expect.parse_program(path, name))
+        except expect.DeclarationError as e:
+            results.record(f"{name}:declaration", False, str(e))
+
+    have_strace = ensure_tool("strace", results) if any(p.needs("strace") for p in programs) else True
+    for prog in programs:
+        if prog.needs("strace") and not have_strace:
+            results.record(f"{prog.name}:strace", False, "strace is missing")
+            continue
+        run_program(prog, cfg, results, reports)
+
+    obj = os.path.join(args.build, "obj", "region_cache.o")
+    if ensure_tool("objdump", results):
+        ok, why = objcheck.clears(obj)
+        results.record("object:rt_chunk_give_clears", ok, why)
+        print(f"conformance: object: {why}")
+    return 1 if results.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,88 @@
+# The hot path (seed 003): the fiber migration test, built with hot.c
+# compiled in so that rt_hot() can be inlined, at -O2 and at -O3 (the
+# variant's CC picks gcc or clang); and bench/hot. The unit suite
+# check_hot.c is built and run by mk/unit.mk like every check_*.c.
+
+HOT_FIBER_OPTS := O2 O3
+HOT_FIBER_BIN := $(HOT_FIBER_OPTS:%=$(BUILD)/hot/hot_fiber-%)
+
+$(BUILD)/hot/hot_fiber-%: reference/tests/hot_fiber.c reference/tests/testutil.c \
+  reference/tests/testutil.h $(RT_LIB) $(RT_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -$* $(CHECK_CFLAGS) -Ireference/tests -Ireference/src \
+	  $< reference/tests/testutil.c $(RT_LIB) $(ALL_LDFLAGS) $(UNIT_WRAP) $(CHECK_LIBS) -o $@
+
+.PHONY: check-hot-fiber
+check-hot-fiber: $(HOT_FIBER_BIN)
+	@mkdir -p $(BUILD)/results $(BUILD)/reports
+	@status=0; for t in $(HOT_FIBER_BIN); do \
+	  n=$$(basename $$t); rm -f $(BUILD)/results/$$n; \
+	  RT_RESULTS=$(BUILD)/results/$$n RT_XML=$(BUILD)/reports/$$n.xml $$t || status=1; \
+	done; exit $$status
+
+CHECK_TARGETS += check-hot-fiber
+
+# The portable fallback (what musl or another architecture gets), built
+# here with -DRT_PRIM_PORTABLE: the unit suites and the fiber test again,
+# under $(BUILD)/portable, their results copied in as portable-<suite>.
+.PHONY: check-hot-portable
+check-hot-portable:
+	@status=0; $(MAKE) --no-print-directory BUILD=$(BUILD)/portable \
+	  CFLAGS='$(CFLAGS) -DRT_PRIM_PORTABLE' check-unit check-hot-fiber || status=1; \
+	mkdir -p $(BUILD)/results; for f in $(BUILD)/portable/results/*; do \
+	  cp $$f $(BUILD)/results/portable-$$(basename $$f); done; exit $$status
+
+CHECK_TARGETS += check-hot-portable
+
+# bench/hot: instructions per access (callgrind) and the probes.
+HOT_BENCH := $(BUILD)/bench/hot_bench
+HOT_TLS_SO := $(BUILD)/bench/libhot_tls.so
+
+$(HOT_TLS_SO): bench/hot_tls.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fPIC -shared $< $(ALL_LDFLAGS) -o $@
+
+$(HOT_BENCH): bench/hot.c $(RT_LIB) $(HOT_TLS_SO) $(RT_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Ireference/src $< $(RT_LIB) -L$(@D) -lhot_tls \
+	  -Wl,-rpath,'$$ORIGIN' $(ALL_LDFLAGS) -o $@
+
+.PHONY: bench-hot
+bench-hot: $(HOT_BENCH)
+	$(PYTHON) bench/hot.py $(HOT_BENCH)
+
+BENCH_TARGETS += bench-hot
+
+# The hot path on aarch64, cross-built and run under qemu-user (Debian's
+# qemu-user, gcc-aarch64-linux-gnu): check_hot, check_region_cache and the
+# fiber test at -O2 and -O3, with reference/tests/cross/check.h standing in
+# for Check, which is not installed for the target. Not part of `make
+# check`: run `make check-hot-aarch64`.
+AARCH64_CC ?= aarch64-linux-gnu-gcc
+AARCH64_RUN ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
+AARCH64_DIR := $(BUILD)/aarch64
+AARCH64_CFLAGS := $(WARNINGS) $(OPT) -g -pthread -Ireference/include -Ireference/tests/cross \
+  -Ireference/tests -Ireference/src
+AARCH64_TEST_SRC := reference/tests/testutil.c reference/tests/cross/check.c
+AARCH64_LIB_SRC := $(filter-out reference/src/hot.c,$(RT_SRC))
+AARCH64_BIN := $(AARCH64_DIR)/check_hot $(AARCH64_DIR)/check_region_cache \
+  $(HOT_FIBER_OPTS:%=$(AARCH64_DIR)/hot_fiber-%)
+AARCH64_DEPS := $(RT_SRC) $(RT_HDR) $(AARCH64_TEST_SRC) reference/tests/testutil.h \
+  reference/tests/cross/check.h
+
+$(AARCH64_DIR)/check_%: reference/tests/check_%.c $(AARCH64_DEPS)
+	@mkdir -p $(@D)
+	$(AARCH64_CC) $(AARCH64_CFLAGS) $< $(AARCH64_TEST_SRC) $(RT_SRC) $(UNIT_WRAP) -o $@
+
+$(AARCH64_DIR)/hot_fiber-%: reference/tests/hot_fiber.c $(AARCH64_DEPS)
+	@mkdir -p $(@D)
+	$(AARCH64_CC) $(AARCH64_CFLAGS) -$* $< $(AARCH64_TEST_SRC) $(AARCH64_LIB_SRC) $(UNIT_WRAP) -o $@
+
+.PHONY: check-hot-aarch64
+check-hot-aarch64:
+	@scripts/deps aarch64
+	@$(MAKE) --no-print-directory $(AARCH64_BIN)
+	@rm -rf $(AARCH64_DIR)/results; mkdir -p $(AARCH64_DIR)/results
+	@status=0; for t in $(AARCH64_BIN); do \
+	  RT_RESULTS=$(AARCH64_DIR)/results/$$(basename $$t) $(AARCH64_RUN) $$t || status=1; \
+	done; $(PYTHON) scripts/summary aarch64 $(AARCH64_DIR)/results $$status

@@ -1,0 +1,393 @@
+/*
+** check_hot.c: the hot path (seed 003): the direct read, its validation
+** and the latch, unit level. The fiber migration test is check_hot_fiber.c.
+*/
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "refrt.h"
+#include "testutil.h"
+
+static pthread_key_t rt_key(void)
+{
+    ck_assert_uint_ne(rt__key_plus_one, 0);
+    return (pthread_key_t)(rt__key_plus_one - 1);
+}
+
+/* What the fast path's one load reads on this thread right now. */
+static void *direct_read(void)
+{
+#if RT_PRIM_DIRECT
+    return rt_prim_slot_read(__atomic_load_n(&rt__hot_off, __ATOMIC_RELAXED));
+#else
+    return NULL;
+#endif
+}
+
+static void run_thread(void *(*fn)(void *), void *arg)
+{
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, fn, arg), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+}
+
+/* ---- the direct path is live, and reads what pthread_getspecific reads -- */
+
+START_TEST(direct_path_is_live)
+{
+    rt_init();
+    struct rt_hot *h = rt_hot();
+#if defined(__GLIBC__) && (defined(__x86_64__) || defined(__aarch64__)) && \
+    !defined(RT_PRIM_PORTABLE)
+    /* Every other test passes whether rt_hot costs a call or four
+    ** instructions: this one fails if the direct path silently fell back. */
+    ck_assert_msg(rt_hot_direct(), "the direct path is not live on glibc");
+    ck_assert_ptr_eq(direct_read(), h);
+#else
+    ck_assert(!rt_hot_direct());
+#endif
+    ck_assert_ptr_eq(pthread_getspecific(rt_key()), h);
+    ck_assert_ptr_eq(rt_hot(), h);
+}
+END_TEST
+
+#define MANY 8
+#define ROUNDS 2000
+
+struct agree {
+    pthread_barrier_t *start, *made; /* made: every state exists at once */
+    struct rt_hot *mine;
+    unsigned disagreed;
+};
+
+static void *thread_agrees(void *arg)
+{
+    struct agree *a = arg;
+    pthread_barrier_wait(a->start);
+    a->mine = rt_hot();
+    pthread_barrier_wait(a->made);
+    for (int i = 0; i < ROUNDS; i++) {
+        void *got = pthread_getspecific(rt_key());
+        if ((RT_PRIM_DIRECT && direct_read() != got) || got != a->mine || rt_hot() != a->mine)
+            a->disagreed++;
+    }
+    return NULL;
+}
+
+START_TEST(direct_read_matches_getspecific_on_many_threads)
+{
+    pthread_barrier_t start, made;
+    pthread_t t[MANY];
+    struct agree a[MANY];
+
+    rt_init();
+    ck_assert_ptr_nonnull(rt_hot());
+    ck_assert_int_eq(pthread_barrier_init(&start, NULL, MANY), 0);
+    ck_assert_int_eq(pthread_barrier_init(&made, NULL, MANY), 0);
+    for (int i = 0; i < MANY; i++) {
+        a[i] = (struct agree){&start, &made, NULL, 0};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, thread_agrees, &a[i]), 0);
+    }
+    for (int i = 0; i < MANY; i++)
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+    pthread_barrier_destroy(&start);
+    pthread_barrier_destroy(&made);
+    for (int i = 0; i < MANY; i++) {
+        ck_assert_uint_eq(a[i].disagreed, 0);
+        ck_assert_ptr_nonnull(a[i].mine);
+        ck_assert_ptr_ne(a[i].mine, rt_hot());
+        for (int j = 0; j < i; j++)
+            ck_assert_ptr_ne(a[i].mine, a[j].mine); /* all alive at once */
+    }
+    ck_assert_int_eq(rt_hot_direct(), RT_PRIM_DIRECT);
+}
+END_TEST
+
+struct fresh {
+    void *before_direct, *before_get;
+    struct rt_hot *mine;
+    void *after_direct, *after_get;
+    bool direct_after;
+};
+
+static void *fresh_thread(void *arg)
+{
+    struct fresh *f = arg;
+    f->before_direct = direct_read();
+    f->before_get = pthread_getspecific(rt_key());
+    f->mine = rt_hot();
+    f->after_direct = direct_read();
+    f->after_get = pthread_getspecific(rt_key());
+    f->direct_after = rt_hot_direct();
+    return NULL;
+}
+
+START_TEST(a_fresh_thread_publishes_its_own_slot)
+{
+    struct fresh f;
+    rt_init();
+    struct rt_hot *main_h = rt_hot();
+    run_thread(fresh_thread, &f);
+    ck_assert_ptr_null(f.before_direct); /* POSIX: NULL in a new thread */
+    ck_assert_ptr_null(f.before_get);
+    ck_assert_ptr_nonnull(f.mine);
+    ck_assert_ptr_ne(f.mine, main_h);
+    ck_assert_ptr_eq(f.after_get, f.mine);
+    ck_assert_int_eq(f.direct_after, RT_PRIM_DIRECT);
+    if (RT_PRIM_DIRECT)
+        ck_assert_ptr_eq(f.after_direct, f.mine);
+    ck_assert_ptr_eq(rt_hot(), main_h);
+}
+END_TEST
+
+/* ---- the latch ---------------------------------------------------------- */
+
+#define READERS 4
+#define READS 20000
+
+struct reader {
+    pthread_barrier_t *start;
+    const int *latched;
+    struct rt_hot *mine;
+    unsigned wrong;
+};
+
+/* Reads while the latch is being thrown, then READS more once it has
+** seen it thrown: every read must be this thread's own state. */
+static void *reader_loop(void *arg)
+{
+    struct reader *r = arg;
+    int after = 0;
+    r->mine = rt_hot();
+    pthread_barrier_wait(r->start);
+    while (after < READS) {
+        after += __atomic_load_n(r->latched, __ATOMIC_ACQUIRE);
+        if (rt_hot() != r->mine || pthread_getspecific(rt_key()) != r->mine)
+            r->wrong++;
+    }
+    return NULL;
+}
+
+START_TEST(readers_race_the_latch_and_every_read_is_right)
+{
+    pthread_barrier_t start;
+    pthread_t t[READERS];
+    struct reader r[READERS];
+    int latched = 0;
+
+    rt_init();
+    ck_assert_ptr_nonnull(rt_hot());
+    ck_assert_int_eq(rt_hot_direct(), RT_PRIM_DIRECT);
+    ck_assert_int_eq(pthread_barrier_init(&start, NULL, READERS + 1), 0);
+    for (int i = 0; i < READERS; i++) {
+        r[i] = (struct reader){&start, &latched, NULL, 0};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, reader_loop, &r[i]), 0);
+    }
+    pthread_barrier_wait(&start);
+    rt_hot_disable(); /* while the readers read */
+    __atomic_store_n(&latched, 1, __ATOMIC_RELEASE);
+    for (int i = 0; i < READERS; i++)
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+    pthread_barrier_destroy(&start);
+    for (int i = 0; i < READERS; i++)
+        ck_assert_uint_eq(r[i].wrong, 0);
+    ck_assert(!rt_hot_direct());
+    ck_assert_ptr_null(direct_read()); /* the fast path reads the NULL word */
+}
+END_TEST
+
+/* A direct read that disagrees, as a glibc with another layout would. */
+static void *wrong_read(intptr_t off)
+{
+    (void)off;
+    return (void *)&wrong_read;
+}
+
+struct parked {
+    pthread_barrier_t *ready, *go;
+    struct rt_hot *mine;
+    bool direct_before, direct_after;
+    void *direct_after_latch;
+    struct rt_hot *after_latch;
+};
+
+/* Publishes, reports, waits for the latch, then reads again. */
+static void *parked_thread(void *arg)
+{
+    struct parked *p = arg;
+    p->mine = rt_hot();
+    p->direct_before = rt_hot_direct();
+    pthread_barrier_wait(p->ready);
+    pthread_barrier_wait(p->go);
+    p->direct_after = rt_hot_direct();
+    p->direct_after_latch = direct_read();
+    p->after_latch = rt_hot();
+    return NULL;
+}
+
+START_TEST(a_forced_mismatch_latches_and_every_thread_reverts)
+{
+    pthread_barrier_t ready, go;
+    pthread_t t[2];
+    struct parked p[2];
+    struct fresh f1, f2;
+
+    rt_init();
+    struct rt_hot *main_h = rt_hot();
+    ck_assert_int_eq(pthread_barrier_init(&ready, NULL, 3), 0);
+    ck_assert_int_eq(pthread_barrier_init(&go, NULL, 3), 0);
+    for (int i = 0; i < 2; i++) {
+        p[i] = (struct parked){&ready, &go, NULL, false, false, NULL, NULL};
+        ck_assert_int_eq(pthread_create(&t[i], NULL, parked_thread, &p[i]), 0);
+    }
+    pthread_barrier_wait(&ready);
+
+    rt__hot_test_read = wrong_read; /* the next publish sees a mismatch */
+    run_thread(fresh_thread, &f1);
+    rt__hot_test_read = NULL;
+
+    pthread_barrier_wait(&go);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+    pthread_barrier_destroy(&ready);
+    pthread_barrier_destroy(&go);
+
+    ck_assert_ptr_nonnull(f1.mine);
+    ck_assert_ptr_eq(f1.after_get, f1.mine);
+    ck_assert(!f1.direct_after);
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(p[i].direct_before, RT_PRIM_DIRECT);
+        ck_assert(!p[i].direct_after);          /* process-wide */
+        ck_assert_ptr_null(p[i].direct_after_latch); /* its fast path reverted */
+        ck_assert_ptr_eq(p[i].after_latch, p[i].mine);
+    }
+    ck_assert(!rt_hot_direct());
+    ck_assert_ptr_null(direct_read());
+    ck_assert_ptr_eq(rt_hot(), main_h);
+
+    /* For good: a later fresh thread publishes and validates fine, and the
+    ** path stays off. */
+    run_thread(fresh_thread, &f2);
+    ck_assert(!f2.direct_after);
+    ck_assert_ptr_eq(f2.after_get, f2.mine);
+    ck_assert(!rt_hot_direct());
+    ck_assert_ptr_null(direct_read());
+}
+END_TEST
+
+START_TEST(a_mismatch_at_the_first_publish_never_opens_the_path)
+{
+    struct fresh f;
+    rt_init();
+    rt__hot_test_read = wrong_read;
+    struct rt_hot *h = rt_hot();
+    rt__hot_test_read = NULL;
+    ck_assert(!rt_hot_direct());
+    ck_assert_ptr_null(direct_read());
+    ck_assert_ptr_eq(pthread_getspecific(rt_key()), h);
+    ck_assert_ptr_eq(rt_hot(), h);
+    run_thread(fresh_thread, &f);
+    ck_assert(!f.direct_after);
+    ck_assert_ptr_eq(f.after_get, f.mine);
+    ck_assert_ptr_ne(f.mine, h);
+}
+END_TEST
+
+START_TEST(disable_before_the_first_publish_is_for_good)
+{
+    struct fresh f;
+    rt_hot_disable();
+    rt_init();
+    struct rt_hot *h = rt_hot();
+    ck_assert(!rt_hot_direct());
+    ck_assert_ptr_null(direct_read());
+    ck_assert_ptr_eq(pthread_getspecific(rt_key()), h);
+    run_thread(fresh_thread, &f);
+    ck_assert(!f.direct_after);
+    ck_assert_ptr_eq(f.after_get, f.mine);
+    /* the cache still works on the fallback */
+    void *c = rt_chunk_take();
+    rt_chunk_give(c, c);
+    ck_assert_uint_eq(rt_chunk_kept(), 1);
+    ck_assert_ptr_eq(rt_chunk_take(), c);
+}
+END_TEST
+
+START_TEST(disable_after_the_path_opened_is_for_good)
+{
+    struct fresh f;
+    rt_init();
+    struct rt_hot *h = rt_hot();
+    ck_assert_int_eq(rt_hot_direct(), RT_PRIM_DIRECT);
+    rt_hot_disable();
+    ck_assert(!rt_hot_direct());
+    ck_assert_ptr_null(direct_read());
+    ck_assert_ptr_eq(rt_hot(), h);
+    run_thread(fresh_thread, &f);
+    ck_assert(!f.direct_after);
+    ck_assert(!rt_hot_direct());
+    rt_hot_disable(); /* twice is harmless */
+    ck_assert_ptr_eq(rt_hot(), h);
+}
+END_TEST
+
+/* ---- where there is no direct path ------------------------------------- */
+
+START_TEST(a_key_of_32_or_more_takes_the_fallback_from_the_start)
+{
+    pthread_key_t filler[40];
+    struct fresh f;
+
+    for (int i = 0; i < 40; i++)
+        ck_assert_int_eq(pthread_key_create(&filler[i], NULL), 0);
+    rt_init();
+    ck_assert_uint_ge(rt_key(), 32);
+    struct rt_hot *h = rt_hot();
+    ck_assert(!rt_hot_direct());
+    ck_assert_ptr_null(direct_read());
+    ck_assert_ptr_eq(pthread_getspecific(rt_key()), h);
+    ck_assert_ptr_eq(rt_hot(), h);
+    run_thread(fresh_thread, &f);
+    ck_assert_ptr_nonnull(f.mine);
+    ck_assert_ptr_ne(f.mine, h);
+    ck_assert_ptr_eq(f.after_get, f.mine);
+    ck_assert(!f.direct_after);
+}
+END_TEST
+
+START_TEST(before_init_there_is_no_state_and_no_direct_path)
+{
+    ck_assert_ptr_null(rt__hot_or_null());
+    ck_assert_ptr_null(direct_read());
+    ck_assert(!rt_hot_direct());
+    ck_assert_uint_eq(rt_chunk_kept(), 0);
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("hot");
+    /* A test case a test, so that the results name each one. */
+#define ADD(t)                                                                 \
+    do {                                                                       \
+        TCase *tc = tcase_create(#t);                                          \
+        tcase_set_timeout(tc, 60);                                             \
+        tcase_add_test(tc, t);                                                 \
+        suite_add_tcase(s, tc);                                                \
+    } while (0)
+    ADD(direct_path_is_live);
+    ADD(direct_read_matches_getspecific_on_many_threads);
+    ADD(a_fresh_thread_publishes_its_own_slot);
+    ADD(readers_race_the_latch_and_every_read_is_right);
+    ADD(a_forced_mismatch_latches_and_every_thread_reverts);
+    ADD(a_mismatch_at_the_first_publish_never_opens_the_path);
+    ADD(disable_before_the_first_publish_is_for_good);
+    ADD(disable_after_the_path_opened_is_for_good);
+    ADD(a_key_of_32_or_more_takes_the_fallback_from_the_start);
+    ADD(before_init_there_is_no_state_and_no_direct_path);
+    return s;
+}
