@@ -174,14 +174,11 @@ static struct door *door_on(struct rt_hot *h, const rt_shared *s)
     return NULL;
 }
 
+/* This thread's state, after checking it runs a task (a violation naming
+** fn if not): doors need a task, since a panic in them ends one. */
 static struct rt_hot *door_hot(const char *fn)
 {
-    struct rt_hot *h = rt__hot_or_null();
-
-    if (RT_UNLIKELY(h == NULL || h->task == NULL))
-        rt__violation(fn, "this thread is not a task%s",
-                      h == NULL ? " (rt_init has not been called)" : "");
-    return h;
+    return rt__task_hot(fn);
 }
 
 /* A door on s may open here: not already open in this task (the lock is
