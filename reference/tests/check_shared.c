@@ -1094,15 +1094,23 @@ struct kept {
     char *big;
 };
 
+struct keep_op {
+    rt_shared *s;       /* NULL during the first build: nothing to store into yet */
+    char *big;          /* stored by an update */
+    char *built_big;    /* stored by the last rebuild */
+};
+
+/* A rebuild stores an outside value of its own: it is charged to the fresh
+** block, and goes with that state. */
 static void build_kept(void *value, void *ctx)
 {
-    (void)value, (void)ctx;
+    struct keep_op *k = ctx;
+    if (k->s == NULL)
+        return;
+    k->built_big = rt_alloc_outside(RT_CHUNK_SIZE);
+    NEED(rt_store(k->s, k->built_big) == RT_OK);
+    ((struct kept *)value)->big = k->built_big;
 }
-
-struct keep_op {
-    rt_shared *s;
-    char *big;
-};
 
 static void keep_big(void *value, void *ctx)
 {
@@ -1134,24 +1142,28 @@ static void *poison_it(void *s)
 static void stored_values_go_with_their_state(void *unused)
 {
     (void)unused;
-    init_fixed(256 * KIB);
-    rt_shared *s = rt_shared_supervised(RT_OWNED, sizeof(struct kept), build_kept, NULL,
-                                        128 * KIB);
+    init_fixed(512 * KIB);
+    struct keep_op k = {NULL, NULL, NULL};
+    rt_shared *s = rt_shared_supervised(RT_OWNED, sizeof(struct kept), build_kept, &k,
+                                        256 * KIB);
     size_t built = rt_shared_held(s);
-    struct keep_op k = {s, NULL};
     struct kept out;
+    k.s = s;
 
     NEED(run_task(store_big, &k) == RT_OK);
     NEED(chunk_live(k.big) && rt_shared_held(s) == built + RT_CHUNK_SIZE);
     NEED(run_task(poison_it, s) == RT_PANICKED && rt_poisoned(s));
     NEED(chunk_live(k.big)); /* poisoned, not yet rebuilt: still there */
-    NEED(rt_get(s, &out) == RT_OK && out.big == NULL); /* rebuilt */
-    NEED(!chunk_live(k.big) && rt_shared_held(s) == built);
+    /* rebuilt by rt_get: the old state's stored value goes, the build's own
+    ** is charged to the fresh block and moved off main's count */
+    NEED(rt_get(s, &out) == RT_OK && out.big == k.built_big);
+    NEED(!chunk_live(k.big) && chunk_live(k.built_big));
+    NEED(rt_shared_held(s) == built + RT_CHUNK_SIZE && rt_held() == 0);
 
     NEED(run_task(store_big, &k) == RT_OK);
-    NEED(chunk_live(k.big));
+    NEED(chunk_live(k.big) && rt_shared_held(s) == built + 2 * RT_CHUNK_SIZE);
     rt_shared_free(s);
-    NEED(!chunk_live(k.big));
+    NEED(!chunk_live(k.big) && !chunk_live(k.built_big));
 }
 
 START_TEST(stored_values_are_freed_with_the_state_they_were_stored_into)
