@@ -135,10 +135,15 @@ class Runner:
         root = os.path.join(self.work, "schema")
         tree = _copy_tree(self.base, root)
         log = os.path.join(self.logdir, "schema.log")
+        if os.path.exists(log):
+            os.unlink(log)
         numbers, offset = {}, 0
+        noreturn = schemata.noreturn_names(
+            t for p, t in texts.items() if p.endswith((".c", ".h")))
         for path, ms in by_path.items():
             # numbers unique across files: each file starts past the last
-            text, nums = schemata.instrument(texts[path], ms, first=offset + 1)
+            text, nums = schemata.instrument(texts[path], ms, first=offset + 1,
+                                             noreturn=noreturn)
             if not nums:
                 continue
             offset = max(nums.values())

@@ -12,6 +12,8 @@ unset the build is the original. Functions whose calls cannot be forwarded
 (variadic, _Noreturn, function-pointer parameters) are left out: their
 mutants are built one at a time. A mutant that survives in the schema is
 built on its own before it is called a survivor (runner.py)."""
+import re
+
 from . import clex
 from .operators import _match
 
@@ -105,9 +107,22 @@ class Function:
                 t[self.name_tok.end:self.body_start]).rstrip()
 
 
-def instrument(text, mutants, first=1):
+_NORETURN = re.compile(r"(?:_Noreturn|noreturn\s*\)\s*\))[^;{]*?\b(\w+)\s*\(")
+
+
+def noreturn_names(texts):
+    """Functions declared _Noreturn (or noreturn) anywhere in the texts: a
+    definition may leave the specifier to its header's declaration."""
+    names = set()
+    for text in texts:
+        names.update(_NORETURN.findall(text))
+    return names
+
+
+def instrument(text, mutants, first=1, noreturn=frozenset()):
     """(new text, {mutant id: number}) for the mutants that fit in a schema,
-    numbered from first; the others are left out of the map."""
+    numbered from first; the others are left out of the map. Functions named
+    in noreturn are left out."""
     tokens = clex.tokenize(text)
     funcs = []
     for i, t in enumerate(tokens):
@@ -125,7 +140,7 @@ def instrument(text, mutants, first=1):
         if len(inside) != 1 or None in inside:
             continue                     # edits outside a body, or in two functions
         f = next(f for f in funcs if f.start in inside)
-        if f.param_names is None:
+        if f.param_names is None or f.name_tok.text in noreturn:
             continue
         by_func.setdefault(f.start, (f, []))[1].append(m)
     if not by_func:

@@ -86,6 +86,16 @@ class SchemataTest(unittest.TestCase):
         self.assertTrue(any(":scale:" in i for i in numbers))
         self.assertTrue(any(":show:" in i for i in numbers))
 
+    def test_functions_declared_noreturn_elsewhere_are_left_out(self):
+        header = "_Noreturn void die(const char *why);\n"
+        code = "#include <stdlib.h>\nvoid die(const char *why)\n{\n    (void)why;\n    abort();\n}\n"
+        mutants = operators.mutants("x.c", code)
+        self.assertTrue(mutants)
+        names = schemata.noreturn_names([header, code])
+        self.assertEqual(names, {"die"})
+        _, numbers = schemata.instrument(code, mutants, noreturn=names)
+        self.assertEqual(numbers, {})
+
     def test_numbers_start_where_asked(self):
         mutants = [m for m in operators.mutants("x.c", CODE) if ":scale:" in m.id]
         _, numbers = schemata.instrument(CODE, mutants, first=100)
