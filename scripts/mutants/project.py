@@ -100,6 +100,7 @@ def kill_all():
             os.killpg(p.pid, 9)
         except ProcessLookupError:
             pass
+        kill_session(p.pid)
 
 
 def run_make(tree, build, make_vars, target, log, timeout=None, env=None):
@@ -122,6 +123,7 @@ def run_make(tree, build, make_vars, target, log, timeout=None, env=None):
             _active.add(p)
         try:
             status = p.wait(timeout=timeout)
+            kill_session(p.pid)  # what a test left running when make ended
         except subprocess.TimeoutExpired:
             kill_group(p)
             status = None
@@ -134,11 +136,35 @@ def run_make(tree, build, make_vars, target, log, timeout=None, env=None):
     return status, time.monotonic() - start
 
 
+def kill_session(sid):
+    """Kills every process of session sid. A process group is not enough:
+    Check runs each test in a process group of its own (setpgid in the
+    forked child), so a test that hangs would outlive a killpg of make's
+    group; all of them stay in the session start_new_session made."""
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp session ...: comm may hold spaces
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 3 and int(fields[3]) == sid:
+            try:
+                os.kill(int(entry), 9)
+            except ProcessLookupError:
+                pass
+
+
 def kill_group(p):
     try:
         os.killpg(p.pid, 9)
     except ProcessLookupError:
         pass
+    kill_session(p.pid)
     p.wait()
 
 

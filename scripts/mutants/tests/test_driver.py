@@ -189,3 +189,35 @@ class DriverTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class KillSessionTest(unittest.TestCase):
+    """Check runs each test in a process group of its own: killing make's
+    group must still end a test that hangs, or it spins on after the run."""
+
+    def test_a_child_in_its_own_group_is_killed_with_the_session(self):
+        from mutants import project
+        code = ("import os, time\n"
+                "pid = os.fork()\n"
+                "if pid == 0:\n"
+                "    os.setpgid(0, 0)\n"
+                "    print(os.getpid(), flush=True)\n"
+                "    time.sleep(600)\n"
+                "else:\n"
+                "    time.sleep(600)\n")
+        p = subprocess.Popen(["/usr/bin/python3", "-c", code], stdout=subprocess.PIPE,
+                             start_new_session=True)
+        child = int(p.stdout.readline())
+        self.assertNotEqual(os.getpgid(child), p.pid)
+        project.kill_group(p)
+        for _ in range(100):
+            try:
+                with open(f"/proc/{child}/stat") as f:
+                    if f.read().split(")")[-1].split()[0] == "Z":
+                        break
+            except FileNotFoundError:
+                break
+            time.sleep(0.05)
+        else:
+            self.fail(f"process {child} outlived its session")
+        p.stdout.close()
