@@ -17,7 +17,10 @@
 
 comma := ,
 SANITIZE ?=
-VARIANT := $(notdir $(firstword $(CC)))$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))
+# IMPL=path/to/lib.a: another implementation of refrt.h; make check then
+# runs only the conformance kit (KIT_TARGETS) against it, in its own folder.
+IMPL ?=
+VARIANT := $(notdir $(firstword $(CC)))$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))$(if $(IMPL),-impl-$(basename $(notdir $(IMPL))))
 BUILD ?= build/$(VARIANT)
 PREFIX ?= /usr/local
 PYTHON ?= /usr/bin/python3
@@ -36,6 +39,7 @@ RT_LIB := $(BUILD)/librefrt.a
 RT_SO := $(BUILD)/librefrt.so
 
 CHECK_TARGETS :=
+KIT_TARGETS :=
 GATE_TARGETS :=
 BENCH_TARGETS :=
 
@@ -65,7 +69,7 @@ check: deps
 	@status=0; $(MAKE) --no-print-directory -k check-run || status=$$?; \
 	  $(PYTHON) scripts/summary check $(BUILD)/results $$status
 
-check-run: $(CHECK_TARGETS)
+check-run: $(if $(IMPL),$(KIT_TARGETS),$(CHECK_TARGETS))
 
 gate: deps
 	@rm -rf $(BUILD)/results
