@@ -32,3 +32,13 @@ check-kit-naive: $(NAIVE_LIB)
 	  --out $(BUILD)/results/kit-naive
 
 GATE_TARGETS += check-kit-naive
+
+# ---- valgrind memcheck over the conformance programs ----------------------
+.PHONY: check-valgrind
+check-valgrind: $(RT_LIB)
+	@if [ -n "$(SANITIZE)" ]; then echo "check-valgrind: needs a build without sanitizers"; exit 1; fi
+	@$(PYTHON) scripts/gate/memcheck.py --build=$(BUILD) --cc="$(CC)" --lib=$(RT_LIB) \
+	  --cflags="$(ALL_CFLAGS)" --ldflags="$(ALL_LDFLAGS)" \
+	  --plain-cflags="$(CONF_PLAIN_CFLAGS)" --results=$(BUILD)/results/memcheck
+
+GATE_TARGETS += check-valgrind
