@@ -72,9 +72,11 @@ check: deps
 check-run: $(if $(IMPL),$(KIT_TARGETS),$(CHECK_TARGETS))
 
 gate: deps
+	@scripts/deps gate
 	@rm -rf $(BUILD)/results
 	@status=0; $(MAKE) --no-print-directory -k gate-run || status=$$?; \
-	  $(PYTHON) scripts/summary gate $(BUILD)/results $$status
+	  $(PYTHON) scripts/summary gate $(BUILD)/results $$status; s=$$?; \
+	  $(MAKE) --no-print-directory gate-report; t=$$?; [ $$s -eq 0 ] && [ $$t -eq 0 ]
 
 gate-run: $(CHECK_TARGETS) $(GATE_TARGETS)
 

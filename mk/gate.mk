@@ -42,3 +42,54 @@ check-valgrind: $(RT_LIB)
 	  --plain-cflags="$(CONF_PLAIN_CFLAGS)" --results=$(BUILD)/results/memcheck
 
 GATE_TARGETS += check-valgrind
+
+# ---- the other builds of the gate -----------------------------------------
+# `make check` again with clang, with ASan+UBSan and with TSan, each in its
+# own folder, all suites but those that run no code of that build (the
+# mutant runs build their own trees; the kit tests another library). Each
+# writes its own results; here one line a build goes to results/variants.
+GATE_SKIP := check-mutants check-mutants-driver gate-mutants check-kit-naive
+GATE_CLANG_BUILD := build/clang
+GATE_ASAN_BUILD := build/$(VARIANT)-address-undefined
+GATE_TSAN_BUILD := build/$(VARIANT)-thread
+
+# The suites of make check but SKIP (a recipe, so CHECK_TARGETS is read
+# once every mk/*.mk has added to it).
+.PHONY: check-except gate-clang gate-asan gate-tsan
+check-except:
+	@$(MAKE) --no-print-directory -k $(filter-out $(SKIP),$(CHECK_TARGETS))
+
+# $(call gate-variant,name,build,make variables)
+define gate-variant
+	@mkdir -p $(BUILD)/results
+	@rm -rf $(2)/results
+	@echo "gate: $(1): make check $(3) (log: $(2).log)"
+	@status=0; $(MAKE) --no-print-directory BUILD=$(2) $(3) SKIP='$(GATE_SKIP)' \
+	  check-except > $(2).log 2>&1 || status=$$?; \
+	  if $(PYTHON) scripts/summary $(1) $(2)/results $$status > $(2).summary; then \
+	    echo "pass variant:$(1)" >> $(BUILD)/results/variants; \
+	  else echo "fail variant:$(1) $$(tail -1 $(2).summary) (see $(2).log)" \
+	    >> $(BUILD)/results/variants; cat $(2).summary; exit 1; fi
+endef
+
+gate-clang:
+	$(call gate-variant,clang,$(GATE_CLANG_BUILD),CC=clang SANITIZE=)
+gate-asan:
+	$(call gate-variant,asan-ubsan,$(GATE_ASAN_BUILD),SANITIZE=address$(comma)undefined)
+gate-tsan:
+	$(call gate-variant,tsan,$(GATE_TSAN_BUILD),SANITIZE=thread)
+
+GATE_TARGETS += gate-clang gate-asan gate-tsan
+
+# ---- the gate's reports: JUnit XML and the table ----------------------------
+# Run by `make gate` after every suite, whether they passed or not.
+MUTANT_REPORTS ?= $(BUILD)/mutants/report.json $(BUILD)/mutants/curated/report.json
+.PHONY: gate-report
+gate-report:
+	@$(PYTHON) scripts/gate/junit.py --build $(BUILD) --out $(BUILD)/reports/junit | tail -1
+	@$(PYTHON) scripts/gate/table.py --build $(BUILD) \
+	  --variant compiler=$(GATE_CLANG_BUILD) --variant sanitizer=$(GATE_ASAN_BUILD) \
+	  --variant sanitizer=$(GATE_TSAN_BUILD) --memcheck $(BUILD)/results/memcheck \
+	  --coverage $(COV_REPORTS)/coverage.json --coverage-results $(BUILD)/results/coverage \
+	  $(foreach r,$(MUTANT_REPORTS),--mutants $(r)) \
+	  $(if $(wildcard scripts/region_cache_mutants.py),--expect-mutants)
