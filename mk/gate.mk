@@ -93,3 +93,34 @@ gate-report:
 	  --coverage $(COV_REPORTS)/coverage.json --coverage-results $(BUILD)/results/coverage \
 	  $(foreach r,$(MUTANT_REPORTS),--mutants $(r)) \
 	  $(if $(wildcard scripts/region_cache_mutants.py),--expect-mutants)
+
+# ---- the generated mutants, sharded over CI runners (ci/, docs/ci.md) -----
+# make gate-mutants-shard SHARD=2/4   one shard's report in $(BUILD)/mutants/shard-2-of-4
+# make gate-mutants-merge SHARD_REPORTS='a/report.json b/report.json'
+#                                     one report, $(BUILD)/mutants/report.json,
+#                                     where the gate's table reads it
+# then: make gate GATE_EXCLUDE=gate-mutants
+SHARD ?= 1/1
+SHARD_REPORTS ?= $(wildcard $(BUILD)/mutants/shard-*/report.json)
+MUTANT_SHARD_DIR = $(BUILD)/mutants/shard-$(subst /,-of-,$(SHARD))
+
+.PHONY: gate-mutants-shard gate-mutants-merge
+gate-mutants-shard:
+	@scripts/deps gate
+	@test -n "$(MUTANTS)" || { echo "gate-mutants-shard: the mutant driver (mk/mutants.mk) is not here"; exit 1; }
+	@mkdir -p $(BUILD)/results
+	$(MUTANTS) $(MUTANT_ARGS) --generated-only --html no --shard $(SHARD) \
+	  --results $(BUILD)/results/mutants-shard --report $(MUTANT_SHARD_DIR)
+
+gate-mutants-merge:
+	@test -n "$(MUTANTS)" || { echo "gate-mutants-merge: the mutant driver (mk/mutants.mk) is not here"; exit 1; }
+	@test -n "$(SHARD_REPORTS)" || { echo "gate-mutants-merge: no shard report (SHARD_REPORTS=)"; exit 1; }
+	@mkdir -p $(BUILD)/mutants
+	$(MUTANTS) --merge $(SHARD_REPORTS) --report $(BUILD)/mutants
+
+# ---- the CI files (ci/run, .github/workflows) are what docs/ci.md says ----
+.PHONY: check-ci
+check-ci:
+	@$(PYTHON) scripts/gate/test_ci.py --results $(BUILD)/results/ci
+
+CHECK_TARGETS += check-ci
