@@ -124,3 +124,10 @@ check-ci:
 	@$(PYTHON) scripts/gate/test_ci.py --results $(BUILD)/results/ci
 
 CHECK_TARGETS += check-ci
+
+# ---- docs/misuse.md names a test for every violation and trap -------------
+.PHONY: check-misuse
+check-misuse:
+	@$(PYTHON) scripts/gate/misuse.py --docs docs/misuse.md --results $(BUILD)/results/misuse
+
+GATE_TARGETS += check-misuse
