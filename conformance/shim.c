@@ -64,9 +64,14 @@
 #define MAX_CHUNKS 8192
 #define MAX_THREADS 256
 
+/* A live chunk's address is kept hidden (xor a constant), so that the
+** shim's table is not what keeps a leaked chunk reachable in the eyes of
+** LeakSanitizer: a chunk the runtime loses is still reported as a leak. */
+#define HIDE(p) ((uintptr_t)(p) ^ (uintptr_t)0x5a5a5a5a5a5a5a5aULL)
+
 struct chunk {
-    void *p;   /* NULL: a free slot */
-    int owner; /* the thread record that malloc'ed it */
+    uintptr_t hidden; /* HIDE(the chunk), 0: a free slot */
+    int owner;        /* the thread record that malloc'ed it */
 };
 
 struct thread_rec {
@@ -142,7 +147,7 @@ static int my_rec(void)
 static struct chunk *chunk_find(const void *p)
 {
     for (int i = 0; i < chunks_used; i++)
-        if (chunks[i].p == p)
+        if (chunks[i].hidden == HIDE(p))
             return &chunks[i];
     return NULL;
 }
@@ -150,8 +155,8 @@ static struct chunk *chunk_find(const void *p)
 static void chunk_add(void *p, int owner)
 {
     for (int i = 0; i < chunks_used; i++)
-        if (chunks[i].p == NULL) {
-            chunks[i].p = p;
+        if (chunks[i].hidden == 0) {
+            chunks[i].hidden = HIDE(p);
             chunks[i].owner = owner;
             return;
         }
@@ -159,7 +164,7 @@ static void chunk_add(void *p, int owner)
         chunks_overflow = 1;
         return;
     }
-    chunks[chunks_used].p = p;
+    chunks[chunks_used].hidden = HIDE(p);
     chunks[chunks_used].owner = owner;
     chunks_used++;
 }
@@ -209,7 +214,7 @@ void SHIM_FREE(void *p)
             }
             if (c->owner >= 0)
                 threads[c->owner].live--;
-            c->p = NULL;
+            c->hidden = 0;
         }
         pthread_mutex_unlock(&lock);
     }
