@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #endif
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,9 @@
 #define RT_COLD __attribute__((cold, noinline))
 #define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define RT_LIKELY(x) __builtin_expect(!!(x), 1)
+
+struct rt_block;
+struct rt_door;
 
 /* This thread's runtime state: one per thread, made on first use, reached
 ** through the runtime's one pthread key (hot.c) and freed by its
@@ -31,7 +35,95 @@ struct rt_hot {
     /* The innermost open region, so a close can be checked and a panic can
     ** close the regions it unwinds past, innermost first. */
     rt_region *innermost;
+    /* The task this thread runs (task.c), NULL on a thread that is not a
+    ** task: rt_alloc and the rest are then contract violations. Main's
+    ** task is attached on main's first rt__task_hot, so read it through
+    ** that (or rt__current_block), not straight from a fresh state. */
+    struct rt_task *task;
+    /* The innermost open door (shared.c), NULL outside every door. */
+    struct rt_door *door;
 };
+
+/* ---- doors: the hook shared values hang on the task (task.c) ------------
+**
+** A door that is open on this thread is pushed on h->door (d->outer is the
+** door that was innermost before) and popped when it closes, innermost
+** first. While a door whose `block` is non-NULL is innermost, rt_alloc,
+** rt_realloc and rt_free use that block instead of the task's; a full one
+** panics the task (rt_panic), and the door's unwind then poisons the value.
+**
+** rt_panic, before it frees anything, pops every open door innermost first
+** and calls d->unwind(d) (poison, write back, release locks, ...), so
+** h->door is NULL when the task's regions, block and outside values go.
+** unwind must not panic; it runs on the panicking thread. */
+struct rt_door {
+    struct rt_door *outer;
+    struct rt_block *block; /* NULL: allocate from the task's block */
+    void (*unwind)(struct rt_door *d);
+};
+
+/* ---- blocks (block.c) ----------------------------------------------------
+**
+** A block is an arena of a fixed size, its budget (D5). It counts what is
+** held (D10): live chunks, plus bytes its owner charges for values held
+** outside it. Nothing here panics: a full block returns NULL/false and
+** the caller panics the task or poisons the value (D6). A block is used by
+** one thread at a time. */
+
+/* A block of `bytes` rounded down to 16; NULL when malloc fails or bytes
+** is past 2^36. Its budget is rt__block_size. */
+struct rt_block *rt__block_new(size_t bytes);
+/* Frees the block whole, whatever it still holds. */
+void rt__block_delete(struct rt_block *b);
+/* How many blocks exist now, all threads: tests prove none is leaked. */
+size_t rt__blocks_live(void);
+/* n bytes aligned to alignof(max_align_t); NULL when the budget or the
+** arena cannot take it (n is never rounded to nothing: n == 0 takes 16). */
+void *rt__block_alloc(struct rt_block *b, size_t n);
+/* As realloc within b: *held says whether p was a live chunk of b (if not,
+** NULL and nothing changed). NULL with *held true: full, p untouched. */
+void *rt__block_realloc(struct rt_block *b, void *p, size_t n, bool *held);
+/* Gives a live chunk back; false (nothing changed) if p is not one. */
+bool rt__block_free(struct rt_block *b, void *p);
+/* The bytes the live chunk p takes from the budget, 0 if p is not one. */
+size_t rt__block_chunk(const struct rt_block *b, const void *p);
+/* Whether p points into b's arena (live or not): "a block value". */
+bool rt__block_owns(const struct rt_block *b, const void *p);
+size_t rt__block_held(const struct rt_block *b);
+size_t rt__block_size(const struct rt_block *b);
+/* Counts `bytes` held outside the block against it; false (nothing
+** counted) when they do not fit. */
+bool rt__block_charge(struct rt_block *b, size_t bytes);
+void rt__block_uncharge(struct rt_block *b, size_t bytes);
+
+/* ---- outside values (task.c, D9) -----------------------------------------
+**
+** An outside value is malloc's own pointer; the task that holds it keeps
+** it in a table (pointer -> bytes) and charges its bytes to its block. A
+** shared value that takes one in (a store outside its door) calls
+** rt__outside_take, then charges the bytes to its own block; one handed
+** back to the task goes through rt__outside_give. */
+
+/* The current task stops holding p and its bytes stop counting against
+** it; returns the bytes. A contract violation (named `fn`) when the task
+** does not hold p as an outside value. */
+size_t rt__outside_take(const char *fn, void *p);
+/* The current task holds p (from malloc, `bytes` counted); panics the
+** task when its budget cannot take the bytes, and p is then freed with
+** the task's other values. */
+void rt__outside_give(void *p, size_t bytes);
+/* Whether the current task holds p as an outside value. */
+bool rt__outside_held(const void *p);
+/* This thread's state, after checking it runs a task (else a contract
+** violation naming fn): h->task is then set. */
+struct rt_hot *rt__task_hot(const char *fn);
+/* The current task's block (the door's if one is open), after checking
+** the thread is a task (else a violation naming fn). */
+struct rt_block *rt__current_block(const char *fn);
+
+/* task.c, for rt_init: makes main's task and its block; it is attached to
+** the calling thread's state on first use. */
+void rt__main_task(void);
 
 /* hot.c: the key, kept as key + 1 so that zero means "no cache". */
 extern uint64_t rt__key_plus_one;

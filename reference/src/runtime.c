@@ -20,7 +20,8 @@ void rt__violation(const char *fn, const char *fmt, ...)
 }
 
 /* Key destructor: runs on a thread that ends (never on main, whose state
-** goes with the process). Its chunks were cleared when they were given. */
+** goes with the process). Its chunks were cleared when they were given; a
+** task's block and outside values were freed when the task ended. */
 static void hot_destroy(void *p)
 {
     struct rt_hot *h = p;
@@ -37,4 +38,5 @@ void rt_init(void)
     if (pthread_key_create(&key, hot_destroy) != 0)
         rt__violation("rt_init", "cannot create the runtime's pthread key");
     rt__key_plus_one = (uint64_t)key + 1;
+    rt__main_task(); /* main becomes a task with a block */
 }

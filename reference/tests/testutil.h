@@ -30,6 +30,16 @@ Suite *make_suite(void);
         suite_add_tcase((s), tc_);                                             \
     } while (0)
 
+/* As suite_add_test, with a timeout of its own in seconds, for a test that
+** runs threads or long loops and is slow under the sanitizers. */
+#define suite_add_test_timeout(s, t, seconds)                                  \
+    do {                                                                       \
+        TCase *tc_ = tcase_create(#t);                                         \
+        tcase_set_timeout(tc_, (seconds));                                     \
+        tcase_add_test(tc_, t);                                                \
+        suite_add_tcase((s), tc_);                                             \
+    } while (0)
+
 struct death {
     int signal;      /* the signal the child died of, 0 if it exited */
     int exit_status; /* its exit status if it exited, else -1 */

@@ -1,0 +1,142 @@
+/*
+** chan.c: bounded channels of outside values (D9).
+**
+** A ring of `capacity` items under one mutex. A sent value leaves its
+** sender's table but stays charged to the sender (the item keeps a
+** reference to the sender's task, so the count stays valid after the
+** sender ends). At rt_recv its bytes are charged to the receiver first;
+** only when they fit is the item popped and the sender released, so a
+** receiver that panics leaves the value at the head for the next one.
+*/
+#include "internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+
+#include "task.h"
+
+struct item {
+    void *value;
+    size_t bytes;
+    struct rt_task *sender; /* referenced until the value is received or freed */
+};
+
+struct rt_chan {
+    pthread_mutex_t lock;
+    pthread_cond_t not_empty, not_full;
+    size_t capacity, head, count;
+    bool closed;
+    struct item *ring;
+};
+
+rt_chan *rt_chan_new(size_t capacity)
+{
+    rt_chan *c;
+
+    if (capacity == 0)
+        rt__violation("rt_chan_new", "capacity is 0");
+    c = calloc(1, sizeof *c);
+    if (c == NULL || capacity > SIZE_MAX / sizeof *c->ring ||
+        (c->ring = calloc(capacity, sizeof *c->ring)) == NULL)
+        rt__trap();
+    c->capacity = capacity;
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->not_empty, NULL);
+    pthread_cond_init(&c->not_full, NULL);
+    return c;
+}
+
+rt_status rt_send(rt_chan *c, void *value)
+{
+    struct rt_hot *h;
+    struct rt_task *t;
+    struct item *it;
+    size_t bytes;
+
+    if (c == NULL)
+        rt__violation("rt_send", "channel is NULL");
+    h = rt__task_hot("rt_send");
+    t = h->task;
+    if (rt__block_owns(t->block, value) ||
+        (h->door != NULL && h->door->block != NULL && rt__block_owns(h->door->block, value)))
+        return RT_REFUSED; /* a block value never leaves its task */
+    if (!rt__outside_held(value))
+        rt__violation("rt_send", "%p is not an outside value this task holds", value);
+    pthread_mutex_lock(&c->lock);
+    while (c->count == c->capacity && !c->closed)
+        pthread_cond_wait(&c->not_full, &c->lock);
+    if (c->closed) {
+        pthread_mutex_unlock(&c->lock);
+        return RT_CLOSED; /* the sender still holds the value */
+    }
+    bytes = rt__outside_detach(t, value); /* still charged: in flight */
+    rt__task_ref(t);
+    it = &c->ring[(c->head + c->count) % c->capacity];
+    it->value = value;
+    it->bytes = bytes;
+    it->sender = t;
+    c->count++;
+    pthread_cond_signal(&c->not_empty);
+    pthread_mutex_unlock(&c->lock);
+    return RT_OK;
+}
+
+void *rt_recv(rt_chan *c)
+{
+    struct rt_task *me;
+    struct item it;
+
+    if (c == NULL)
+        rt__violation("rt_recv", "channel is NULL");
+    me = rt__task_hot("rt_recv")->task;
+    pthread_mutex_lock(&c->lock);
+    while (c->count == 0 && !c->closed)
+        pthread_cond_wait(&c->not_empty, &c->lock);
+    if (c->count == 0) {
+        pthread_mutex_unlock(&c->lock);
+        return NULL; /* closed and empty */
+    }
+    it = c->ring[c->head];
+    if (!rt__task_charge(me, it.bytes)) {
+        /* The value stays at the head; the lock goes before the panic. */
+        pthread_cond_signal(&c->not_empty);
+        pthread_mutex_unlock(&c->lock);
+        rt__task_full("a received value", it.bytes);
+    }
+    rt__task_hold(me, it.value, it.bytes);
+    c->head = (c->head + 1) % c->capacity;
+    c->count--;
+    pthread_cond_signal(&c->not_full);
+    pthread_mutex_unlock(&c->lock);
+    rt__task_release(it.sender, it.bytes);
+    rt__task_unref(it.sender);
+    return it.value;
+}
+
+void rt_chan_close(rt_chan *c)
+{
+    if (c == NULL)
+        rt__violation("rt_chan_close", "channel is NULL");
+    pthread_mutex_lock(&c->lock);
+    c->closed = true;
+    pthread_cond_broadcast(&c->not_empty);
+    pthread_cond_broadcast(&c->not_full);
+    pthread_mutex_unlock(&c->lock);
+}
+
+void rt_chan_free(rt_chan *c)
+{
+    if (c == NULL)
+        return;
+    for (; c->count > 0; c->count--, c->head = (c->head + 1) % c->capacity) {
+        struct item *it = &c->ring[c->head];
+        free(it->value);
+        rt__task_release(it->sender, it->bytes);
+        rt__task_unref(it->sender);
+    }
+    pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->not_empty);
+    pthread_cond_destroy(&c->not_full);
+    free(c->ring);
+    free(c);
+}

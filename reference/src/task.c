@@ -1,0 +1,625 @@
+/*
+** task.c: tasks, their budgets, panics and the values they hold outside
+** their block (D4 to D10).
+**
+** A task is a thread with a block (block.c) and a table of the outside
+** values it holds. Everything it allocates comes from the block; a value
+** that may outlive it (sent, returned, handed over) is malloc'ed outside
+** and its bytes are charged to the block while the task holds it, so the
+** block's `held` is the task's whole budget figure and the block can be
+** freed whole when the task ends (D9).
+**
+** A panic unwinds with longjmp to the task's start, set with setjmp in
+** the thread's start routine: C has no destructors to run, and the runtime
+** itself knows everything that must be released (doors, regions, block,
+** outside values). A value sent on a channel still counts against its
+** sender until it is received; the receiver returns the bytes through the
+** sender's `released`, which the sender folds into its block on the slow
+** path and in rt_held, so the allocation fast path stays thread-local.
+*/
+#include "internal.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "task.h"
+
+/* ---- the strategy (D7) ------------------------------------------------- */
+
+static pthread_mutex_t strategy_lock = PTHREAD_MUTEX_INITIALIZER;
+static rt_strategy strategy; /* block_bytes NULL: the default */
+static atomic_size_t tasks_running;
+static atomic_ulong next_id = 1; /* main's task is 0 */
+
+/* The default: the blocks of the tasks running share 1/64 of the physical
+** memory, each at least RT_MIN_DEFAULT_BLOCK (docs/budgets.md). */
+static size_t default_bytes(void *ctx, size_t running)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t phys, bytes;
+
+    (void)ctx;
+    if (pages <= 0 || page <= 0)
+        return RT_MIN_DEFAULT_BLOCK;
+    phys = (size_t)pages * (size_t)page;
+    bytes = phys / 64 / (running > 0 ? running : 1);
+    bytes &= ~(size_t)4095;
+    return bytes > RT_MIN_DEFAULT_BLOCK ? bytes : RT_MIN_DEFAULT_BLOCK;
+}
+
+static size_t fixed_bytes(void *ctx, size_t running)
+{
+    (void)running;
+    return (size_t)(uintptr_t)ctx;
+}
+
+rt_strategy rt_default_strategy(void)
+{
+    return (rt_strategy){default_bytes, NULL};
+}
+
+rt_strategy rt_fixed_strategy(size_t bytes)
+{
+    return (rt_strategy){fixed_bytes, (void *)(uintptr_t)bytes};
+}
+
+void rt_set_strategy(rt_strategy s)
+{
+    if (s.block_bytes == NULL)
+        rt__violation("rt_set_strategy", "block_bytes is NULL");
+    pthread_mutex_lock(&strategy_lock);
+    strategy = s;
+    pthread_mutex_unlock(&strategy_lock);
+}
+
+/* A block for a task about to run, counting it among the tasks running. */
+static struct rt_block *block_for_new_task(void)
+{
+    rt_strategy s;
+    size_t running = atomic_fetch_add(&tasks_running, 1) + 1;
+    struct rt_block *b;
+
+    pthread_mutex_lock(&strategy_lock);
+    s = strategy.block_bytes != NULL ? strategy : rt_default_strategy();
+    pthread_mutex_unlock(&strategy_lock);
+    b = rt__block_new(s.block_bytes(s.ctx, running));
+    if (b == NULL)
+        atomic_fetch_sub(&tasks_running, 1);
+    return b;
+}
+
+/* ---- the outside table: pointer -> bytes, open addressing ------------- */
+
+static size_t slot_of(const struct outside_table *o, const void *p)
+{
+    return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15u >> 20) & (o->cap - 1);
+}
+
+static void table_put(struct outside_table *o, void *p, size_t bytes);
+
+static void table_grow(struct outside_table *o)
+{
+    struct outside_table old = *o;
+
+    o->cap = old.cap != 0 ? old.cap * 2 : 16;
+    o->count = 0;
+    o->slots = calloc(o->cap, sizeof *o->slots);
+    if (o->slots == NULL)
+        rt__trap();
+    for (size_t i = 0; i < old.cap; i++)
+        if (old.slots[i].p != NULL)
+            table_put(o, old.slots[i].p, old.slots[i].bytes);
+    free(old.slots);
+}
+
+static void table_put(struct outside_table *o, void *p, size_t bytes)
+{
+    size_t i;
+
+    if ((o->count + 1) * 2 > o->cap)
+        table_grow(o);
+    for (i = slot_of(o, p); o->slots[i].p != NULL; i = (i + 1) & (o->cap - 1))
+        ;
+    o->slots[i].p = p;
+    o->slots[i].bytes = bytes;
+    o->count++;
+}
+
+/* The slot holding p, or cap if none does. */
+static size_t table_find(const struct outside_table *o, const void *p)
+{
+    if (o->cap == 0 || p == NULL)
+        return o->cap; /* NULL is never held */
+    for (size_t i = slot_of(o, p); o->slots[i].p != NULL; i = (i + 1) & (o->cap - 1))
+        if (o->slots[i].p == p)
+            return i;
+    return o->cap;
+}
+
+/* Empties slot i, shifting back the entries that probed past it. */
+static size_t table_remove(struct outside_table *o, size_t i)
+{
+    size_t bytes = o->slots[i].bytes, j = i;
+
+    o->slots[i].p = NULL;
+    o->count--;
+    for (;;) {
+        j = (j + 1) & (o->cap - 1);
+        if (o->slots[j].p == NULL)
+            return bytes;
+        size_t home = slot_of(o, o->slots[j].p);
+        /* j's entry may move to i unless its home lies in (i, j] */
+        if (((j - home) & (o->cap - 1)) >= ((j - i) & (o->cap - 1))) {
+            o->slots[i] = o->slots[j];
+            o->slots[j].p = NULL;
+            i = j;
+        }
+    }
+}
+
+static void table_free_all(struct outside_table *o)
+{
+    for (size_t i = 0; i < o->cap; i++)
+        free(o->slots[i].p);
+    free(o->slots);
+    o->slots = NULL;
+    o->cap = o->count = 0;
+}
+
+/* ---- the current task ------------------------------------------------- */
+
+static RT_COLD struct rt_task *main_task_here(void);
+
+/* The slow way to the task: main's first call attaches main's task; any
+** other thread without a task is a contract violation. */
+static RT_COLD struct rt_hot *task_hot_slow(struct rt_hot *h, const char *fn)
+{
+    if (h != NULL && h->task == NULL)
+        h->task = main_task_here();
+    if (h == NULL || h->task == NULL)
+        rt__violation(fn, "this thread is not a task%s",
+                      h == NULL ? " (rt_init has not been called)" : "");
+    return h;
+}
+
+/* The way in of every public call: one load from the thread pointer and
+** one test on the fast path. */
+static inline struct rt_hot *task_hot(const char *fn)
+{
+    struct rt_hot *h = rt__hot_or_null();
+
+    if (RT_LIKELY(h != NULL && h->task != NULL))
+        return h;
+    return task_hot_slow(h, fn);
+}
+
+struct rt_hot *rt__task_hot(const char *fn)
+{
+    return task_hot(fn);
+}
+
+struct rt_block *rt__current_block(const char *fn)
+{
+    struct rt_hot *h = task_hot(fn);
+
+    if (h->door != NULL && h->door->block != NULL)
+        return h->door->block;
+    return h->task->block;
+}
+
+/* Folds into the block the bytes receivers took off this task's count. */
+static void settle(struct rt_task *t)
+{
+    size_t r = atomic_exchange_explicit(&t->released, 0, memory_order_relaxed);
+    if (r != 0)
+        rt__block_uncharge(t->block, r);
+}
+
+/* Charges `bytes` to the task, settling first if they do not fit now. */
+static bool charge(struct rt_task *t, size_t bytes)
+{
+    if (rt__block_charge(t->block, bytes))
+        return true;
+    settle(t);
+    return rt__block_charge(t->block, bytes);
+}
+
+/* ---- panics ------------------------------------------------------------ */
+
+void rt__task_full(const char *what, size_t bytes)
+{
+    char why[160];
+    snprintf(why, sizeof why, "%s of %zu bytes does not fit its budget", what, bytes);
+    rt_panic(why);
+}
+
+void rt_panic(const char *why)
+{
+    struct rt_hot *h = task_hot("rt_panic");
+    struct rt_task *t = h->task;
+    struct rt_door *d;
+
+    fprintf(stderr, "refrt: task %lu panicked: %s\n", t->id, why != NULL ? why : "(no reason)");
+    fflush(stderr);
+    /* Doors first: their unwind poisons or writes back before anything
+    ** they may point into is freed. Popped before the call, so an unwind
+    ** never sees its own door again. */
+    while ((d = h->door) != NULL) {
+        h->door = d->outer;
+        d->unwind(d);
+    }
+    while (h->innermost != NULL)
+        rt_region_close(h->innermost);
+    if (t->is_main)
+        exit(101);
+    longjmp(t->start, 1);
+}
+
+/* ---- allocation -------------------------------------------------------- */
+
+void *rt_alloc(size_t n)
+{
+    struct rt_hot *h = task_hot("rt_alloc");
+    struct rt_block *b = h->door != NULL && h->door->block != NULL ? h->door->block : h->task->block;
+    void *p = rt__block_alloc(b, n);
+
+    if (RT_LIKELY(p != NULL))
+        return p;
+    if (b == h->task->block) {
+        settle(h->task);
+        if ((p = rt__block_alloc(b, n)) != NULL)
+            return p;
+    }
+    rt__task_full("an allocation", n);
+}
+
+/* Reallocates a value of block b; t is the task when b is its block. */
+static void *realloc_in(struct rt_block *b, struct rt_task *t, void *p, size_t n)
+{
+    bool held;
+    void *q = rt__block_realloc(b, p, n, &held);
+
+    if (RT_LIKELY(q != NULL))
+        return q;
+    if (!held)
+        rt__violation("rt_realloc", "%p is not a value this task holds", p);
+    if (t != NULL) {
+        settle(t);
+        if ((q = rt__block_realloc(b, p, n, &held)) != NULL)
+            return q;
+    }
+    rt__task_full("a reallocation", n);
+}
+
+/* An outside value stays outside: realloc'ed by malloc, counted anew. */
+static void *realloc_outside(struct rt_task *t, void *p, size_t n)
+{
+    size_t i = table_find(&t->outside, p), old;
+    void *q;
+
+    if (i == t->outside.cap)
+        rt__violation("rt_realloc", "%p is not a value this task holds", p);
+    old = t->outside.slots[i].bytes;
+    if (n > old && !charge(t, n - old))
+        rt__task_full("a reallocation", n);
+    q = realloc(p, n != 0 ? n : 1);
+    if (q == NULL)
+        rt__trap();
+    if (n < old)
+        rt__block_uncharge(t->block, old - n);
+    table_remove(&t->outside, i);
+    table_put(&t->outside, q, n);
+    return q;
+}
+
+void *rt_realloc(void *p, size_t n)
+{
+    struct rt_hot *h;
+    struct rt_task *t;
+
+    if (p == NULL)
+        return rt_alloc(n);
+    h = task_hot("rt_realloc");
+    t = h->task;
+    if (h->door != NULL && h->door->block != NULL && rt__block_owns(h->door->block, p))
+        return realloc_in(h->door->block, NULL, p, n);
+    if (RT_LIKELY(rt__block_owns(t->block, p)))
+        return realloc_in(t->block, t, p, n);
+    return realloc_outside(t, p, n);
+}
+
+void rt_free(void *p)
+{
+    struct rt_hot *h;
+    struct rt_task *t;
+    size_t i;
+
+    if (p == NULL)
+        return;
+    h = task_hot("rt_free");
+    t = h->task;
+    if (h->door != NULL && h->door->block != NULL && rt__block_free(h->door->block, p))
+        return;
+    if (RT_LIKELY(rt__block_free(t->block, p)))
+        return;
+    i = table_find(&t->outside, p);
+    if (RT_UNLIKELY(i == t->outside.cap))
+        rt__violation("rt_free", "%p is not a value this task holds", p);
+    rt__block_uncharge(t->block, table_remove(&t->outside, i));
+    free(p);
+}
+
+size_t rt_held(void)
+{
+    struct rt_task *t = task_hot("rt_held")->task;
+    settle(t);
+    return rt__block_held(t->block);
+}
+
+size_t rt_budget(void)
+{
+    return rt__block_size(task_hot("rt_budget")->task->block);
+}
+
+/* ---- outside values (D8, D9) ----------------------------------------- */
+
+/* A new outside value of n bytes, held and counted; panics if it does not
+** fit the budget (checked before malloc is asked). */
+static void *outside_new(size_t n)
+{
+    struct rt_task *t = task_hot("rt_alloc_outside")->task;
+    void *p;
+
+    if (!charge(t, n))
+        rt__task_full("an outside value", n);
+    p = malloc(n != 0 ? n : 1);
+    if (p == NULL)
+        rt__trap();
+    table_put(&t->outside, p, n);
+    return p;
+}
+
+void *rt_alloc_outside(size_t n)
+{
+    return outside_new(n);
+}
+
+void *rt_clone_outside(const void *p, size_t n)
+{
+    void *q;
+
+    task_hot("rt_clone_outside");
+    if (p == NULL && n != 0)
+        rt__violation("rt_clone_outside", "NULL with %zu bytes", n);
+    q = outside_new(n);
+    if (n != 0)
+        memcpy(q, p, n);
+    return q;
+}
+
+void *rt_hand_over(void *value)
+{
+    struct rt_hot *h = task_hot("rt_hand_over");
+    struct rt_task *t = h->task;
+    size_t i;
+
+    if (rt__block_owns(t->block, value) ||
+        (h->door != NULL && h->door->block != NULL && rt__block_owns(h->door->block, value))) {
+        fprintf(stderr,
+                "refrt: rt_hand_over: %p is a block value and cannot be handed over; "
+                "copy it with rt_clone_outside\n", value);
+        errno = EINVAL;
+        return NULL;
+    }
+    i = table_find(&t->outside, value);
+    if (i == t->outside.cap)
+        rt__violation("rt_hand_over", "%p is not a value this task holds", value);
+    rt__block_uncharge(t->block, table_remove(&t->outside, i));
+    return value; /* malloc's own pointer: free() releases it */
+}
+
+size_t rt__outside_take(const char *fn, void *p)
+{
+    struct rt_task *t = task_hot(fn)->task;
+    size_t i = table_find(&t->outside, p), bytes;
+
+    if (i == t->outside.cap)
+        rt__violation(fn, "%p is not an outside value this task holds", p);
+    bytes = table_remove(&t->outside, i);
+    rt__block_uncharge(t->block, bytes);
+    return bytes;
+}
+
+void rt__outside_give(void *p, size_t bytes)
+{
+    struct rt_task *t = task_hot("rt__outside_give")->task;
+
+    /* Held first, so that a panic for want of room frees it too. */
+    table_put(&t->outside, p, bytes);
+    if (!charge(t, bytes))
+        rt__task_full("a value taken over", bytes);
+}
+
+bool rt__outside_held(const void *p)
+{
+    struct rt_task *t = task_hot("rt__outside_held")->task;
+    return table_find(&t->outside, p) != t->outside.cap;
+}
+
+size_t rt__outside_detach(struct rt_task *t, void *p)
+{
+    size_t i = table_find(&t->outside, p);
+
+    if (i == t->outside.cap)
+        return SIZE_MAX;
+    return table_remove(&t->outside, i); /* still charged: in flight */
+}
+
+void rt__task_release(struct rt_task *t, size_t bytes)
+{
+    atomic_fetch_add_explicit(&t->released, bytes, memory_order_relaxed);
+}
+
+bool rt__task_charge(struct rt_task *t, size_t bytes)
+{
+    return charge(t, bytes);
+}
+
+void rt__task_hold(struct rt_task *t, void *p, size_t bytes)
+{
+    table_put(&t->outside, p, bytes);
+}
+
+void rt__task_ref(struct rt_task *t)
+{
+    atomic_fetch_add_explicit(&t->refs, 1, memory_order_relaxed);
+}
+
+void rt__task_unref(struct rt_task *t)
+{
+    if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)
+        free(t);
+}
+
+/* ---- tasks ------------------------------------------------------------- */
+
+/* Everything the task holds goes: its outside values and its block. */
+static void task_empty(struct rt_task *t)
+{
+    table_free_all(&t->outside);
+    rt__block_delete(t->block);
+    t->block = NULL;
+    atomic_fetch_sub(&tasks_running, 1);
+}
+
+/* Runs the task's function with the panic's landing place set. Not
+** inlined: the frame that calls setjmp stays small and holds nothing a
+** longjmp could clobber (t is never written after setjmp). */
+static __attribute__((noinline)) void task_run(struct rt_task *t)
+{
+    if (setjmp(t->start) == 0) {
+        void *result = t->fn(t->arg);
+        if (result != NULL) {
+            size_t bytes = rt__outside_detach(t, result);
+            if (bytes == SIZE_MAX)
+                rt__violation("rt_spawn",
+                              "task %lu returned %p, which is not an outside value it holds",
+                              t->id, result);
+            t->result = result;
+            t->result_bytes = bytes;
+        }
+        t->status = RT_OK;
+    } else {
+        t->result = NULL;
+        t->status = RT_PANICKED;
+    }
+}
+
+static void *task_start(void *arg)
+{
+    struct rt_task *t = arg;
+    struct rt_hot *h = rt__hot_or_null();
+
+    if (h == NULL)
+        rt__trap(); /* rt_spawn checked the key exists */
+    h->task = t;
+    task_run(t);
+    h->task = NULL;
+    h->door = NULL;
+    task_empty(t);
+    return NULL;
+}
+
+rt_task *rt_spawn(void *(*fn)(void *), void *arg)
+{
+    struct rt_task *t;
+    int err;
+
+    if (rt__key_plus_one == 0)
+        rt__violation("rt_spawn", "rt_init has not been called");
+    if (fn == NULL)
+        rt__violation("rt_spawn", "fn is NULL");
+    t = calloc(1, sizeof *t);
+    if (t == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    t->block = block_for_new_task();
+    if (t->block == NULL) {
+        free(t);
+        errno = ENOMEM;
+        return NULL;
+    }
+    t->id = atomic_fetch_add(&next_id, 1);
+    t->fn = fn;
+    t->arg = arg;
+    atomic_init(&t->refs, 1); /* the joiner's */
+    err = pthread_create(&t->thread, NULL, task_start, t);
+    if (err != 0) {
+        task_empty(t);
+        free(t);
+        errno = err;
+        return NULL;
+    }
+    return t;
+}
+
+rt_status rt_join(rt_task *t, void **result)
+{
+    struct rt_task *me = task_hot("rt_join")->task;
+    void *value;
+    size_t bytes;
+    rt_status status;
+
+    if (t == NULL || t == me || t->is_main)
+        rt__violation("rt_join", "%p is not a task another task can join", (void *)t);
+    if (pthread_join(t->thread, NULL) != 0)
+        rt__violation("rt_join", "task %lu cannot be joined (joined twice?)", t->id);
+    status = t->status;
+    value = t->result;
+    bytes = t->result_bytes;
+    rt__task_unref(t);
+    if (result != NULL)
+        *result = NULL;
+    if (status != RT_OK)
+        return status;
+    if (value != NULL) {
+        if (result == NULL)
+            free(value); /* nobody takes it: freed, not leaked */
+        else
+            rt__outside_give(value, bytes); /* may panic: then it is freed */
+    }
+    if (result != NULL)
+        *result = value;
+    return RT_OK;
+}
+
+/* Main's task: made by rt_init, attached to main's thread state on its
+** first use (rt__task_hot), so that rt_init publishes no thread state of
+** its own: the first publish stays the program's (hot.c validates it). */
+static struct rt_task main_task;
+static pthread_t main_thread;
+static atomic_bool main_made;
+
+void rt__main_task(void)
+{
+    main_task.block = block_for_new_task();
+    if (main_task.block == NULL)
+        rt__violation("rt_init", "no memory for main's block");
+    main_task.id = 0;
+    main_task.is_main = true;
+    atomic_init(&main_task.refs, 1); /* never dropped: main's task stays */
+    main_task.thread = main_thread = pthread_self();
+    atomic_store(&main_made, true);
+}
+
+static RT_COLD struct rt_task *main_task_here(void)
+{
+    if (atomic_load(&main_made) && pthread_equal(pthread_self(), main_thread))
+        return &main_task;
+    return NULL;
+}

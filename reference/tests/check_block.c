@@ -1,0 +1,411 @@
+/*
+** check_block.c: the block allocator (block.c) on its own, no task.
+*/
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "refrt.h"
+#include "testutil.h"
+
+#define KIB 1024u
+
+static int filled(const unsigned char *p, size_t n, unsigned char v)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != v)
+            return 0;
+    return 1;
+}
+
+START_TEST(payloads_are_aligned_and_counted_as_chunks)
+{
+    struct rt_block *b = rt__block_new(64 * KIB);
+    ck_assert_uint_eq(rt__block_size(b), 64 * KIB);
+    ck_assert_uint_eq(rt__block_held(b), 0);
+    for (size_t n = 0; n < 300; n++) {
+        size_t before = rt__block_held(b);
+        unsigned char *p = rt__block_alloc(b, n);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_uint_eq((uintptr_t)p % _Alignof(max_align_t), 0);
+        /* header of 8 bytes, rounded up to 16 */
+        ck_assert_uint_eq(rt__block_held(b) - before, (n + 8 + 15) / 16 * 16);
+        ck_assert_uint_eq(rt__block_chunk(b, p), (n + 8 + 15) / 16 * 16);
+        ck_assert(rt__block_owns(b, p));
+        memset(p, 0x5C, n);
+        ck_assert(rt__block_free(b, p));
+        ck_assert_uint_eq(rt__block_held(b), before);
+    }
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(held_returns_to_its_old_figure_after_a_free)
+{
+    struct rt_block *b = rt__block_new(64 * KIB);
+    void *keep[40];
+    for (int i = 0; i < 40; i++)
+        keep[i] = rt__block_alloc(b, (size_t)i * 37);
+    size_t before = rt__block_held(b);
+    for (size_t n = 1; n < 5000; n += 111) {
+        void *p = rt__block_alloc(b, n);
+        ck_assert_ptr_nonnull(p);
+        ck_assert_uint_gt(rt__block_held(b), before);
+        ck_assert(rt__block_free(b, p));
+        ck_assert_uint_eq(rt__block_held(b), before);
+    }
+    for (int i = 0; i < 40; i++)
+        ck_assert(rt__block_free(b, keep[i]));
+    ck_assert_uint_eq(rt__block_held(b), 0);
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(exactly_full_fits_one_byte_more_does_not)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    void *p = rt__block_alloc(b, 4 * KIB - 8);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_uint_eq(rt__block_held(b), 4 * KIB);
+    ck_assert_ptr_null(rt__block_alloc(b, 0));
+    ck_assert(rt__block_free(b, p));
+    ck_assert_ptr_null(rt__block_alloc(b, 4 * KIB - 7));
+    ck_assert_uint_eq(rt__block_held(b), 0);
+    ck_assert_ptr_nonnull(rt__block_alloc(b, 4 * KIB - 8));
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(a_size_is_rounded_down_to_sixteen)
+{
+    struct rt_block *b = rt__block_new(1000);
+    ck_assert_uint_eq(rt__block_size(b), 992);
+    ck_assert_ptr_nonnull(rt__block_alloc(b, 984));
+    rt__block_delete(b);
+    b = rt__block_new(0);
+    ck_assert_uint_eq(rt__block_size(b), 0);
+    ck_assert_ptr_null(rt__block_alloc(b, 0));
+    rt__block_delete(b);
+    ck_assert_ptr_null(rt__block_new((size_t)1 << 40));
+}
+END_TEST
+
+START_TEST(an_overflowing_size_does_not_fit)
+{
+    struct rt_block *b = rt__block_new(64 * KIB);
+    ck_assert_ptr_null(rt__block_alloc(b, SIZE_MAX));
+    ck_assert_ptr_null(rt__block_alloc(b, SIZE_MAX - 7));
+    ck_assert_uint_eq(rt__block_held(b), 0);
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(a_freed_chunk_is_allocated_again)
+{
+    struct rt_block *b = rt__block_new(64 * KIB);
+    void *a = rt__block_alloc(b, 100), *guard = rt__block_alloc(b, 8);
+    ck_assert(rt__block_free(b, a));
+    ck_assert_ptr_eq(rt__block_alloc(b, 100), a); /* same class */
+    void *big = rt__block_alloc(b, 5000);
+    guard = rt__block_alloc(b, 8);
+    ck_assert(rt__block_free(b, big));
+    ck_assert_ptr_eq(rt__block_alloc(b, 3000), big); /* large, first fit, split */
+    void *rest = rt__block_alloc(b, 1900);           /* the split-off rest */
+    ck_assert_ptr_eq(rest, (unsigned char *)big + 3008);
+    (void)guard;
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(the_top_chunk_goes_back_to_the_bump)
+{
+    struct rt_block *b = rt__block_new(64 * KIB);
+    void *a = rt__block_alloc(b, 40);
+    ck_assert(rt__block_free(b, a));
+    /* a different class gets the same place: the bump went back */
+    ck_assert_ptr_eq(rt__block_alloc(b, 500), a);
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(a_small_request_splits_a_bigger_freed_chunk_when_the_bump_is_spent)
+{
+    struct rt_block *b = rt__block_new(2 * KIB);
+    void *a = rt__block_alloc(b, 1000 - 8);
+    void *c = rt__block_alloc(b, 2 * KIB - 1000 - 8 - 8); /* fills the arena */
+    ck_assert_ptr_nonnull(c);
+    ck_assert(rt__block_free(b, a));
+    /* 1000 rounds to 1008; two chunks of 496 come out of it */
+    void *x = rt__block_alloc(b, 488), *y = rt__block_alloc(b, 488);
+    ck_assert_ptr_eq(x, a);
+    ck_assert_ptr_eq(y, (unsigned char *)a + 496);
+    ck_assert_ptr_nonnull(rt__block_alloc(b, 0)); /* the last 16 bytes */
+    ck_assert_ptr_null(rt__block_alloc(b, 0));
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(realloc_keeps_contents_within_and_past_size_classes)
+{
+    struct rt_block *b = rt__block_new(1024 * KIB);
+    bool held;
+    unsigned char *p = rt__block_alloc(b, 1);
+    size_t n = 1, pins = 0;
+    p[0] = 0;
+    for (size_t want = 2; want < 100000; want = want * 3 / 2 + 1) {
+        unsigned char *q = rt__block_realloc(b, p, want, &held);
+        ck_assert(held);
+        ck_assert_ptr_nonnull(q);
+        for (size_t i = 0; i < n; i++)
+            ck_assert_int_eq(q[i], (unsigned char)(i * 7));
+        for (size_t i = n; i < want; i++)
+            q[i] = (unsigned char)(i * 7);
+        p = q;
+        n = want;
+        /* a pin above p, so the next growth past its chunk moves it */
+        ck_assert_ptr_nonnull(rt__block_alloc(b, 8));
+        pins++;
+    }
+    ck_assert(rt__block_free(b, p));
+    ck_assert_uint_eq(rt__block_held(b), pins * 16);
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(realloc_grows_the_top_chunk_in_place)
+{
+    struct rt_block *b = rt__block_new(64 * KIB);
+    bool held;
+    unsigned char *p = rt__block_alloc(b, 10);
+    memset(p, 3, 10);
+    ck_assert_ptr_eq(rt__block_realloc(b, p, 3000, &held), p);
+    ck_assert(filled(p, 10, 3));
+    ck_assert_uint_eq(rt__block_held(b), 3008); /* one chunk of 3000 + 8, rounded */
+    ck_assert_ptr_eq(rt__block_realloc(b, p, 5, &held), p); /* shrinking stays */
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(a_full_realloc_leaves_the_value_as_it_was)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    bool held;
+    unsigned char *p = rt__block_alloc(b, 1000);
+    memset(p, 9, 1000);
+    rt__block_alloc(b, 8);
+    size_t before = rt__block_held(b);
+    ck_assert_ptr_null(rt__block_realloc(b, p, 3500, &held));
+    ck_assert(held);
+    ck_assert_uint_eq(rt__block_held(b), before);
+    ck_assert(filled(p, 1000, 9));
+    ck_assert_uint_eq(rt__block_chunk(b, p), 1008);
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(a_pointer_the_block_does_not_hold_is_refused)
+{
+    struct rt_block *b = rt__block_new(64 * KIB), *other = rt__block_new(64 * KIB);
+    bool held;
+    unsigned char *p = rt__block_alloc(b, 64), *q = rt__block_alloc(other, 64);
+    int on_stack;
+    rt__block_alloc(b, 64);
+    ck_assert(!rt__block_free(b, p + 16)); /* interior, aligned */
+    ck_assert(!rt__block_free(b, p + 1));  /* interior, unaligned */
+    ck_assert(!rt__block_free(b, q));      /* another block's */
+    ck_assert(!rt__block_free(b, &on_stack));
+    ck_assert(!rt__block_free(b, NULL));
+    ck_assert_ptr_null(rt__block_realloc(b, q, 10, &held));
+    ck_assert(!held);
+    ck_assert(rt__block_free(b, p));
+    ck_assert(!rt__block_free(b, p)); /* twice */
+    ck_assert(!rt__block_owns(b, q));
+    ck_assert(!rt__block_owns(b, &on_stack));
+    ck_assert_uint_eq(rt__block_held(b), 80);
+    rt__block_delete(b);
+    rt__block_delete(other);
+}
+END_TEST
+
+START_TEST(charges_count_against_the_budget)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    ck_assert(rt__block_charge(b, 4 * KIB - 16));
+    ck_assert(!rt__block_charge(b, 17));
+    ck_assert_ptr_nonnull(rt__block_alloc(b, 8)); /* exactly the last 16 */
+    ck_assert_ptr_null(rt__block_alloc(b, 0));
+    ck_assert(!rt__block_charge(b, 1));
+    rt__block_uncharge(b, 4 * KIB - 16);
+    ck_assert_uint_eq(rt__block_held(b), 16);
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(freed_neighbours_are_coalesced_before_the_block_is_full)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    void *small[63];
+    for (int i = 0; i < 63; i++) /* 63 chunks of 64 bytes, the last 64 free */
+        small[i] = rt__block_alloc(b, 56);
+    void *top = rt__block_alloc(b, 56); /* the arena is carved whole */
+    ck_assert_ptr_null(rt__block_alloc(b, 0));
+    for (int i = 0; i < 63; i++)
+        ck_assert(rt__block_free(b, small[i]));
+    ck_assert_uint_eq(rt__block_held(b), 64);
+    /* no free list holds 4000 bytes, but 63 neighbours together do */
+    void *big = rt__block_alloc(b, 4000);
+    ck_assert_ptr_eq(big, small[0]);
+    ck_assert_ptr_null(rt__block_alloc(b, 16)); /* 32 bytes left, a 32-byte chunk: none */
+    ck_assert(rt__block_free(b, big));
+    ck_assert(rt__block_free(b, top));
+    ck_assert_uint_eq(rt__block_held(b), 0);
+    ck_assert_ptr_eq(rt__block_alloc(b, 4 * KIB - 8), small[0]);
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(a_live_chunk_between_keeps_its_neighbours_apart)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    /* chunks of 2032, 16 and 2048 bytes fill the arena */
+    char *a = rt__block_alloc(b, 2024), *mid = rt__block_alloc(b, 8);
+    char *c = rt__block_alloc(b, 2040);
+    memset(mid, 0x6D, 8);
+    ck_assert_ptr_null(rt__block_alloc(b, 0));
+    ck_assert(rt__block_free(b, a));
+    ck_assert(rt__block_free(b, c)); /* the top: back to the bump */
+    /* 4080 bytes are free, but in runs of 2032 and 2048 */
+    ck_assert_ptr_null(rt__block_alloc(b, 2056));
+    ck_assert_ptr_eq(rt__block_alloc(b, 2024), a);
+    ck_assert_ptr_eq(rt__block_alloc(b, 2040), c);
+    ck_assert(filled((unsigned char *)mid, 8, 0x6D));
+    rt__block_delete(b);
+}
+END_TEST
+
+/* D10 with drifting sizes: every round a different mix, all freed. */
+START_TEST(drifting_sizes_do_not_strand_the_budget)
+{
+    struct rt_block *b = rt__block_new(64 * KIB);
+    uint32_t s = 7;
+    void *v[40];
+    for (int round = 0; round < 3000; round++) {
+        int k = 0;
+        for (; k < 40; k++) {
+            s = s * 1664525u + 1013904223u;
+            v[k] = rt__block_alloc(b, (s >> 8) % (round % 3 == 0 ? 1500 : 200));
+            ck_assert_ptr_nonnull(v[k]);
+        }
+        while (k-- > 0)
+            ck_assert(rt__block_free(b, v[(k * 7) % 40]));
+        ck_assert_uint_eq(rt__block_held(b), 0);
+    }
+    rt__block_delete(b);
+}
+END_TEST
+
+/* D10: a long task allocating and freeing far more than its budget. */
+START_TEST(a_long_loop_stays_inside_sixty_four_kib)
+{
+    struct rt_block *b = rt__block_new(64 * KIB);
+    bool held;
+    void *keep = rt__block_alloc(b, 20000);
+    for (unsigned i = 0; i < 1000; i++) {
+        unsigned char *p = rt__block_alloc(b, 1024);
+        ck_assert_ptr_nonnull(p);
+        unsigned char *q = rt__block_alloc(b, 100 + i % 700);
+        ck_assert_ptr_nonnull(q);
+        p = rt__block_realloc(b, p, 2048 + i % 3000, &held);
+        ck_assert_ptr_nonnull(p);
+        ck_assert(rt__block_free(b, q));
+        ck_assert(rt__block_free(b, p));
+    }
+    ck_assert_uint_eq(rt__block_held(b), 20016);
+    ck_assert(rt__block_free(b, keep));
+    rt__block_delete(b);
+}
+END_TEST
+
+/* Random operations against a model: no two live values overlap, each
+** keeps its bytes, held is the sum of the live chunks. */
+START_TEST(random_operations_agree_with_a_model)
+{
+    enum { SLOTS = 64 };
+    struct rt_block *b = rt__block_new(32 * KIB);
+    unsigned char *p[SLOTS] = {0};
+    size_t n[SLOTS] = {0}, sum = 0;
+    uint64_t x = 88172645463325252u;
+    bool held;
+
+    for (int step = 0; step < 8000; step++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int i = (int)(x % SLOTS);
+        size_t want = (x >> 8) % ((x >> 40) % 4 == 0 ? 6000 : 300);
+        unsigned char tag = (unsigned char)(i + 1);
+        if (p[i] != NULL)
+            ck_assert(filled(p[i], n[i], tag));
+        if (p[i] == NULL) {
+            p[i] = rt__block_alloc(b, want);
+            if (p[i] == NULL)
+                continue;
+            n[i] = want;
+        } else if ((x >> 32) % 2 == 0) {
+            sum -= rt__block_chunk(b, p[i]);
+            ck_assert(rt__block_free(b, p[i]));
+            p[i] = NULL;
+            ck_assert_uint_eq(rt__block_held(b), sum);
+            continue;
+        } else {
+            size_t before = rt__block_chunk(b, p[i]);
+            unsigned char *q = rt__block_realloc(b, p[i], want, &held);
+            ck_assert(held);
+            if (q == NULL) {
+                ck_assert_uint_eq(rt__block_held(b), sum);
+                continue;
+            }
+            sum -= before;
+            p[i] = q;
+            n[i] = want < n[i] ? want : n[i];
+            memset(p[i], tag, n[i]);
+            n[i] = want;
+        }
+        memset(p[i], tag, n[i]);
+        sum += rt__block_chunk(b, p[i]);
+        ck_assert_uint_eq(rt__block_held(b), sum);
+        ck_assert_uint_le(sum, rt__block_size(b));
+    }
+    for (int i = 0; i < SLOTS; i++)
+        if (p[i] != NULL) {
+            ck_assert(filled(p[i], n[i], (unsigned char)(i + 1)));
+            ck_assert(rt__block_free(b, p[i]));
+        }
+    ck_assert_uint_eq(rt__block_held(b), 0);
+    rt__block_delete(b);
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("block");
+    suite_add_test_timeout(s, payloads_are_aligned_and_counted_as_chunks, 120);
+    suite_add_test_timeout(s, held_returns_to_its_old_figure_after_a_free, 120);
+    suite_add_test_timeout(s, exactly_full_fits_one_byte_more_does_not, 120);
+    suite_add_test_timeout(s, a_size_is_rounded_down_to_sixteen, 120);
+    suite_add_test_timeout(s, an_overflowing_size_does_not_fit, 120);
+    suite_add_test_timeout(s, a_freed_chunk_is_allocated_again, 120);
+    suite_add_test_timeout(s, the_top_chunk_goes_back_to_the_bump, 120);
+    suite_add_test_timeout(s, a_small_request_splits_a_bigger_freed_chunk_when_the_bump_is_spent, 120);
+    suite_add_test_timeout(s, realloc_keeps_contents_within_and_past_size_classes, 120);
+    suite_add_test_timeout(s, realloc_grows_the_top_chunk_in_place, 120);
+    suite_add_test_timeout(s, a_full_realloc_leaves_the_value_as_it_was, 120);
+    suite_add_test_timeout(s, a_pointer_the_block_does_not_hold_is_refused, 120);
+    suite_add_test_timeout(s, charges_count_against_the_budget, 120);
+    suite_add_test_timeout(s, freed_neighbours_are_coalesced_before_the_block_is_full, 120);
+    suite_add_test_timeout(s, a_live_chunk_between_keeps_its_neighbours_apart, 120);
+    suite_add_test_timeout(s, drifting_sizes_do_not_strand_the_budget, 120);
+    suite_add_test_timeout(s, a_long_loop_stays_inside_sixty_four_kib, 120);
+    suite_add_test_timeout(s, random_operations_agree_with_a_model, 120);
+    return s;
+}

@@ -1,0 +1,757 @@
+/*
+** check_budgets.c: tasks, budgets, panics, outside values and strategies
+** (seed 002, D4 to D10), through the public API and the door hook.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "refrt.h"
+#include "testutil.h"
+
+#define KIB ((size_t)1024)
+
+/* Runs fn(arg) as a task and joins it; returns its status, *out its result. */
+static rt_status run_task(void *(*fn)(void *), void *arg, void **out)
+{
+    void *ignored;
+    rt_task *t = rt_spawn(fn, arg);
+    ck_assert_ptr_nonnull(t);
+    return rt_join(t, out != NULL ? out : &ignored);
+}
+
+static void init_fixed(size_t bytes)
+{
+    rt_set_strategy(rt_fixed_strategy(bytes));
+    rt_init();
+}
+
+/* ---- start-up and strategies (D7) ----------------------------------------- */
+
+static size_t expected_default(size_t running)
+{
+    size_t phys = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+    size_t bytes = phys / 64 / running / 4096 * 4096;
+    return bytes > 65536 ? bytes : 65536;
+}
+
+START_TEST(the_default_strategy_follows_its_formula)
+{
+    rt_strategy s = rt_default_strategy();
+    size_t counts[] = {1, 2, 3, 64, 1000, 1000000};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        ck_assert_uint_eq(s.block_bytes(s.ctx, counts[i]), expected_default(counts[i]));
+    /* more tasks, never bigger blocks; never below 64 KiB */
+    ck_assert_uint_ge(s.block_bytes(s.ctx, 1), s.block_bytes(s.ctx, 2));
+    ck_assert_uint_eq(s.block_bytes(s.ctx, (size_t)1 << 40), 65536);
+}
+END_TEST
+
+START_TEST(main_is_a_task_with_a_default_block)
+{
+    rt_init();
+    ck_assert_uint_eq(rt_budget(), expected_default(1));
+    ck_assert_uint_eq(rt_held(), 0);
+    void *p = rt_alloc(100);
+    ck_assert_uint_eq(rt_held(), 112);
+    rt_free(p);
+    ck_assert_uint_eq(rt_held(), 0);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+static void *report_budget(void *unused)
+{
+    (void)unused;
+    size_t *b = rt_alloc_outside(sizeof *b);
+    *b = rt_budget();
+    return b;
+}
+
+START_TEST(a_fixed_strategy_sizes_every_later_block)
+{
+    size_t *b;
+    init_fixed(64 * KIB);
+    ck_assert_uint_eq(rt_budget(), 64 * KIB);
+    ck_assert_int_eq(run_task(report_budget, NULL, (void **)&b), RT_OK);
+    ck_assert_uint_eq(*b, 64 * KIB);
+    rt_free(b);
+    rt_set_strategy(rt_fixed_strategy(200 * KIB));
+    ck_assert_uint_eq(rt_budget(), 64 * KIB); /* main's block was made before */
+    ck_assert_int_eq(run_task(report_budget, NULL, (void **)&b), RT_OK);
+    ck_assert_uint_eq(*b, 200 * KIB);
+    rt_free(b);
+    rt_set_strategy(rt_default_strategy());
+    ck_assert_int_eq(run_task(report_budget, NULL, (void **)&b), RT_OK);
+    ck_assert_uint_eq(*b, expected_default(2)); /* main and the new task */
+    rt_free(b);
+}
+END_TEST
+
+/* ---- held and the budget (D5, D6, D10) ------------------------------------ */
+
+START_TEST(held_returns_to_exactly_its_old_figure)
+{
+    init_fixed(64 * KIB);
+    void *keep = rt_alloc(300), *out = rt_alloc_outside(77);
+    size_t before = rt_held();
+    ck_assert_uint_eq(before, 320 + 77);
+    for (size_t n = 0; n < 3000; n += 97) {
+        void *p = rt_alloc(n);
+        ck_assert_uint_gt(rt_held(), before);
+        rt_free(p);
+        ck_assert_uint_eq(rt_held(), before);
+        p = rt_alloc_outside(n);
+        ck_assert_uint_eq(rt_held(), before + n);
+        rt_free(p);
+        ck_assert_uint_eq(rt_held(), before);
+    }
+    rt_free(keep);
+    rt_free(out);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+static void *fill_exactly(void *unused)
+{
+    (void)unused;
+    void *p = rt_alloc(rt_budget() - 8);
+    ck_assert_uint_eq(rt_held(), rt_budget());
+    rt_free(p);
+    return NULL;
+}
+
+static void *one_byte_more(void *unused)
+{
+    (void)unused;
+    rt_alloc(rt_budget() - 7);
+    ck_abort_msg("a block one byte short did not panic");
+    return NULL;
+}
+
+static void *outside_exactly(void *unused)
+{
+    (void)unused;
+    void *a = rt_alloc(100);
+    void *p = rt_alloc_outside(rt_budget() - rt_held());
+    ck_assert_uint_eq(rt_held(), rt_budget());
+    rt_free(p);
+    rt_free(a);
+    return NULL;
+}
+
+static void *outside_one_byte_more(void *unused)
+{
+    (void)unused;
+    rt_alloc(100);
+    rt_alloc_outside(rt_budget() - rt_held() + 1);
+    ck_abort_msg("an outside value one byte past the budget did not panic");
+    return NULL;
+}
+
+static void boundaries(void *unused)
+{
+    (void)unused;
+    init_fixed(16 * KIB);
+    if (run_task(fill_exactly, NULL, NULL) != RT_OK)
+        _exit(10);
+    if (run_task(one_byte_more, NULL, NULL) != RT_PANICKED)
+        _exit(11);
+    if (run_task(outside_exactly, NULL, NULL) != RT_OK)
+        _exit(12);
+    if (run_task(outside_one_byte_more, NULL, NULL) != RT_PANICKED)
+        _exit(13);
+    if (rt__blocks_live() != 1)
+        _exit(14);
+}
+
+START_TEST(a_block_exactly_full_fits_one_byte_more_panics)
+{
+    struct death d = run_child(boundaries, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0, "signal %d exit %d: %s", d.signal,
+                  d.exit_status, d.err);
+    ck_assert_ptr_nonnull(strstr(d.err, "refrt: task 2 panicked: an allocation of 16377 bytes "
+                                        "does not fit its budget"));
+    ck_assert_ptr_nonnull(strstr(d.err, "refrt: task 4 panicked: an outside value of "));
+    ck_assert_ptr_null(strstr(d.err, "task 1 panicked"));
+    ck_assert_ptr_null(strstr(d.err, "task 3 panicked"));
+}
+END_TEST
+
+/* Seed step 9: a task that reads more than its budget panics, another task
+** runs on. */
+struct reader {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int stage;
+};
+
+static void *reads_too_much(void *arg)
+{
+    struct reader *r = arg;
+    char *text = NULL;
+    size_t len = 0;
+    pthread_mutex_lock(&r->lock);
+    while (r->stage == 0) /* the other task is running */
+        pthread_cond_wait(&r->cond, &r->lock);
+    pthread_mutex_unlock(&r->lock);
+    for (;;) { /* "reads" 100 bytes at a time into a growing text */
+        text = rt_realloc(text, len + 100);
+        memset(text + len, 'x', 100);
+        len += 100;
+    }
+    return NULL;
+}
+
+static void *runs_on(void *arg)
+{
+    struct reader *r = arg;
+    unsigned long *sum = rt_alloc_outside(sizeof *sum);
+    pthread_mutex_lock(&r->lock);
+    r->stage = 1;
+    pthread_cond_broadcast(&r->cond);
+    pthread_mutex_unlock(&r->lock);
+    *sum = 0;
+    for (unsigned i = 0; i < 2000; i++) {
+        unsigned *v = rt_alloc(64 * sizeof *v);
+        for (unsigned k = 0; k < 64; k++)
+            v[k] = i + k;
+        *sum += v[63];
+        rt_free(v);
+    }
+    return sum;
+}
+
+static void over_budget_and_another_runs_on(void *unused)
+{
+    (void)unused;
+    struct reader r = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+    unsigned long *sum;
+    init_fixed(64 * KIB);
+    rt_task *greedy = rt_spawn(reads_too_much, &r), *other = rt_spawn(runs_on, &r);
+    if (rt_join(greedy, (void **)&sum) != RT_PANICKED || sum != NULL)
+        _exit(10);
+    if (rt_join(other, (void **)&sum) != RT_OK || *sum != 2000UL * 1999 / 2 + 63 * 2000)
+        _exit(11);
+    if (rt_held() != sizeof *sum)
+        _exit(12);
+    rt_free(sum);
+}
+
+START_TEST(a_task_reading_past_its_budget_panics_and_another_runs_on)
+{
+    struct death d = run_child(over_budget_and_another_runs_on, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0, "signal %d exit %d: %s", d.signal,
+                  d.exit_status, d.err);
+    ck_assert_ptr_nonnull(strstr(d.err, "refrt: task 1 panicked: a reallocation of "));
+}
+END_TEST
+
+/* Seed step 9 (D10): a long task that allocates and frees a kilobyte a
+** thousand times under a 64 KiB budget does not panic. */
+static void *long_task(void *unused)
+{
+    (void)unused;
+    size_t base = rt_held();
+    unsigned long *sum = rt_alloc_outside(sizeof *sum);
+    *sum = 0;
+    for (unsigned i = 0; i < 1000; i++) {
+        unsigned char *kib = rt_alloc(1024);
+        memset(kib, (int)(i & 0xFF), 1024);
+        unsigned char *more = rt_realloc(rt_alloc(10), 40 + i % 900);
+        *sum += kib[1023];
+        rt_free(more);
+        rt_free(kib);
+    }
+    ck_assert_uint_eq(rt_held(), base + sizeof *sum);
+    return sum;
+}
+
+START_TEST(a_long_task_frees_and_allocates_a_megabyte_under_sixty_four_kib)
+{
+    unsigned long *sum, expected = 0;
+    init_fixed(64 * KIB);
+    ck_assert_int_eq(run_task(long_task, NULL, (void **)&sum), RT_OK);
+    for (unsigned i = 0; i < 1000; i++)
+        expected += i & 0xFF;
+    ck_assert_uint_eq(*sum, expected);
+    rt_free(sum);
+}
+END_TEST
+
+START_TEST(realloc_keeps_contents_past_size_classes)
+{
+    init_fixed(1024 * KIB);
+    unsigned char *p = NULL;
+    size_t n = 0;
+    for (size_t want = 1; want < 60000; want = want * 2 + 3) {
+        void *pin = rt_alloc(1); /* p is not the top chunk: growth moves it */
+        unsigned char *q = rt_realloc(p, want);
+        for (size_t i = 0; i < n; i++)
+            ck_assert_int_eq(q[i], (unsigned char)(i * 13));
+        for (size_t i = n; i < want; i++)
+            q[i] = (unsigned char)(i * 13);
+        p = q;
+        n = want;
+        rt_free(pin);
+    }
+    /* an outside value stays outside and keeps its bytes */
+    unsigned char *o = rt_clone_outside(p, 5000);
+    rt_free(p);
+    size_t before = rt_held();
+    o = rt_realloc(o, 9000);
+    ck_assert_uint_eq(rt_held(), before + 4000);
+    for (size_t i = 0; i < 5000; i++)
+        ck_assert_int_eq(o[i], (unsigned char)(i * 13));
+    o = rt_realloc(o, 10);
+    ck_assert_uint_eq(rt_held(), before - 4990);
+    ck_assert_ptr_eq(rt_hand_over(o), o);
+    free(o);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+/* ---- panics --------------------------------------------------------------- */
+
+static void main_panics(void *unused)
+{
+    (void)unused;
+    rt_region r;
+    init_fixed(64 * KIB);
+    rt_region_open(&r);
+    rt_panic("the sky fell");
+}
+
+START_TEST(a_panic_in_main_exits_with_101)
+{
+    struct death d = run_child(main_panics, NULL);
+    ck_assert_int_eq(d.signal, 0);
+    ck_assert_int_eq(d.exit_status, 101);
+    ck_assert_str_eq(d.err, "refrt: task 0 panicked: the sky fell\n");
+}
+END_TEST
+
+struct held_things {
+    void *outside[3];
+    unsigned char *chunk[2];
+};
+
+static void *panics_holding_things(void *arg)
+{
+    struct held_things *k = arg;
+    rt_region a, b;
+    /* outside values of a chunk's size, so the shim tracks them */
+    for (int i = 0; i < 3; i++)
+        k->outside[i] = rt_alloc_outside(RT_CHUNK_SIZE);
+    rt_region_open(&a);
+    rt_region_open(&b);
+    k->chunk[0] = a.base;
+    k->chunk[1] = b.base;
+    memset(rt_region_alloc(&a, 1, 3000, 0), 0x77, 3000);
+    memset(rt_region_alloc(&b, 1, 5000, 0), 0x66, 5000);
+    rt_alloc(1000);
+    rt_panic("on purpose");
+}
+
+START_TEST(a_panic_frees_outside_values_and_closes_open_regions)
+{
+    struct held_things k;
+    init_fixed(256 * KIB);
+    chunks_reset();
+    ck_assert_int_eq(run_task(panics_holding_things, &k, NULL), RT_PANICKED);
+    for (int i = 0; i < 3; i++)
+        ck_assert(!chunk_live(k.outside[i]));
+    /* the regions were closed (cleared, kept), then freed with the thread */
+    ck_assert(!chunk_live(k.chunk[0]));
+    ck_assert(!chunk_live(k.chunk[1]));
+    struct chunk_counts n = chunks_counted();
+    ck_assert_uint_eq(n.mallocs, 5);
+    ck_assert_uint_eq(n.frees, 5);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+static void *ends_holding_things(void *arg)
+{
+    struct held_things *k = arg;
+    for (int i = 0; i < 3; i++)
+        k->outside[i] = rt_alloc_outside(RT_CHUNK_SIZE);
+    rt_alloc(5000);
+    return NULL;
+}
+
+START_TEST(a_task_that_ends_frees_its_block_and_what_it_still_holds)
+{
+    struct held_things k;
+    init_fixed(256 * KIB);
+    chunks_reset();
+    ck_assert_int_eq(rt__blocks_live(), 1);
+    ck_assert_int_eq(run_task(ends_holding_things, &k, NULL), RT_OK);
+    for (int i = 0; i < 3; i++)
+        ck_assert(!chunk_live(k.outside[i]));
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+/* ---- join moves the result (D9) ------------------------------------------- */
+
+static void *returns_text(void *arg)
+{
+    size_t n = (size_t)(uintptr_t)arg;
+    char *s = rt_alloc_outside(n);
+    memset(s, 'r', n);
+    s[n - 1] = '\0';
+    return s;
+}
+
+START_TEST(join_moves_the_result_to_the_joiner)
+{
+    char *s;
+    init_fixed(64 * KIB);
+    void *keep = rt_alloc(100);
+    size_t before = rt_held();
+    ck_assert_int_eq(run_task(returns_text, (void *)(uintptr_t)5000, (void **)&s), RT_OK);
+    ck_assert_uint_eq(strlen(s), 4999);
+    ck_assert_uint_eq(rt_held(), before + 5000);
+    rt_free(s);
+    ck_assert_uint_eq(rt_held(), before);
+    rt_free(keep);
+}
+END_TEST
+
+static void *joins_a_big_result(void *arg)
+{
+    void **seen = arg;
+    void *s;
+    rt_set_strategy(rt_fixed_strategy(256 * KIB));
+    rt_task *t = rt_spawn(returns_text, (void *)(uintptr_t)RT_CHUNK_SIZE);
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    rt_join(t, &s); /* 64 KiB does not fit a 16 KiB budget: panics here */
+    *seen = s;
+    return NULL;
+}
+
+static void joiner_panics(void *unused)
+{
+    (void)unused;
+    void *seen = NULL;
+    init_fixed(16 * KIB);
+    chunks_reset();
+    if (run_task(joins_a_big_result, &seen, NULL) != RT_PANICKED || seen != NULL)
+        _exit(10);
+    if (chunks_counted().mallocs != 1 || chunks_counted().frees != 1)
+        _exit(11); /* the result was freed with the joiner */
+    if (rt__blocks_live() != 1)
+        _exit(12);
+}
+
+START_TEST(a_joiner_the_result_does_not_fit_panics)
+{
+    struct death d = run_child(joiner_panics, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0, "signal %d exit %d: %s", d.signal,
+                  d.exit_status, d.err);
+    ck_assert_ptr_nonnull(strstr(d.err, "refrt: task 1 panicked: a value taken over of 65536 "
+                                        "bytes does not fit its budget"));
+}
+END_TEST
+
+START_TEST(a_result_nobody_takes_is_freed)
+{
+    init_fixed(256 * KIB);
+    chunks_reset();
+    rt_set_strategy(rt_fixed_strategy(256 * KIB));
+    rt_task *t = rt_spawn(returns_text, (void *)(uintptr_t)RT_CHUNK_SIZE);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    ck_assert_uint_eq(chunks_counted().mallocs, 1);
+    ck_assert_uint_eq(chunks_counted().frees, 1);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+START_TEST(a_block_that_cannot_be_made_is_no_task)
+{
+    size_t *b;
+    init_fixed(64 * KIB);
+    rt_set_strategy(rt_fixed_strategy((size_t)1 << 40));
+    errno = 0;
+    ck_assert_ptr_null(rt_spawn(report_budget, NULL));
+    ck_assert_int_eq(errno, ENOMEM);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    /* the failed spawn is not counted among the tasks running */
+    rt_set_strategy(rt_default_strategy());
+    ck_assert_int_eq(run_task(report_budget, NULL, (void **)&b), RT_OK);
+    ck_assert_uint_eq(*b, expected_default(2));
+    rt_free(b);
+}
+END_TEST
+
+/* ---- outside values and the hand-over (D8, D9) --------------------------- */
+
+START_TEST(a_handed_over_value_arrives_where_it_was_built)
+{
+    init_fixed(64 * KIB);
+    char *built = rt_alloc_outside(200);
+    strcpy(built, "built outside the block");
+    ck_assert_uint_eq(rt_held(), 200);
+    char *owned = rt_hand_over(built);
+    ck_assert_ptr_eq(owned, built); /* no copy */
+    ck_assert_uint_eq(rt_held(), 0);
+    ck_assert_str_eq(owned, "built outside the block");
+    free(owned); /* the foreign owner's free */
+}
+END_TEST
+
+static void hand_over_a_block_value(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    char *v = rt_alloc(50);
+    strcpy(v, "in the block");
+    size_t before = rt_held();
+    errno = 0;
+    if (rt_hand_over(v) != NULL || errno != EINVAL)
+        _exit(10);
+    if (rt_held() != before || strcmp(v, "in the block") != 0)
+        _exit(11);
+    char *copy = rt_clone_outside(v, 50);
+    if (copy == v || strcmp(copy, v) != 0 || rt_held() != before + 50)
+        _exit(12);
+    if (rt_hand_over(copy) != copy)
+        _exit(13);
+    free(copy);
+    rt_free(v);
+    if (rt_held() != 0)
+        _exit(14);
+}
+
+START_TEST(a_block_value_is_refused_and_the_message_names_the_copy)
+{
+    struct death d = run_child(hand_over_a_block_value, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0, "signal %d exit %d: %s", d.signal,
+                  d.exit_status, d.err);
+    ck_assert_ptr_nonnull(strstr(d.err, "refrt: rt_hand_over: "));
+    ck_assert_ptr_nonnull(strstr(d.err, "rt_clone_outside"));
+}
+END_TEST
+
+/* ---- the door hook -------------------------------------------------------- */
+
+static int unwound;
+
+static void count_unwind(struct rt_door *d)
+{
+    (void)d;
+    unwound++;
+    fprintf(stderr, "unwound %d\n", unwound);
+}
+
+static void *allocates_in_a_door(void *arg)
+{
+    struct rt_block *value_block = arg;
+    struct rt_door outer = {NULL, NULL, count_unwind}, inner = {&outer, value_block, count_unwind};
+    struct rt_hot *h = rt_hot();
+    void *mine = rt_alloc(10);
+    h->door = &outer;
+    void *still_mine = rt_alloc(10); /* a door without a block: the task's */
+    ck_assert(!rt__block_owns(value_block, still_mine));
+    h->door = &inner;
+    void *its = rt_alloc(100);
+    ck_assert(rt__block_owns(value_block, its));
+    ck_assert_uint_eq(rt__block_held(value_block), 112);
+    its = rt_realloc(its, 200);
+    ck_assert(rt__block_owns(value_block, its));
+    rt_free(mine); /* a task value freed inside the door goes to the task */
+    rt_free(its);
+    ck_assert_uint_eq(rt__block_held(value_block), 0);
+    rt_alloc(2000); /* the value's block is 1 KiB: panics, unwinds both doors */
+    ck_abort_msg("a full door block did not panic");
+    return NULL;
+}
+
+static void door_block_full(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    struct rt_block *b = rt__block_new(1024);
+    if (run_task(allocates_in_a_door, b, NULL) != RT_PANICKED)
+        _exit(10);
+    if (rt__block_held(b) != 0)
+        _exit(11);
+    rt__block_delete(b);
+}
+
+START_TEST(a_door_with_a_block_allocates_there_and_a_panic_unwinds_it)
+{
+    struct death d = run_child(door_block_full, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0, "signal %d exit %d: %s", d.signal,
+                  d.exit_status, d.err);
+    ck_assert_ptr_nonnull(strstr(d.err, "panicked: an allocation of 2000 bytes does not fit its "
+                                        "budget\nunwound 1\nunwound 2\n"));
+}
+END_TEST
+
+/* ---- misuse --------------------------------------------------------------- */
+
+static void *plain_thread_allocates(void *unused)
+{
+    (void)unused;
+    rt_alloc(1);
+    return NULL;
+}
+
+static void alloc_on_a_plain_thread(void *unused)
+{
+    (void)unused;
+    pthread_t t;
+    rt_init();
+    pthread_create(&t, NULL, plain_thread_allocates, NULL);
+    pthread_join(t, NULL);
+}
+
+static void alloc_before_init(void *unused)
+{
+    (void)unused;
+    rt_alloc(1);
+}
+
+static void free_a_stack_pointer(void *unused)
+{
+    (void)unused;
+    int x;
+    init_fixed(64 * KIB);
+    rt_free(&x);
+}
+
+static void free_a_malloc_pointer(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_free(malloc(10));
+}
+
+static void free_twice(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    void *p = rt_alloc(10);
+    rt_alloc(10);
+    rt_free(p);
+    rt_free(p);
+}
+
+static void free_an_interior_pointer(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    char *p = rt_alloc(100);
+    rt_free(p + 32);
+}
+
+static void free_outside_twice(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    void *p = rt_alloc_outside(10);
+    rt_free(p);
+    rt_free(p);
+}
+
+static void *frees_anothers_value(void *p)
+{
+    rt_free(p);
+    return NULL;
+}
+
+static void free_another_tasks_value(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    void *p = rt_alloc_outside(10);
+    run_task(frees_anothers_value, p, NULL);
+}
+
+static void hand_over_unheld(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_hand_over(malloc(4));
+}
+
+static void hand_over_null(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_alloc_outside(8); /* a table with something in it */
+    rt_hand_over(NULL);
+}
+
+static void *returns_a_block_value(void *unused)
+{
+    (void)unused;
+    return rt_alloc(10);
+}
+
+static void task_returns_a_block_value(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    run_task(returns_a_block_value, NULL, NULL);
+}
+
+static void panic_on_a_plain_thread(void *unused)
+{
+    (void)unused;
+    rt_panic("nobody");
+}
+
+START_TEST(misuse_gets_the_contracts_error)
+{
+    ck_assert_violation(alloc_on_a_plain_thread, NULL,
+                        "refrt: rt_alloc: this thread is not a task\n");
+    ck_assert_violation(alloc_before_init, NULL, "refrt: rt_alloc: this thread is not a task");
+    ck_assert_violation(free_a_stack_pointer, NULL, "refrt: rt_free: 0x");
+    ck_assert_violation(free_a_stack_pointer, NULL, "is not a value this task holds");
+    ck_assert_violation(free_a_malloc_pointer, NULL, "is not a value this task holds");
+    ck_assert_violation(free_twice, NULL, "refrt: rt_free: ");
+    ck_assert_violation(free_an_interior_pointer, NULL, "refrt: rt_free: ");
+    ck_assert_violation(free_outside_twice, NULL, "refrt: rt_free: ");
+    ck_assert_violation(free_another_tasks_value, NULL, "refrt: rt_free: ");
+    ck_assert_violation(hand_over_unheld, NULL, "refrt: rt_hand_over: ");
+    ck_assert_violation(hand_over_null, NULL, "refrt: rt_hand_over: (nil) is not a value");
+    ck_assert_violation(task_returns_a_block_value, NULL,
+                        "which is not an outside value it holds");
+    ck_assert_violation(panic_on_a_plain_thread, NULL, "refrt: rt_panic: this thread is not a task");
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("budgets");
+    suite_add_test_timeout(s, the_default_strategy_follows_its_formula, 120);
+    suite_add_test_timeout(s, main_is_a_task_with_a_default_block, 120);
+    suite_add_test_timeout(s, a_fixed_strategy_sizes_every_later_block, 120);
+    suite_add_test_timeout(s, held_returns_to_exactly_its_old_figure, 120);
+    suite_add_test_timeout(s, a_block_exactly_full_fits_one_byte_more_panics, 120);
+    suite_add_test_timeout(s, a_task_reading_past_its_budget_panics_and_another_runs_on, 120);
+    suite_add_test_timeout(s, a_long_task_frees_and_allocates_a_megabyte_under_sixty_four_kib, 120);
+    suite_add_test_timeout(s, realloc_keeps_contents_past_size_classes, 120);
+    suite_add_test_timeout(s, a_panic_in_main_exits_with_101, 120);
+    suite_add_test_timeout(s, a_panic_frees_outside_values_and_closes_open_regions, 120);
+    suite_add_test_timeout(s, a_task_that_ends_frees_its_block_and_what_it_still_holds, 120);
+    suite_add_test_timeout(s, join_moves_the_result_to_the_joiner, 120);
+    suite_add_test_timeout(s, a_joiner_the_result_does_not_fit_panics, 120);
+    suite_add_test_timeout(s, a_result_nobody_takes_is_freed, 120);
+    suite_add_test_timeout(s, a_block_that_cannot_be_made_is_no_task, 120);
+    suite_add_test_timeout(s, a_handed_over_value_arrives_where_it_was_built, 120);
+    suite_add_test_timeout(s, a_block_value_is_refused_and_the_message_names_the_copy, 120);
+    suite_add_test_timeout(s, a_door_with_a_block_allocates_there_and_a_panic_unwinds_it, 120);
+    suite_add_test_timeout(s, misuse_gets_the_contracts_error, 120);
+    return s;
+}

@@ -1,0 +1,479 @@
+/*
+** check_chan.c: channels of outside values and the transfer of their bytes
+** (D9): from the sender's count to the receiver's at rt_recv.
+*/
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "refrt.h"
+#include "testutil.h"
+
+#define KIB ((size_t)1024)
+
+static void init_fixed(size_t bytes)
+{
+    rt_set_strategy(rt_fixed_strategy(bytes));
+    rt_init();
+}
+
+static int filled(const unsigned char *p, size_t n, unsigned char v)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != v)
+            return 0;
+    return 1;
+}
+
+/* ---- send and receive ----------------------------------------------------- */
+
+START_TEST(a_received_value_moves_to_the_receivers_count)
+{
+    init_fixed(64 * KIB);
+    rt_chan *c = rt_chan_new(4);
+    char *v = rt_alloc_outside(1000);
+    memset(v, 'v', 1000);
+    ck_assert_uint_eq(rt_held(), 1000);
+    ck_assert_int_eq(rt_send(c, v), RT_OK);
+    ck_assert_uint_eq(rt_held(), 1000); /* counts against the sender until received */
+    char *got = rt_recv(c);
+    ck_assert_ptr_eq(got, v); /* no copy */
+    ck_assert_uint_eq(rt_held(), 1000); /* sender and receiver are one task here */
+    rt_free(got);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(c);
+}
+END_TEST
+
+struct pair {
+    rt_chan *to_main, *to_task;
+    size_t held_after_send, held_after_recv;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool measured;
+};
+
+static void *sends_and_watches(void *arg)
+{
+    struct pair *p = arg;
+    void *keep = rt_alloc(100);
+    unsigned char *v = rt_alloc_outside(3000);
+    memset(v, 0x3C, 3000);
+    rt_send(p->to_main, v);
+    pthread_mutex_lock(&p->lock);
+    p->held_after_send = rt_held(); /* main has not received yet */
+    p->measured = true;
+    pthread_cond_signal(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+    rt_free(rt_recv(p->to_task)); /* main received: its go-ahead */
+    p->held_after_recv = rt_held();
+    rt_free(keep);
+    return NULL;
+}
+
+START_TEST(the_sender_stops_counting_a_value_when_it_is_received)
+{
+    struct pair p = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+    init_fixed(64 * KIB);
+    p.to_main = rt_chan_new(1);
+    p.to_task = rt_chan_new(1);
+    rt_task *t = rt_spawn(sends_and_watches, &p);
+    pthread_mutex_lock(&p.lock);
+    while (!p.measured)
+        pthread_cond_wait(&p.cond, &p.lock);
+    pthread_mutex_unlock(&p.lock);
+    unsigned char *v = rt_recv(p.to_main);
+    ck_assert(filled(v, 3000, 0x3C));
+    ck_assert_uint_eq(rt_held(), 3000);
+    ck_assert_int_eq(rt_send(p.to_task, rt_alloc_outside(1)), RT_OK);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    ck_assert_uint_eq(p.held_after_send, 112 + 3000);
+    ck_assert_uint_eq(p.held_after_recv, 112); /* its own go-ahead came and went */
+    ck_assert_uint_eq(rt_held(), 3000);
+    rt_free(v);
+    rt_chan_free(p.to_main);
+    rt_chan_free(p.to_task);
+}
+END_TEST
+
+static void *sends_then_ends(void *arg)
+{
+    rt_chan *c = arg;
+    unsigned char *v = rt_alloc_outside(4000);
+    memset(v, 0x42, 4000);
+    ck_assert_int_eq(rt_send(c, v), RT_OK);
+    return NULL;
+}
+
+/* Seed step 9: a value sent from a task that has ended is read correctly by
+** its receiver, and counts against it. */
+START_TEST(a_value_from_an_ended_task_is_read_and_counts_against_its_receiver)
+{
+    init_fixed(64 * KIB);
+    rt_chan *c = rt_chan_new(2);
+    rt_task *t = rt_spawn(sends_then_ends, c);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    ck_assert_uint_eq(rt_held(), 0);
+    unsigned char *v = rt_recv(c);
+    ck_assert(filled(v, 4000, 0x42));
+    ck_assert_uint_eq(rt_held(), 4000);
+    rt_free(v);
+    rt_chan_free(c);
+}
+END_TEST
+
+static void *panics_after_sending(void *arg)
+{
+    rt_chan *c = arg;
+    unsigned char *v = rt_alloc_outside(500);
+    memset(v, 0x11, 500);
+    rt_send(c, v);
+    rt_panic("after the send");
+}
+
+START_TEST(a_value_sent_before_a_panic_survives_it)
+{
+    init_fixed(64 * KIB);
+    rt_chan *c = rt_chan_new(2);
+    rt_task *t = rt_spawn(panics_after_sending, c);
+    ck_assert_int_eq(rt_join(t, NULL), RT_PANICKED);
+    unsigned char *v = rt_recv(c);
+    ck_assert(filled(v, 500, 0x11));
+    ck_assert_uint_eq(rt_held(), 500);
+    rt_free(v);
+    rt_chan_free(c);
+}
+END_TEST
+
+START_TEST(a_block_value_is_refused_and_nothing_is_sent)
+{
+    init_fixed(64 * KIB);
+    rt_chan *c = rt_chan_new(2);
+    char *v = rt_alloc(10);
+    ck_assert_int_eq(rt_send(c, v), RT_REFUSED);
+    ck_assert_uint_eq(rt_held(), 32); /* still the task's, untouched */
+    rt_chan_close(c);
+    ck_assert_ptr_null(rt_recv(c));
+    rt_free(v);
+    rt_chan_free(c);
+}
+END_TEST
+
+START_TEST(a_closed_channel_takes_nothing_and_gives_what_it_has)
+{
+    init_fixed(64 * KIB);
+    rt_chan *c = rt_chan_new(3);
+    void *a = rt_alloc_outside(10), *b = rt_alloc_outside(20), *late = rt_alloc_outside(30);
+    ck_assert_int_eq(rt_send(c, a), RT_OK);
+    ck_assert_int_eq(rt_send(c, b), RT_OK);
+    rt_chan_close(c);
+    ck_assert_int_eq(rt_send(c, late), RT_CLOSED);
+    ck_assert_uint_eq(rt_held(), 60);
+    rt_free(late); /* still held by the sender */
+    ck_assert_ptr_eq(rt_recv(c), a); /* FIFO */
+    ck_assert_ptr_eq(rt_recv(c), b);
+    ck_assert_ptr_null(rt_recv(c));
+    ck_assert_ptr_null(rt_recv(c));
+    rt_free(a);
+    rt_free(b);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(c);
+}
+END_TEST
+
+static void *sends_five(void *arg)
+{
+    rt_chan *c = arg;
+    for (uintptr_t i = 0; i < 5; i++) {
+        uintptr_t *v = rt_alloc_outside(sizeof *v);
+        *v = i;
+        ck_assert_int_eq(rt_send(c, v), RT_OK); /* blocks while the one slot is full */
+    }
+    return NULL;
+}
+
+START_TEST(a_full_channel_blocks_the_sender_and_keeps_the_order)
+{
+    init_fixed(64 * KIB);
+    rt_chan *c = rt_chan_new(1);
+    rt_task *t = rt_spawn(sends_five, c);
+    for (uintptr_t i = 0; i < 5; i++) {
+        uintptr_t *v = rt_recv(c);
+        ck_assert_uint_eq(*v, i);
+        rt_free(v);
+    }
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(c);
+}
+END_TEST
+
+START_TEST(freeing_a_channel_frees_what_is_queued)
+{
+    init_fixed(256 * KIB);
+    rt_chan *c = rt_chan_new(4);
+    chunks_reset();
+    void *a = rt_alloc_outside(RT_CHUNK_SIZE), *b = rt_alloc_outside(RT_CHUNK_SIZE);
+    rt_send(c, a);
+    rt_send(c, b);
+    rt_chan_free(c);
+    ck_assert(!chunk_live(a));
+    ck_assert(!chunk_live(b));
+    ck_assert_uint_eq(chunks_counted().frees, 2);
+    ck_assert_uint_eq(rt_held(), 0); /* the sender stops counting them */
+}
+END_TEST
+
+/* ---- a receiver the value does not fit (seed step 9) ---------------------- */
+
+struct doomed {
+    rt_chan *c;
+    void *got;
+};
+
+static void *receives_too_big(void *arg)
+{
+    struct doomed *d = arg;
+    d->got = rt_recv(d->c); /* 20 KiB into a 16 KiB budget: panics here */
+    return NULL;
+}
+
+static void *sends_and_runs_on(void *arg)
+{
+    rt_chan *c = arg;
+    unsigned char *v = rt_alloc_outside(20 * KIB);
+    memset(v, 0x5E, 20 * KIB);
+    rt_send(c, v);
+    unsigned long *sum = rt_alloc_outside(sizeof *sum);
+    *sum = 0;
+    for (unsigned i = 0; i < 500; i++) {
+        unsigned char *w = rt_alloc(512);
+        memset(w, 1, 512);
+        *sum += w[i % 512];
+        rt_free(w);
+    }
+    return sum;
+}
+
+static void receiver_does_not_fit(void *unused)
+{
+    (void)unused;
+    struct doomed d = {rt_chan_new(1), NULL};
+    unsigned long *sum;
+    init_fixed(256 * KIB);
+    rt_task *sender = rt_spawn(sends_and_runs_on, d.c);
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    rt_task *small = rt_spawn(receives_too_big, &d);
+    if (rt_join(small, NULL) != RT_PANICKED || d.got != NULL)
+        _exit(10);
+    if (rt_join(sender, (void **)&sum) != RT_OK || *sum != 500)
+        _exit(11); /* the sender ran on */
+    rt_free(sum);
+    rt_chan_close(d.c); /* so a lost value shows as NULL, not as a hang */
+    unsigned char *v = rt_recv(d.c); /* the next receiver gets it intact */
+    if (v == NULL || !filled(v, 20 * KIB, 0x5E) || rt_held() != 20 * KIB)
+        _exit(12);
+    rt_free(v);
+    if (rt_recv(d.c) != NULL)
+        _exit(13); /* nothing else was there: the value was not duplicated */
+    rt_chan_free(d.c);
+    if (rt__blocks_live() != 1 || rt_held() != 0)
+        _exit(14);
+}
+
+START_TEST(a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it)
+{
+    struct death d = run_child(receiver_does_not_fit, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0, "signal %d exit %d: %s", d.signal,
+                  d.exit_status, d.err);
+    ck_assert_ptr_nonnull(strstr(d.err, "refrt: task 2 panicked: a received value of 20480 bytes "
+                                        "does not fit its budget"));
+}
+END_TEST
+
+/* ---- 64 tasks in a ring ---------------------------------------------------- */
+
+#define RING 64
+#define ROUNDS 150
+
+struct token {
+    unsigned id;
+    unsigned hops;
+    unsigned char fill[RT_CHUNK_SIZE - 2 * sizeof(unsigned)];
+};
+
+struct ring {
+    rt_chan *inbox[RING];
+};
+
+struct member {
+    struct ring *ring;
+    unsigned index;
+};
+
+/* Every 509th byte and the last: cheap enough for every hop. */
+static int spot_filled(const unsigned char *p, size_t n, unsigned char v)
+{
+    for (size_t i = 0; i < n; i += 509)
+        if (p[i] != v)
+            return 0;
+    return p[n - 1] == v;
+}
+
+static void *ring_member(void *arg)
+{
+    struct member *m = arg;
+    rt_chan *in = m->ring->inbox[m->index], *out = m->ring->inbox[(m->index + 1) % RING];
+    for (unsigned r = 0; r < ROUNDS; r++) {
+        struct token *t = rt_recv(in);
+        ck_assert(spot_filled(t->fill, sizeof t->fill, (unsigned char)t->id));
+        t->hops++;
+        if ((r + m->index) % 7 == 0) { /* now and then a fresh value: an explicit copy */
+            struct token *copy = rt_clone_outside(t, sizeof *t);
+            rt_free(t);
+            t = copy;
+        }
+        void *scratch = rt_alloc(100 + r);
+        rt_free(scratch);
+        ck_assert_int_eq(rt_send(out, t), RT_OK);
+    }
+    return NULL;
+}
+
+START_TEST(sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing)
+{
+    static struct ring ring;
+    static struct member members[RING];
+    rt_task *tasks[RING];
+    unsigned seen[RING] = {0}, hops = 0;
+
+    init_fixed(8192 * KIB); /* main builds the 64 tokens: 4 MiB */
+    rt_set_strategy(rt_fixed_strategy(512 * KIB));
+    chunks_reset();
+    for (unsigned i = 0; i < RING; i++) {
+        struct token *t = rt_alloc_outside(sizeof *t);
+        ring.inbox[i] = rt_chan_new(2);
+        t->id = i;
+        t->hops = 0;
+        memset(t->fill, (unsigned char)i, sizeof t->fill);
+        rt_send(ring.inbox[i], t);
+    }
+    for (unsigned i = 0; i < RING; i++) {
+        members[i] = (struct member){&ring, i};
+        tasks[i] = rt_spawn(ring_member, &members[i]);
+        ck_assert_ptr_nonnull(tasks[i]);
+    }
+    for (unsigned i = 0; i < RING; i++)
+        ck_assert_int_eq(rt_join(tasks[i], NULL), RT_OK);
+    for (unsigned i = 0; i < RING; i++) {
+        rt_chan_close(ring.inbox[i]);
+        struct token *t = rt_recv(ring.inbox[i]);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_ptr_null(rt_recv(ring.inbox[i]));
+        ck_assert(filled(t->fill, sizeof t->fill, (unsigned char)t->id));
+        seen[t->id]++;
+        hops += t->hops;
+        rt_free(t);
+        rt_chan_free(ring.inbox[i]);
+    }
+    for (unsigned i = 0; i < RING; i++)
+        ck_assert_uint_eq(seen[i], 1); /* every token once: nothing lost or doubled */
+    ck_assert_uint_eq(hops, RING * ROUNDS);
+    struct chunk_counts n = chunks_counted();
+    ck_assert_uint_gt(n.mallocs, RING);
+    ck_assert_uint_eq(n.frees, n.mallocs); /* every value built was freed */
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+/* ---- misuse ---------------------------------------------------------------- */
+
+static void *plain_thread_sends(void *c)
+{
+    rt_send(c, NULL);
+    return NULL;
+}
+
+static void send_from_a_plain_thread(void *unused)
+{
+    (void)unused;
+    pthread_t t;
+    rt_init();
+    rt_chan *c = rt_chan_new(1);
+    pthread_create(&t, NULL, plain_thread_sends, c);
+    pthread_join(t, NULL);
+}
+
+static void send_an_unheld_value(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_send(rt_chan_new(1), malloc(8));
+}
+
+static void send_twice(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_chan *c = rt_chan_new(2);
+    void *v = rt_alloc_outside(8);
+    rt_send(c, v);
+    rt_send(c, v); /* no longer held */
+}
+
+static void send_null(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_alloc_outside(8); /* a table with something in it */
+    rt_send(rt_chan_new(1), NULL);
+}
+
+static void recv_on_null(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_recv(NULL);
+}
+
+static void chan_of_nothing(void *unused)
+{
+    (void)unused;
+    rt_chan_new(0);
+}
+
+START_TEST(channel_misuse_gets_the_contracts_error)
+{
+    ck_assert_violation(chan_of_nothing, NULL, "refrt: rt_chan_new: capacity is 0");
+    ck_assert_violation(send_from_a_plain_thread, NULL,
+                        "refrt: rt_send: this thread is not a task");
+    ck_assert_violation(send_an_unheld_value, NULL,
+                        "is not an outside value this task holds");
+    ck_assert_violation(send_twice, NULL, "refrt: rt_send: ");
+    ck_assert_violation(send_null, NULL, "refrt: rt_send: (nil) is not an outside value");
+    ck_assert_violation(recv_on_null, NULL, "refrt: rt_recv: channel is NULL");
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("chan");
+    suite_add_test_timeout(s, a_received_value_moves_to_the_receivers_count, 120);
+    suite_add_test_timeout(s, the_sender_stops_counting_a_value_when_it_is_received, 120);
+    suite_add_test_timeout(s, a_value_from_an_ended_task_is_read_and_counts_against_its_receiver, 120);
+    suite_add_test_timeout(s, a_value_sent_before_a_panic_survives_it, 120);
+    suite_add_test_timeout(s, a_block_value_is_refused_and_nothing_is_sent, 120);
+    suite_add_test_timeout(s, a_closed_channel_takes_nothing_and_gives_what_it_has, 120);
+    suite_add_test_timeout(s, a_full_channel_blocks_the_sender_and_keeps_the_order, 120);
+    suite_add_test_timeout(s, freeing_a_channel_frees_what_is_queued, 120);
+    suite_add_test_timeout(s, a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it, 120);
+    suite_add_test_timeout(s, sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing, 120);
+    suite_add_test_timeout(s, channel_misuse_gets_the_contracts_error, 120);
+    return s;
+}
