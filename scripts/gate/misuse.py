@@ -27,7 +27,9 @@ import pathlib
 import re
 import sys
 
-VIOLATION = re.compile(r'rt__violation\(\s*"([^"]+)"\s*,\s*((?:"(?:[^"\\]|\\.)*"\s*)+)')
+# The function is a literal, or a variable (a helper that reports for its
+# caller): then its row's function is `(caller)`.
+VIOLATION = re.compile(r'rt__violation\(\s*("[^"]+"|\w+)\s*,\s*((?:"(?:[^"\\]|\\.)*"\s*)+)')
 TRAP = re.compile(r"\brt__trap\(\)\s*;")
 ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|\s*(`[^`]*`|trap \(`[^`]+`\))\s*\|(.*)\|(.*)\|(.*)\|\s*$")
 TEST = re.compile(r"`([^`]+)`")
@@ -43,9 +45,10 @@ def sites(src):
         text = path.read_text(encoding="utf-8")
         text_nc = re.sub(r"/\*.*?\*/", lambda m: " " * len(m.group(0)), text, flags=re.S)
         for m in VIOLATION.finditer(text_nc):
-            if m.group(1) == "rt_fn":
+            fn = m.group(1).strip('"') if m.group(1).startswith('"') else "(caller)"
+            if fn == "rt_fn":
                 continue
-            out.append(("violation", path.name, m.group(1), literal(m.group(2))))
+            out.append(("violation", path.name, fn, literal(m.group(2))))
         for _ in TRAP.finditer(text_nc):
             out.append(("trap", path.name, None, None))
     return out
@@ -89,7 +92,10 @@ def test_body(root, ref):
 
 
 def pieces(fmt):
-    return [p for p in re.split(r"%[-+ #0-9.]*[a-zA-Z]+", fmt) if len(p.strip()) >= 8]
+    """The literal runs of a printf format, trimmed of the punctuation
+    around them: what a test's expected message can quote."""
+    runs = (p.strip(" ,.;:()[]") for p in re.split(r"%[-+ #0-9.]*[a-zA-Z]+", fmt))
+    return [p for p in runs if len(p) >= 8]
 
 
 def main():
@@ -103,10 +109,14 @@ def main():
     table = rows(root / args.docs)
     lines = []
 
+    named = {}
     for kind, file, fn, fmt in found:
         if kind != "violation":
             continue
         name = f"misuse:{fn}:{fmt}"
+        named[name] = named.get(name, 0) + 1
+        if named[name] > 1:
+            name += f" #{named[name]}"
         row = next((r for r in table if not r["trap"] and r["fn"] == fn and r["what"] == fmt), None)
         if row is None:
             lines.append(f"fail {name} ({file}) has no row in {args.docs}")
@@ -118,7 +128,7 @@ def main():
                 why.append(f"{ref} not found")
                 continue
             asserts = "ck_assert_violation" in body or re.search(r"signal\s*==\s*(SIGABRT|6)\b", body)
-            says = f"refrt: {fn}:" in body or any(p in body for p in pieces(fmt))
+            says = (fn != "(caller)" and f"refrt: {fn}:" in body) or any(p in body for p in pieces(fmt))
             if asserts and says:
                 good.append(ref)
             else:
