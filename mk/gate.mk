@@ -134,3 +134,13 @@ GATE_TARGETS += check-misuse
 
 # A mutant cannot change what check-ci reads: the mutant driver skips it.
 MUTANT_SKIP += check-ci
+
+# ---- the gate's own scripts, on fixtures ------------------------------------
+.PHONY: check-gate-scripts
+check-gate-scripts:
+	@mkdir -p $(BUILD)/results
+	@RT_RESULTS=$(abspath $(BUILD))/results/gate-scripts $(PYTHON) scripts/gate/tests/test_gate.py \
+	  > $(BUILD)/gate-scripts.log 2>&1; s=$$?; tail -1 $(BUILD)/gate-scripts.log; exit $$s
+
+CHECK_TARGETS += check-gate-scripts
+MUTANT_SKIP += check-gate-scripts
