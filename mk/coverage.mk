@@ -25,7 +25,11 @@ coverage:
 	@status=0; $(MAKE) --no-print-directory -k BUILD=$(COV_BUILD) CC=gcc SANITIZE= \
 	  CFLAGS='-O0 -g --coverage' LDFLAGS='--coverage $(abspath $(COV_FLUSH))' \
 	  coverage-run > $(COV_BUILD)/suite.log 2>&1 || status=$$?; \
-	  $(PYTHON) scripts/summary coverage-suite $(COV_BUILD)/results $$status | tail -1
+	  mkdir -p $(BUILD)/results; \
+	  if $(PYTHON) scripts/summary coverage-suite $(COV_BUILD)/results $$status \
+	      > $(COV_BUILD)/suite.summary; then echo "pass coverage:suite"; \
+	  else echo "fail coverage:suite $$(tail -1 $(COV_BUILD)/suite.summary) (see $(COV_BUILD)/suite.log)"; \
+	  fi > $(BUILD)/results/coverage-suite; tail -1 $(COV_BUILD)/suite.summary
 	gcovr $(GCOVR_FLAGS) --object-directory $(COV_BUILD) $(COV_BUILD) \
 	  --json $(COV_REPORTS)/coverage.json --json-summary-pretty \
 	  --json-summary $(COV_REPORTS)/summary.json --xml $(COV_REPORTS)/coverage.xml \
