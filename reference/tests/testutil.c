@@ -129,10 +129,17 @@ int chunk_live(const void *p)
 ** with RT_XML set, writes Check's XML log there. */
 int main(void)
 {
-    SRunner *sr = srunner_create(make_suite());
     const char *results = getenv("RT_RESULTS");
     const char *xml = getenv("RT_XML");
+    SRunner *sr;
     int failed;
+
+    /* Check's default of 4 s a test is a wall-clock bound, and this suite
+    ** runs on loaded 2-core machines and under sanitizers: the timeout is
+    ** only a guard against a hang, so it is generous (the environment may
+    ** still set its own). */
+    setenv("CK_DEFAULT_TIMEOUT", "300", 0);
+    sr = srunner_create(make_suite());
 
     srunner_set_fork_status(sr, CK_FORK);
     if (xml != NULL)
