@@ -28,15 +28,15 @@ START_TEST(payloads_are_aligned_and_counted_as_chunks)
     for (size_t n = 0; n < 300; n++) {
         size_t before = rt__block_held(b);
         unsigned char *p = rt__block_alloc(b, n);
-        ck_assert_ptr_nonnull(p);
-        ck_assert_uint_eq((uintptr_t)p % _Alignof(max_align_t), 0);
+        ck_require(p != NULL);
+        ck_require((uintptr_t)p % _Alignof(max_align_t) == 0);
         /* header of 8 bytes, rounded up to 16 */
-        ck_assert_uint_eq(rt__block_held(b) - before, (n + 8 + 15) / 16 * 16);
-        ck_assert_uint_eq(rt__block_chunk(b, p), (n + 8 + 15) / 16 * 16);
-        ck_assert(rt__block_owns(b, p));
+        ck_require(rt__block_held(b) - before == (n + 8 + 15) / 16 * 16);
+        ck_require(rt__block_chunk(b, p) == (n + 8 + 15) / 16 * 16);
+        ck_require(rt__block_owns(b, p));
         memset(p, 0x5C, n);
-        ck_assert(rt__block_free(b, p));
-        ck_assert_uint_eq(rt__block_held(b), before);
+        ck_require(rt__block_free(b, p));
+        ck_require(rt__block_held(b) == before);
     }
     rt__block_delete(b);
 }
@@ -51,13 +51,13 @@ START_TEST(held_returns_to_its_old_figure_after_a_free)
     size_t before = rt__block_held(b);
     for (size_t n = 1; n < 5000; n += 111) {
         void *p = rt__block_alloc(b, n);
-        ck_assert_ptr_nonnull(p);
-        ck_assert_uint_gt(rt__block_held(b), before);
-        ck_assert(rt__block_free(b, p));
-        ck_assert_uint_eq(rt__block_held(b), before);
+        ck_require(p != NULL);
+        ck_require(rt__block_held(b) > before);
+        ck_require(rt__block_free(b, p));
+        ck_require(rt__block_held(b) == before);
     }
     for (int i = 0; i < 40; i++)
-        ck_assert(rt__block_free(b, keep[i]));
+        ck_require(rt__block_free(b, keep[i]));
     ck_assert_uint_eq(rt__block_held(b), 0);
     rt__block_delete(b);
 }
@@ -156,16 +156,16 @@ START_TEST(realloc_keeps_contents_within_and_past_size_classes)
     p[0] = 0;
     for (size_t want = 2; want < 100000; want = want * 3 / 2 + 1) {
         unsigned char *q = rt__block_realloc(b, p, want, &held);
-        ck_assert(held);
-        ck_assert_ptr_nonnull(q);
+        ck_require(held);
+        ck_require(q != NULL);
         for (size_t i = 0; i < n; i++)
-            ck_assert_int_eq(q[i], (unsigned char)(i * 7));
+            ck_require(q[i] == (unsigned char)(i * 7));
         for (size_t i = n; i < want; i++)
             q[i] = (unsigned char)(i * 7);
         p = q;
         n = want;
         /* a pin above p, so the next growth past its chunk moves it */
-        ck_assert_ptr_nonnull(rt__block_alloc(b, 8));
+        ck_require(rt__block_alloc(b, 8) != NULL);
         pins++;
     }
     ck_assert(rt__block_free(b, p));
@@ -252,7 +252,7 @@ START_TEST(freed_neighbours_are_coalesced_before_the_block_is_full)
     void *top = rt__block_alloc(b, 56); /* the arena is carved whole */
     ck_assert_ptr_null(rt__block_alloc(b, 0));
     for (int i = 0; i < 63; i++)
-        ck_assert(rt__block_free(b, small[i]));
+        ck_require(rt__block_free(b, small[i]));
     ck_assert_uint_eq(rt__block_held(b), 64);
     /* no free list holds 4000 bytes, but 63 neighbours together do */
     void *big = rt__block_alloc(b, 4000);
@@ -296,11 +296,11 @@ START_TEST(drifting_sizes_do_not_strand_the_budget)
         for (; k < 40; k++) {
             s = s * 1664525u + 1013904223u;
             v[k] = rt__block_alloc(b, (s >> 8) % (round % 3 == 0 ? 1500 : 200));
-            ck_assert_ptr_nonnull(v[k]);
+            ck_require(v[k] != NULL);
         }
         while (k-- > 0)
-            ck_assert(rt__block_free(b, v[(k * 7) % 40]));
-        ck_assert_uint_eq(rt__block_held(b), 0);
+            ck_require(rt__block_free(b, v[(k * 7) % 40]));
+        ck_require(rt__block_held(b) == 0);
     }
     rt__block_delete(b);
 }
@@ -314,13 +314,13 @@ START_TEST(a_long_loop_stays_inside_sixty_four_kib)
     void *keep = rt__block_alloc(b, 20000);
     for (unsigned i = 0; i < 1000; i++) {
         unsigned char *p = rt__block_alloc(b, 1024);
-        ck_assert_ptr_nonnull(p);
+        ck_require(p != NULL);
         unsigned char *q = rt__block_alloc(b, 100 + i % 700);
-        ck_assert_ptr_nonnull(q);
+        ck_require(q != NULL);
         p = rt__block_realloc(b, p, 2048 + i % 3000, &held);
-        ck_assert_ptr_nonnull(p);
-        ck_assert(rt__block_free(b, q));
-        ck_assert(rt__block_free(b, p));
+        ck_require(p != NULL);
+        ck_require(rt__block_free(b, q));
+        ck_require(rt__block_free(b, p));
     }
     ck_assert_uint_eq(rt__block_held(b), 20016);
     ck_assert(rt__block_free(b, keep));
@@ -345,7 +345,7 @@ START_TEST(random_operations_agree_with_a_model)
         size_t want = (x >> 8) % ((x >> 40) % 4 == 0 ? 6000 : 300);
         unsigned char tag = (unsigned char)(i + 1);
         if (p[i] != NULL)
-            ck_assert(filled(p[i], n[i], tag));
+            ck_require(filled(p[i], n[i], tag));
         if (p[i] == NULL) {
             p[i] = rt__block_alloc(b, want);
             if (p[i] == NULL)
@@ -353,16 +353,16 @@ START_TEST(random_operations_agree_with_a_model)
             n[i] = want;
         } else if ((x >> 32) % 2 == 0) {
             sum -= rt__block_chunk(b, p[i]);
-            ck_assert(rt__block_free(b, p[i]));
+            ck_require(rt__block_free(b, p[i]));
             p[i] = NULL;
-            ck_assert_uint_eq(rt__block_held(b), sum);
+            ck_require(rt__block_held(b) == sum);
             continue;
         } else {
             size_t before = rt__block_chunk(b, p[i]);
             unsigned char *q = rt__block_realloc(b, p[i], want, &held);
-            ck_assert(held);
+            ck_require(held);
             if (q == NULL) {
-                ck_assert_uint_eq(rt__block_held(b), sum);
+                ck_require(rt__block_held(b) == sum);
                 continue;
             }
             sum -= before;
@@ -373,13 +373,13 @@ START_TEST(random_operations_agree_with_a_model)
         }
         memset(p[i], tag, n[i]);
         sum += rt__block_chunk(b, p[i]);
-        ck_assert_uint_eq(rt__block_held(b), sum);
-        ck_assert_uint_le(sum, rt__block_size(b));
+        ck_require(rt__block_held(b) == sum);
+        ck_require(sum <= rt__block_size(b));
     }
     for (int i = 0; i < SLOTS; i++)
         if (p[i] != NULL) {
-            ck_assert(filled(p[i], n[i], (unsigned char)(i + 1)));
-            ck_assert(rt__block_free(b, p[i]));
+            ck_require(filled(p[i], n[i], (unsigned char)(i + 1)));
+            ck_require(rt__block_free(b, p[i]));
         }
     ck_assert_uint_eq(rt__block_held(b), 0);
     rt__block_delete(b);
@@ -389,23 +389,23 @@ END_TEST
 Suite *make_suite(void)
 {
     Suite *s = suite_create("block");
-    suite_add_test_timeout(s, payloads_are_aligned_and_counted_as_chunks, 120);
-    suite_add_test_timeout(s, held_returns_to_its_old_figure_after_a_free, 120);
-    suite_add_test_timeout(s, exactly_full_fits_one_byte_more_does_not, 120);
-    suite_add_test_timeout(s, a_size_is_rounded_down_to_sixteen, 120);
-    suite_add_test_timeout(s, an_overflowing_size_does_not_fit, 120);
-    suite_add_test_timeout(s, a_freed_chunk_is_allocated_again, 120);
-    suite_add_test_timeout(s, the_top_chunk_goes_back_to_the_bump, 120);
-    suite_add_test_timeout(s, a_small_request_splits_a_bigger_freed_chunk_when_the_bump_is_spent, 120);
-    suite_add_test_timeout(s, realloc_keeps_contents_within_and_past_size_classes, 120);
-    suite_add_test_timeout(s, realloc_grows_the_top_chunk_in_place, 120);
-    suite_add_test_timeout(s, a_full_realloc_leaves_the_value_as_it_was, 120);
-    suite_add_test_timeout(s, a_pointer_the_block_does_not_hold_is_refused, 120);
-    suite_add_test_timeout(s, charges_count_against_the_budget, 120);
-    suite_add_test_timeout(s, freed_neighbours_are_coalesced_before_the_block_is_full, 120);
-    suite_add_test_timeout(s, a_live_chunk_between_keeps_its_neighbours_apart, 120);
-    suite_add_test_timeout(s, drifting_sizes_do_not_strand_the_budget, 120);
-    suite_add_test_timeout(s, a_long_loop_stays_inside_sixty_four_kib, 120);
-    suite_add_test_timeout(s, random_operations_agree_with_a_model, 120);
+    suite_add_test(s, payloads_are_aligned_and_counted_as_chunks);
+    suite_add_test(s, held_returns_to_its_old_figure_after_a_free);
+    suite_add_test(s, exactly_full_fits_one_byte_more_does_not);
+    suite_add_test(s, a_size_is_rounded_down_to_sixteen);
+    suite_add_test(s, an_overflowing_size_does_not_fit);
+    suite_add_test(s, a_freed_chunk_is_allocated_again);
+    suite_add_test(s, the_top_chunk_goes_back_to_the_bump);
+    suite_add_test(s, a_small_request_splits_a_bigger_freed_chunk_when_the_bump_is_spent);
+    suite_add_test(s, realloc_keeps_contents_within_and_past_size_classes);
+    suite_add_test(s, realloc_grows_the_top_chunk_in_place);
+    suite_add_test(s, a_full_realloc_leaves_the_value_as_it_was);
+    suite_add_test(s, a_pointer_the_block_does_not_hold_is_refused);
+    suite_add_test(s, charges_count_against_the_budget);
+    suite_add_test(s, freed_neighbours_are_coalesced_before_the_block_is_full);
+    suite_add_test(s, a_live_chunk_between_keeps_its_neighbours_apart);
+    suite_add_test(s, drifting_sizes_do_not_strand_the_budget);
+    suite_add_test(s, a_long_loop_stays_inside_sixty_four_kib);
+    suite_add_test(s, random_operations_agree_with_a_model);
     return s;
 }

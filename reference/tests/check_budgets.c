@@ -46,7 +46,7 @@ START_TEST(the_default_strategy_follows_its_formula)
     rt_strategy s = rt_default_strategy();
     size_t counts[] = {1, 2, 3, 64, 1000, 1000000};
     for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
-        ck_assert_uint_eq(s.block_bytes(s.ctx, counts[i]), expected_default(counts[i]));
+        ck_require(s.block_bytes(s.ctx, counts[i]) == expected_default(counts[i]));
     /* more tasks, never bigger blocks; never below 64 KiB */
     ck_assert_uint_ge(s.block_bytes(s.ctx, 1), s.block_bytes(s.ctx, 2));
     ck_assert_uint_eq(s.block_bytes(s.ctx, (size_t)1 << 40), 65536);
@@ -104,13 +104,13 @@ START_TEST(held_returns_to_exactly_its_old_figure)
     ck_assert_uint_eq(before, 320 + 77);
     for (size_t n = 0; n < 3000; n += 97) {
         void *p = rt_alloc(n);
-        ck_assert_uint_gt(rt_held(), before);
+        ck_require(rt_held() > before);
         rt_free(p);
-        ck_assert_uint_eq(rt_held(), before);
+        ck_require(rt_held() == before);
         p = rt_alloc_outside(n);
-        ck_assert_uint_eq(rt_held(), before + n);
+        ck_require(rt_held() == (before + n));
         rt_free(p);
-        ck_assert_uint_eq(rt_held(), before);
+        ck_require(rt_held() == before);
     }
     rt_free(keep);
     rt_free(out);
@@ -294,7 +294,7 @@ START_TEST(realloc_keeps_contents_past_size_classes)
         void *pin = rt_alloc(1); /* p is not the top chunk: growth moves it */
         unsigned char *q = rt_realloc(p, want);
         for (size_t i = 0; i < n; i++)
-            ck_assert_int_eq(q[i], (unsigned char)(i * 13));
+            ck_require(q[i] == (unsigned char)(i * 13));
         for (size_t i = n; i < want; i++)
             q[i] = (unsigned char)(i * 13);
         p = q;
@@ -308,7 +308,7 @@ START_TEST(realloc_keeps_contents_past_size_classes)
     o = rt_realloc(o, 9000);
     ck_assert_uint_eq(rt_held(), before + 4000);
     for (size_t i = 0; i < 5000; i++)
-        ck_assert_int_eq(o[i], (unsigned char)(i * 13));
+        ck_require(o[i] == (unsigned char)(i * 13));
     o = rt_realloc(o, 10);
     ck_assert_uint_eq(rt_held(), before - 4990);
     ck_assert_ptr_eq(rt_hand_over(o), o);
@@ -366,7 +366,7 @@ START_TEST(a_panic_frees_outside_values_and_closes_open_regions)
     chunks_reset();
     ck_assert_int_eq(run_task(panics_holding_things, &k, NULL), RT_PANICKED);
     for (int i = 0; i < 3; i++)
-        ck_assert(!chunk_live(k.outside[i]));
+        ck_require(!chunk_live(k.outside[i]));
     /* the regions were closed (cleared, kept), then freed with the thread */
     ck_assert(!chunk_live(k.chunk[0]));
     ck_assert(!chunk_live(k.chunk[1]));
@@ -395,7 +395,7 @@ START_TEST(a_task_that_ends_frees_its_block_and_what_it_still_holds)
     ck_assert_int_eq(rt__blocks_live(), 1);
     ck_assert_int_eq(run_task(ends_holding_things, &k, NULL), RT_OK);
     for (int i = 0; i < 3; i++)
-        ck_assert(!chunk_live(k.outside[i]));
+        ck_require(!chunk_live(k.outside[i]));
     ck_assert_uint_eq(rt__blocks_live(), 1);
 }
 END_TEST
@@ -734,24 +734,24 @@ END_TEST
 Suite *make_suite(void)
 {
     Suite *s = suite_create("budgets");
-    suite_add_test_timeout(s, the_default_strategy_follows_its_formula, 120);
-    suite_add_test_timeout(s, main_is_a_task_with_a_default_block, 120);
-    suite_add_test_timeout(s, a_fixed_strategy_sizes_every_later_block, 120);
-    suite_add_test_timeout(s, held_returns_to_exactly_its_old_figure, 120);
-    suite_add_test_timeout(s, a_block_exactly_full_fits_one_byte_more_panics, 120);
-    suite_add_test_timeout(s, a_task_reading_past_its_budget_panics_and_another_runs_on, 120);
-    suite_add_test_timeout(s, a_long_task_frees_and_allocates_a_megabyte_under_sixty_four_kib, 120);
-    suite_add_test_timeout(s, realloc_keeps_contents_past_size_classes, 120);
-    suite_add_test_timeout(s, a_panic_in_main_exits_with_101, 120);
-    suite_add_test_timeout(s, a_panic_frees_outside_values_and_closes_open_regions, 120);
-    suite_add_test_timeout(s, a_task_that_ends_frees_its_block_and_what_it_still_holds, 120);
-    suite_add_test_timeout(s, join_moves_the_result_to_the_joiner, 120);
-    suite_add_test_timeout(s, a_joiner_the_result_does_not_fit_panics, 120);
-    suite_add_test_timeout(s, a_result_nobody_takes_is_freed, 120);
-    suite_add_test_timeout(s, a_block_that_cannot_be_made_is_no_task, 120);
-    suite_add_test_timeout(s, a_handed_over_value_arrives_where_it_was_built, 120);
-    suite_add_test_timeout(s, a_block_value_is_refused_and_the_message_names_the_copy, 120);
-    suite_add_test_timeout(s, a_door_with_a_block_allocates_there_and_a_panic_unwinds_it, 120);
-    suite_add_test_timeout(s, misuse_gets_the_contracts_error, 120);
+    suite_add_test(s, the_default_strategy_follows_its_formula);
+    suite_add_test(s, main_is_a_task_with_a_default_block);
+    suite_add_test(s, a_fixed_strategy_sizes_every_later_block);
+    suite_add_test(s, held_returns_to_exactly_its_old_figure);
+    suite_add_test(s, a_block_exactly_full_fits_one_byte_more_panics);
+    suite_add_test(s, a_task_reading_past_its_budget_panics_and_another_runs_on);
+    suite_add_test(s, a_long_task_frees_and_allocates_a_megabyte_under_sixty_four_kib);
+    suite_add_test(s, realloc_keeps_contents_past_size_classes);
+    suite_add_test(s, a_panic_in_main_exits_with_101);
+    suite_add_test(s, a_panic_frees_outside_values_and_closes_open_regions);
+    suite_add_test(s, a_task_that_ends_frees_its_block_and_what_it_still_holds);
+    suite_add_test(s, join_moves_the_result_to_the_joiner);
+    suite_add_test(s, a_joiner_the_result_does_not_fit_panics);
+    suite_add_test(s, a_result_nobody_takes_is_freed);
+    suite_add_test(s, a_block_that_cannot_be_made_is_no_task);
+    suite_add_test(s, a_handed_over_value_arrives_where_it_was_built);
+    suite_add_test(s, a_block_value_is_refused_and_the_message_names_the_copy);
+    suite_add_test(s, a_door_with_a_block_allocates_there_and_a_panic_unwinds_it);
+    suite_add_test(s, misuse_gets_the_contracts_error);
     return s;
 }

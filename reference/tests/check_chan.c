@@ -192,7 +192,7 @@ static void *sends_five(void *arg)
     for (uintptr_t i = 0; i < 5; i++) {
         uintptr_t *v = rt_alloc_outside(sizeof *v);
         *v = i;
-        ck_assert_int_eq(rt_send(c, v), RT_OK); /* blocks while the one slot is full */
+        ck_require(rt_send(c, v) == RT_OK); /* blocks while the one slot is full */
     }
     return NULL;
 }
@@ -204,7 +204,7 @@ START_TEST(a_full_channel_blocks_the_sender_and_keeps_the_order)
     rt_task *t = rt_spawn(sends_five, c);
     for (uintptr_t i = 0; i < 5; i++) {
         uintptr_t *v = rt_recv(c);
-        ck_assert_uint_eq(*v, i);
+        ck_require(*v == i);
         rt_free(v);
     }
     ck_assert_int_eq(rt_join(t, NULL), RT_OK);
@@ -331,7 +331,7 @@ static void *ring_member(void *arg)
     rt_chan *in = m->ring->inbox[m->index], *out = m->ring->inbox[(m->index + 1) % RING];
     for (unsigned r = 0; r < ROUNDS; r++) {
         struct token *t = rt_recv(in);
-        ck_assert(spot_filled(t->fill, sizeof t->fill, (unsigned char)t->id));
+        ck_require(spot_filled(t->fill, sizeof t->fill, (unsigned char)t->id));
         t->hops++;
         if ((r + m->index) % 7 == 0) { /* now and then a fresh value: an explicit copy */
             struct token *copy = rt_clone_outside(t, sizeof *t);
@@ -340,7 +340,7 @@ static void *ring_member(void *arg)
         }
         void *scratch = rt_alloc(100 + r);
         rt_free(scratch);
-        ck_assert_int_eq(rt_send(out, t), RT_OK);
+        ck_require(rt_send(out, t) == RT_OK);
     }
     return NULL;
 }
@@ -366,23 +366,23 @@ START_TEST(sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing)
     for (unsigned i = 0; i < RING; i++) {
         members[i] = (struct member){&ring, i};
         tasks[i] = rt_spawn(ring_member, &members[i]);
-        ck_assert_ptr_nonnull(tasks[i]);
+        ck_require(tasks[i] != NULL);
     }
     for (unsigned i = 0; i < RING; i++)
-        ck_assert_int_eq(rt_join(tasks[i], NULL), RT_OK);
+        ck_require(rt_join(tasks[i], NULL) == RT_OK);
     for (unsigned i = 0; i < RING; i++) {
         rt_chan_close(ring.inbox[i]);
         struct token *t = rt_recv(ring.inbox[i]);
-        ck_assert_ptr_nonnull(t);
-        ck_assert_ptr_null(rt_recv(ring.inbox[i]));
-        ck_assert(filled(t->fill, sizeof t->fill, (unsigned char)t->id));
+        ck_require(t != NULL);
+        ck_require(rt_recv(ring.inbox[i]) == NULL);
+        ck_require(filled(t->fill, sizeof t->fill, (unsigned char)t->id));
         seen[t->id]++;
         hops += t->hops;
         rt_free(t);
         rt_chan_free(ring.inbox[i]);
     }
     for (unsigned i = 0; i < RING; i++)
-        ck_assert_uint_eq(seen[i], 1); /* every token once: nothing lost or doubled */
+        ck_require(seen[i] == 1); /* every token once: nothing lost or doubled */
     ck_assert_uint_eq(hops, RING * ROUNDS);
     struct chunk_counts n = chunks_counted();
     ck_assert_uint_gt(n.mallocs, RING);
@@ -464,16 +464,16 @@ END_TEST
 Suite *make_suite(void)
 {
     Suite *s = suite_create("chan");
-    suite_add_test_timeout(s, a_received_value_moves_to_the_receivers_count, 120);
-    suite_add_test_timeout(s, the_sender_stops_counting_a_value_when_it_is_received, 120);
-    suite_add_test_timeout(s, a_value_from_an_ended_task_is_read_and_counts_against_its_receiver, 120);
-    suite_add_test_timeout(s, a_value_sent_before_a_panic_survives_it, 120);
-    suite_add_test_timeout(s, a_block_value_is_refused_and_nothing_is_sent, 120);
-    suite_add_test_timeout(s, a_closed_channel_takes_nothing_and_gives_what_it_has, 120);
-    suite_add_test_timeout(s, a_full_channel_blocks_the_sender_and_keeps_the_order, 120);
-    suite_add_test_timeout(s, freeing_a_channel_frees_what_is_queued, 120);
-    suite_add_test_timeout(s, a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it, 120);
-    suite_add_test_timeout(s, sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing, 120);
-    suite_add_test_timeout(s, channel_misuse_gets_the_contracts_error, 120);
+    suite_add_test(s, a_received_value_moves_to_the_receivers_count);
+    suite_add_test(s, the_sender_stops_counting_a_value_when_it_is_received);
+    suite_add_test(s, a_value_from_an_ended_task_is_read_and_counts_against_its_receiver);
+    suite_add_test(s, a_value_sent_before_a_panic_survives_it);
+    suite_add_test(s, a_block_value_is_refused_and_nothing_is_sent);
+    suite_add_test(s, a_closed_channel_takes_nothing_and_gives_what_it_has);
+    suite_add_test(s, a_full_channel_blocks_the_sender_and_keeps_the_order);
+    suite_add_test(s, freeing_a_channel_frees_what_is_queued);
+    suite_add_test(s, a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it);
+    suite_add_test(s, sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing);
+    suite_add_test(s, channel_misuse_gets_the_contracts_error);
     return s;
 }

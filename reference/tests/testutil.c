@@ -53,6 +53,7 @@ void __real_free(void *p);
 #define MAX_LIVE 4096
 static pthread_mutex_t chunk_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *live[MAX_LIVE];
+static int live_top; /* no slot at or past it was ever used: frees scan below it */
 static struct chunk_counts counts;
 
 void *__wrap_malloc(size_t n)
@@ -68,6 +69,8 @@ void *__wrap_malloc(size_t n)
         for (int i = 0; i < MAX_LIVE; i++)
             if (live[i] == NULL) {
                 live[i] = p;
+                if (i >= live_top)
+                    live_top = i + 1;
                 break;
             }
         pthread_mutex_unlock(&chunk_lock);
@@ -79,7 +82,7 @@ void __wrap_free(void *p)
 {
     if (p != NULL) {
         pthread_mutex_lock(&chunk_lock);
-        for (int i = 0; i < MAX_LIVE; i++)
+        for (int i = 0; i < live_top; i++)
             if (live[i] == p) {
                 const unsigned char *b = p;
                 live[i] = NULL;
@@ -116,7 +119,7 @@ int chunk_live(const void *p)
 {
     int found = 0;
     pthread_mutex_lock(&chunk_lock);
-    for (int i = 0; i < MAX_LIVE && !found; i++)
+    for (int i = 0; i < live_top && !found; i++)
         found = live[i] == p;
     pthread_mutex_unlock(&chunk_lock);
     return found;
