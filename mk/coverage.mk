@@ -5,6 +5,8 @@
 # the counts; scripts/gate/coverage.py prints the figures a file and in
 # all, and records one result a file: pass when every line and branch is
 # covered or named with its reason in docs/coverage.md.
+# The folder is made afresh each time: no count, object or binary of an
+# earlier run (built with other flags) can leak into the figures.
 # Reports: build/coverage/reports/coverage/{index.html,coverage.xml,
 # summary.json,coverage.txt}.
 
@@ -18,12 +20,11 @@ GCOVR_FLAGS := --root . --filter 'reference/src/' --exclude-unreachable-branches
 .PHONY: coverage coverage-run
 coverage:
 	@scripts/deps gate
+	@rm -rf $(COV_BUILD)
 	@mkdir -p $(COV_BUILD) $(COV_REPORTS)
-	@find $(COV_BUILD) -name '*.gcda' -delete
-	@rm -rf $(COV_BUILD)/results
 	gcc -O2 -fPIC -c scripts/gate/gcov_flush.c -o $(COV_FLUSH)
 	@status=0; $(MAKE) --no-print-directory -k BUILD=$(COV_BUILD) CC=gcc SANITIZE= \
-	  CFLAGS='-O0 -g --coverage' LDFLAGS='--coverage $(abspath $(COV_FLUSH))' \
+	  CFLAGS='-O0 -g --coverage' LDFLAGS='--coverage $(abspath $(COV_FLUSH)) -Wl,--wrap=_exit' \
 	  coverage-run > $(COV_BUILD)/suite.log 2>&1 || status=$$?; \
 	  mkdir -p $(BUILD)/results; \
 	  if $(PYTHON) scripts/summary coverage-suite $(COV_BUILD)/results $$status \
