@@ -33,7 +33,7 @@ CHECK_NS = "{http://check.sourceforge.net/ns}"
 MECHANISMS = [
     ("start-up and errors", ["runtime.c", "internal.h"], [], r"rt_init\b", r"init"),
     ("regions, chunk cache, clearing", ["region.c", "region_cache.c"], ["check_region_cache"],
-     r"rt_(region_\w+|chunk_\w+)\b", r"region|chunk|cache|clear|reuse|open|close"),
+     r"rt_(region_\w+|chunk_\w+)\b", r"region|chunk|cache|clear|reuse|open|close|kept|lifo"),
     ("hot path", ["hot.c", "prim.h"], ["check_hot", "hot_fiber-O2", "hot_fiber-O3"],
      r"rt_hot\w*\b", r"hot|fiber|direct"),
     ("tasks and budgets", ["block.c", "task.c", "task.h"], ["check_block", "check_budgets"],
