@@ -168,6 +168,18 @@ class Misuse(Tmp):
         self.assertEqual(p.returncode, 1)
         self.assertIn("does not check the message", p.stdout)
 
+    def test_a_suite_helper_that_asserts_counts(self):
+        write(self.tmp / "reference" / "src" / "a.c",
+              'void f(void) { rt__violation("rt_f", "%p is bad here", p); }\n')
+        write(self.tmp / "reference" / "tests" / "check_a.c",
+              "static void violates(void (*fn)(void *), const char *msg)\n{\n"
+              "    ck_assert_violation(fn, NULL, msg);\n}\n\n"
+              "START_TEST(t)\n{\n    violates(h, \"refrt: rt_f: \");\n}\nEND_TEST\n")
+        write(self.tmp / "docs" / "misuse.md",
+              "| `rt_f` | `%p is bad here` | when | SIGABRT | `reference/tests/check_a.c:t` |\n")
+        p = run("misuse.py", "--root", self.tmp, "--results", self.tmp / "res")
+        self.assertEqual(p.returncode, 0, p.stdout)
+
     def test_a_trap_without_its_assertion_fails(self):
         p = self.misuse('ck_assert_violation(h, NULL, "is bad here");')
         self.assertEqual(p.returncode, 1)
