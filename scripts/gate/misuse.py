@@ -100,7 +100,7 @@ def wrappers(root, ref, macro):
     p = root / ref.rsplit(":", 1)[0]
     text = p.read_text(encoding="utf-8") if p.exists() else ""
     out = []
-    for m in re.finditer(r"^(?:static\s+)?\w[\w\s\*]*?\b(\w+)\(([^)]*)\)\s*\{(.*?)^\}", text,
+    for m in re.finditer(r"^(?:static\s+)?\w[\w\s\*]*?\b(\w+)\(([^\n{;]*)\)\s*\{(.*?)^\}", text,
                          re.S | re.M):
         if macro in m.group(3) and m.group(1) != "START_TEST":
             out.append(m.group(1))
