@@ -1,0 +1,49 @@
+# Mutants: the curated catalog (mutants/*.mut) in `make check`, curated and
+# generated mutants in `make gate`, and the driver's own unittest tests.
+# The driver (scripts/region_cache_mutants.py) builds each mutant in a copy
+# of the tree under $(BUILD)/mutants, never in place.
+
+MUTANTS := $(PYTHON) scripts/region_cache_mutants.py
+MUTANT_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+MUTANT_ARGS = --build $(BUILD) --jobs $(MUTANT_JOBS) \
+  --make-var CC=$(CC) --make-var SANITIZE=$(SANITIZE) --make-var 'OPT=$(OPT)' \
+  --make-var 'CFLAGS=$(CFLAGS)' --make-var 'LDFLAGS=$(LDFLAGS)'
+# Suites the mutants are not tested with: the mutant runs themselves.
+MUTANT_SKIP += check-mutants check-mutants-driver gate-mutants
+
+.PHONY: check-mutants check-mutants-driver gate-mutants print-mutant-suites mutants-npm
+
+# The suites that can kill a mutant, for the driver.
+print-mutant-suites:
+	@echo $(filter-out $(MUTANT_SKIP),$(CHECK_TARGETS))
+
+check-mutants:
+	@mkdir -p $(BUILD)/results
+	@rm -f $(BUILD)/results/mutants
+	$(MUTANTS) $(MUTANT_ARGS) --curated-only --results $(BUILD)/results/mutants \
+	  --report $(BUILD)/mutants/curated
+
+gate-mutants: mutants-npm
+	@mkdir -p $(BUILD)/results
+	@rm -f $(BUILD)/results/mutants-generated
+	$(MUTANTS) $(MUTANT_ARGS) --generated-only --html yes \
+	  --results $(BUILD)/results/mutants-generated --report $(BUILD)/mutants
+
+# The driver's own tests (scripts/mutants/tests), one result line a test.
+check-mutants-driver: mutants-npm
+	@mkdir -p $(BUILD)/results
+	@rm -f $(BUILD)/results/mutants-driver
+	cd scripts && MUTANTS_NPM=$(CURDIR)/build/npm RT_RESULTS=$(abspath $(BUILD))/results/mutants-driver \
+	  $(PYTHON) -m mutants.tests
+
+# mutation-testing-elements (the HTML report) and its schema, from the npm
+# registry, into build/npm (package.json and lock file in scripts/mutants).
+mutants-npm: build/npm/node_modules/.refrt-stamp
+build/npm/node_modules/.refrt-stamp: scripts/mutants/package.json scripts/mutants/package-lock.json
+	@mkdir -p build/npm
+	cp scripts/mutants/package.json scripts/mutants/package-lock.json build/npm/
+	cd build/npm && npm ci --no-audit --no-fund --silent
+	@touch $@
+
+CHECK_TARGETS += check-mutants check-mutants-driver
+GATE_TARGETS += gate-mutants

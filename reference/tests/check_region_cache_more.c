@@ -1,0 +1,371 @@
+/*
+** check_region_cache_more.c: the chunk cache's edges that the generated
+** mutants showed untested (seed 000, docs/mutants.md).
+**
+** - Out of memory: a chunk or a thread's state that cannot be allocated
+**   traps, found by injection (RLIMIT_AS, or a pthread_setspecific that
+**   fails), not by hope.
+** - The error shape: the whole line, newline included, reaches stderr even
+**   when stderr is buffered.
+** - A thread's state is one struct rt_hot, freed when the thread ends.
+** - Region fields: what outer holds before rt_init and after a close.
+*/
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "refrt.h"
+#include "testutil.h"
+
+/* Sanitizers bring their own allocator and address space layout: memory
+** exhaustion and allocation counting mean nothing there. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+#ifndef UNDER_SANITIZER
+#define UNDER_SANITIZER 0
+#endif
+
+/* ---- injection ------------------------------------------------------------ */
+
+#if !UNDER_SANITIZER
+/* This binary's pthread_setspecific: the runtime's calls bind to it (the
+** library is static), so a test can make publishing a thread's state fail.
+** Not under sanitizers: TSan calls it while it starts a thread, before that
+** thread may run instrumented code. */
+static int fail_setspecific;
+
+int pthread_setspecific(pthread_key_t key, const void *value)
+{
+    static int (*real)(pthread_key_t, const void *);
+    if (fail_setspecific)
+        return ENOMEM;
+    if (real == NULL)
+        *(void **)&real = dlsym(RTLD_NEXT, "pthread_setspecific");
+    return real(key, value);
+}
+#endif
+
+/* Caps the address space a little above what the process maps now, so
+** that the next few MiB of allocation fail. The soft limit only: a
+** coverage build's crash handler may lift it to write its counters. */
+static void cap_address_space(void)
+{
+    unsigned long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fscanf(f, "%lu", &pages), 1);
+    fclose(f);
+    rlim_t cap = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + (8u << 20);
+    struct rlimit r;
+    ck_assert_int_eq(getrlimit(RLIMIT_AS, &r), 0);
+    r.rlim_cur = cap;
+    ck_assert_int_eq(setrlimit(RLIMIT_AS, &r), 0);
+}
+
+/* Allocates until nothing of any size is left (the blocks are never
+** freed: the child that calls this dies right after). Through a volatile
+** pointer, or the compiler may drop an allocation nobody reads. */
+static void use_up_the_heap(void)
+{
+    void *(*volatile allocate)(size_t) = malloc;
+    for (size_t n = 1u << 20; n >= 1024; n /= 2)
+        while (allocate(n) != NULL)
+            ;
+    for (size_t n = 1024; n >= 16; n -= 16)
+        while (allocate(n) != NULL)
+            ;
+}
+
+static void take_with_no_memory_left(void *unused)
+{
+    (void)unused;
+    cap_address_space();
+    for (int i = 0; i < 100000; i++)
+        if (rt_chunk_take() == NULL)
+            _exit(3); /* take must trap, never hand out NULL */
+    _exit(4);
+}
+
+START_TEST(a_chunk_malloc_cannot_make_traps)
+{
+    ck_assert_trap(take_with_no_memory_left, NULL);
+}
+END_TEST
+
+static void first_use_with_no_memory_left(void *unused)
+{
+    (void)unused;
+    rt_init();
+    cap_address_space();
+    use_up_the_heap();
+    rt_chunk_kept(); /* the first use makes this thread's state */
+    _exit(3);
+}
+
+START_TEST(a_thread_state_that_cannot_be_allocated_traps)
+{
+    ck_assert_trap(first_use_with_no_memory_left, NULL);
+}
+END_TEST
+
+#if !UNDER_SANITIZER
+static void first_use_unpublished(void *unused)
+{
+    (void)unused;
+    rt_init();
+    fail_setspecific = 1;
+    rt_chunk_kept();
+    _exit(3);
+}
+
+START_TEST(a_thread_state_that_cannot_be_published_traps)
+{
+    ck_assert_trap(first_use_unpublished, NULL);
+}
+END_TEST
+#endif
+
+static void init_with_no_key_left(void *unused)
+{
+    (void)unused;
+    pthread_key_t k;
+    /* PTHREAD_KEYS_MAX is at least 128 and 1024 on glibc: the loop ends */
+    for (int i = 0; i < 100000 && pthread_key_create(&k, NULL) == 0; i++)
+        ;
+    rt_init();
+    _exit(3);
+}
+
+START_TEST(init_without_a_key_left_is_a_violation)
+{
+    ck_assert_violation(init_with_no_key_left, NULL,
+                        "refrt: rt_init: cannot create the runtime's pthread key");
+}
+END_TEST
+
+/* ---- the error shape -------------------------------------------------------- */
+
+static void hot_before_init(void *unused)
+{
+    (void)unused;
+    rt_hot();
+}
+
+START_TEST(a_violation_is_one_whole_line)
+{
+    struct death d = run_child(hot_before_init, NULL);
+    ck_assert_int_eq(d.signal, SIGABRT);
+    ck_assert_str_eq(d.err, "refrt: rt_hot: rt_init has not been called\n");
+}
+END_TEST
+
+static char stderr_buffer[BUFSIZ];
+
+static void violation_with_stderr_buffered(void *unused)
+{
+    (void)unused;
+    setvbuf(stderr, stderr_buffer, _IOFBF, sizeof stderr_buffer);
+    rt_region_close(&(rt_region){0});
+}
+
+START_TEST(a_violation_reaches_a_buffered_stderr)
+{
+    struct death d = run_child(violation_with_stderr_buffered, NULL);
+    ck_assert_int_eq(d.signal, SIGABRT);
+    ck_assert_str_eq(d.err, "refrt: rt_region_close: region is not open\n");
+}
+END_TEST
+
+static void open_null(void *unused)
+{
+    (void)unused;
+    rt_init();
+    rt_region_open(NULL);
+}
+
+START_TEST(opening_a_null_region_is_a_violation)
+{
+    ck_assert_violation(open_null, NULL, "refrt: rt_region_open: region is NULL");
+}
+END_TEST
+
+/* ---- a thread's state --------------------------------------------------------- */
+
+static void *hot_of_this_thread(void *out)
+{
+    *(struct rt_hot **)out = rt_hot();
+    return NULL;
+}
+
+START_TEST(rt_hot_is_one_state_a_thread)
+{
+    rt_init();
+    struct rt_hot *mine = rt_hot(), *theirs = NULL;
+    pthread_t t;
+    ck_assert_ptr_nonnull(mine);
+    ck_assert_ptr_eq(rt_hot(), mine);
+    ck_assert_ptr_eq(rt__hot_or_null(), mine);
+    ck_assert_int_eq(pthread_create(&t, NULL, hot_of_this_thread, &theirs), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_ptr_nonnull(theirs);
+    ck_assert_ptr_ne(theirs, mine);
+}
+END_TEST
+
+START_TEST(a_disabled_direct_path_is_off)
+{
+    rt_init();
+    rt_hot_disable();
+    ck_assert(!rt_hot_direct());
+    rt_hot_disable();
+    ck_assert(!rt_hot_direct());
+}
+END_TEST
+
+#if RT_PRIM_DIRECT
+/* A test read that finds what the slot really holds: the direct read agrees. */
+static void *honest_read(intptr_t off)
+{
+    return rt_prim_slot_read(off);
+}
+
+static void *publish_here(void *unused)
+{
+    (void)unused;
+    rt_hot();
+    return NULL;
+}
+
+/* A later thread's publish checks the direct read through the test hook
+** when one is set; when that read agrees, the path stays open. */
+START_TEST(a_direct_read_that_agrees_keeps_the_path_open)
+{
+    pthread_t t;
+    rt_init();
+    rt_hot();
+    ck_assert(rt_hot_direct());
+    rt__hot_test_read = honest_read;
+    ck_assert_int_eq(pthread_create(&t, NULL, publish_here, NULL), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    rt__hot_test_read = NULL;
+    ck_assert(rt_hot_direct());
+}
+END_TEST
+#endif
+
+static size_t heap_in_use(void)
+{
+    return mallinfo2().uordblks; /* every arena */
+}
+
+START_TEST(a_thread_state_is_one_struct_rt_hot)
+{
+    rt_init();
+    size_t before = heap_in_use();
+    rt_chunk_kept(); /* makes main's state */
+    size_t grew = heap_in_use() - before;
+    ck_assert_uint_ge(grew, sizeof(struct rt_hot));
+    ck_assert_uint_lt(grew, sizeof(struct rt_hot) + 64);
+}
+END_TEST
+
+static void *make_state(void *unused)
+{
+    (void)unused;
+    rt_chunk_kept();
+    return NULL;
+}
+
+/* 256 threads one after another, each making its state: what they leave
+** allocated must stay far below 256 states. */
+START_TEST(a_thread_end_frees_its_state)
+{
+    enum { THREADS = 256 };
+    pthread_t t;
+    rt_init();
+    for (int i = 0; i < 8; i++) { /* the arenas and stacks threads reuse */
+        ck_assert_int_eq(pthread_create(&t, NULL, make_state, NULL), 0);
+        ck_assert_int_eq(pthread_join(t, NULL), 0);
+    }
+    size_t before = heap_in_use();
+    for (int i = 0; i < THREADS; i++) {
+        ck_assert_int_eq(pthread_create(&t, NULL, make_state, NULL), 0);
+        ck_assert_int_eq(pthread_join(t, NULL), 0);
+    }
+    size_t after = heap_in_use();
+    ck_assert_uint_lt(after > before ? after - before : 0,
+                      THREADS * sizeof(struct rt_hot) / 4);
+}
+END_TEST
+
+/* ---- region fields ------------------------------------------------------------ */
+
+/* Before rt_init no thread state tracks regions: region.c marks such a
+** region as its own outer, so that closing it later is not taken for a
+** close out of order. */
+START_TEST(a_region_opened_before_init_is_its_own_outer)
+{
+    rt_region r;
+    memset(&r, 0xAB, sizeof r);
+    rt_region_open(&r);
+    ck_assert_ptr_eq(r.outer, &r);
+    rt_region_close(&r);
+}
+END_TEST
+
+START_TEST(a_closed_region_holds_no_pointer)
+{
+    rt_init();
+    rt_region a, b;
+    rt_region_open(&a);
+    rt_region_open(&b);
+    ck_assert_ptr_eq(b.outer, &a);
+    rt_region_close(&b);
+    ck_assert_ptr_null(b.base);
+    ck_assert_ptr_null(b.bump);
+    ck_assert_ptr_null(b.outer);
+    rt_region_close(&a);
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("region_cache_more");
+    TCase *tc = tcase_create("region_cache_more");
+    if (!UNDER_SANITIZER) {
+        tcase_add_test(tc, a_chunk_malloc_cannot_make_traps);
+        tcase_add_test(tc, a_thread_state_that_cannot_be_allocated_traps);
+        tcase_add_test(tc, a_thread_state_is_one_struct_rt_hot);
+        tcase_add_test(tc, a_thread_end_frees_its_state);
+    }
+#if !UNDER_SANITIZER
+    tcase_add_test(tc, a_thread_state_that_cannot_be_published_traps);
+#endif
+    tcase_add_test(tc, init_without_a_key_left_is_a_violation);
+    tcase_add_test(tc, a_violation_is_one_whole_line);
+    tcase_add_test(tc, a_violation_reaches_a_buffered_stderr);
+    tcase_add_test(tc, opening_a_null_region_is_a_violation);
+    tcase_add_test(tc, rt_hot_is_one_state_a_thread);
+    tcase_add_test(tc, a_disabled_direct_path_is_off);
+#if RT_PRIM_DIRECT
+    tcase_add_test(tc, a_direct_read_that_agrees_keeps_the_path_open);
+#endif
+    tcase_add_test(tc, a_region_opened_before_init_is_its_own_outer);
+    tcase_add_test(tc, a_closed_region_holds_no_pointer);
+    suite_add_tcase(s, tc);
+    return s;
+}

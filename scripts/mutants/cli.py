@@ -1,0 +1,463 @@
+"""The options, and the run from catalog to closing line."""
+import argparse
+import fcntl
+import filecmp
+import fnmatch
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+from . import cache as cache_mod
+from . import catalog, operators, project, report, tce
+from .model import (COMPILE_ERROR, GENERATED, IGNORED, NO_COVERAGE, PENDING, SURVIVED,
+                    apply_edits)
+from .runner import Runner
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+GENERATED_FROM = "reference/src"
+SCHEMA_MIN = 16
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(
+        prog="region_cache_mutants.py",
+        description="Builds and tests every mutant of the runtime in its own copy of the "
+                    "tree, never in place; fails unless every one is killed.")
+    p.add_argument("--root", default=ROOT, help="the source tree (default: this checkout)")
+    p.add_argument("--build", help="the build folder (default: ROOT/build/<cc>)")
+    p.add_argument("--make-var", action="append", default=[], metavar="VAR=VALUE",
+                   help="passed to every make of the mutants (CC=clang, SANITIZE=...)")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    p.add_argument("--list", action="store_true", help="list the mutants and stop")
+    p.add_argument("--only", action="append", default=[], metavar="NAME",
+                   help="only the mutants with this id (shell patterns allowed)")
+    p.add_argument("--curated-only", action="store_true")
+    p.add_argument("--generated-only", action="store_true")
+    p.add_argument("--shard", metavar="I/N", help="run the I-th of N shards (1-based)")
+    p.add_argument("--merge", nargs="+", metavar="REPORT",
+                   help="merge shard reports (report.json files) and stop")
+    p.add_argument("--changed-since", metavar="REV",
+                   help="only mutants on lines changed since REV (git)")
+    p.add_argument("--report", metavar="DIR", help="where report.json/.html go "
+                   "(default: BUILD/mutants)")
+    p.add_argument("--results", metavar="FILE",
+                   help="append pass/fail lines a mutant here (scripts/summary's format)")
+    p.add_argument("--limit", type=float, metavar="SECONDS",
+                   help="the time a mutant may take (default: 3 times the unmutated "
+                        "build and suites, plus 10 s)")
+    p.add_argument("--no-schemata", action="store_true",
+                   help="build every mutant alone (no schema build)")
+    p.add_argument("--schema-min", type=int, default=SCHEMA_MIN, metavar="N",
+                   help=f"a schema build only for at least N mutants (default {SCHEMA_MIN})")
+    p.add_argument("--no-cache", action="store_true", help="rerun every mutant")
+    p.add_argument("--naive-sample", type=int, default=0, metavar="K",
+                   help="also time K mutants the naive way (full rebuild, every suite)")
+    p.add_argument("--html", choices=("auto", "yes", "no"), default="auto",
+                   help="write report.html (needs mutation-testing-elements; auto: if there)")
+    p.add_argument("--elements", metavar="JS", help="mutation-test-elements.js to inline")
+    return p.parse_args(argv)
+
+
+def make_vars_of(args):
+    out = {}
+    for kv in args.make_var:
+        k, _, v = kv.partition("=")
+        out[k] = v
+    return out
+
+
+def default_build(root, make_vars):
+    cc = os.path.basename((make_vars.get("CC") or "cc").split()[0])
+    san = make_vars.get("SANITIZE", "")
+    return os.path.join(root, "build", cc + (("-" + san.replace(",", "-")) if san else ""))
+
+
+def changed_lines(root, rev):
+    """{path: set of lines} changed since rev (lines of the current text)."""
+    p = subprocess.run(["git", "-C", root, "diff", "-U0", rev, "--"], capture_output=True,
+                       text=True, check=True)
+    out, path = {}, None
+    for line in p.stdout.splitlines():
+        if line.startswith("+++ "):
+            path = line[6:] if line.startswith("+++ b/") else None
+        m = re.match(r"@@ -\S+ \+(\d+)(?:,(\d+))? @@", line)
+        if m and path:
+            start, count = int(m.group(1)), int(m.group(2) or 1)
+            out.setdefault(path, set()).update(range(start, start + max(count, 1)))
+    return out
+
+
+def shard_of(mid, n):
+    return int(hashlib.sha256(mid.encode()).hexdigest(), 16) % n
+
+
+def select(mutants, args, texts):
+    out = mutants
+    if args.only:
+        out = [m for m in out if any(fnmatch.fnmatchcase(m.id, pat) for pat in args.only)]
+    if args.changed_since:
+        changed = changed_lines(args.root, args.changed_since)
+        out = [m for m in out if any(lines & changed.get(path, set())
+                                     for path, lines in m.lines(texts).items())]
+    if args.shard:
+        i, n = (int(x) for x in args.shard.split("/"))
+        if not 1 <= i <= n:
+            raise SystemExit(f"--shard {args.shard}: I must be 1 to N")
+        out = [m for m in out if shard_of(m.id, n) == i - 1]
+    return out
+
+
+def find_elements(root, build, given):
+    if given:
+        return given
+    for base in (os.path.join(root, "build", "npm"), os.path.join(build, "npm")):
+        js = os.path.join(base, "node_modules", "mutation-testing-elements", "dist",
+                          "mutation-test-elements.js")
+        if os.path.exists(js):
+            return js
+    return None
+
+
+def merge(args):
+    records, suites = [], []
+    for path in args.merge:
+        with open(path) as f:
+            rep = json.load(f)
+        records.append(rep)
+        suites += [s for s in report.from_json(rep)[1] if s not in suites]
+    merged = dict(records[0])
+    merged["files"] = {}
+    for rep in records:
+        for path, f in rep["files"].items():
+            into = merged["files"].setdefault(path, {"language": f["language"],
+                                                     "source": f["source"], "mutants": []})
+            seen = {m["id"] for m in into["mutants"]}
+            into["mutants"] += [m for m in f["mutants"] if m["id"] not in seen]
+    merged["testFiles"] = {"make check": {"tests": [{"id": s, "name": s} for s in suites]}}
+    c = {"killed": 0, "survived": 0, "timeout": 0, "equivalent": 0, "nocoverage": 0}
+    for f in merged["files"].values():
+        for m in f["mutants"]:
+            st, why = m["status"], m.get("statusReason", "")
+            if st == "Killed":
+                c["killed"] += 1
+            elif st == "Timeout":
+                c["timeout"] += 1
+            elif st == "Survived":
+                c["survived"] += 1
+            elif st == "NoCoverage":
+                c["nocoverage"] += 1
+            elif st == "Ignored" and not why.startswith("duplicate"):
+                c["equivalent"] += 1
+    c["total"] = sum(c.values())
+    out = args.report or os.path.dirname(os.path.abspath(args.merge[0]))
+    report.write_json(os.path.join(out, "report.json"), merged)
+    js = find_elements(args.root, args.root, args.elements)
+    if js and args.html != "no":
+        report.write_html(os.path.join(out, "report.html"), merged, js)
+    print(report.closing_line(c))
+    return 0 if c["survived"] == 0 and c["nocoverage"] == 0 else 1
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    signal.signal(signal.SIGTERM, _interrupted)
+    if args.merge:
+        return merge(args)
+    try:
+        return run(args)
+    except KeyboardInterrupt:
+        project.kill_all()
+        print("mutants: interrupted; the source tree was never written", file=sys.stderr)
+        return 130
+    except project.BaselineError as e:
+        print(f"mutants: stopped: {e}", file=sys.stderr)
+        if args.results:
+            os.makedirs(os.path.dirname(os.path.abspath(args.results)), exist_ok=True)
+            with open(args.results, "a") as f:
+                f.write(f"fail unmutated-tree {e}\n")
+        return 2
+
+
+def run(args):
+    root = os.path.abspath(args.root)
+    make_vars = make_vars_of(args)
+    build = os.path.abspath(args.build or default_build(root, make_vars))
+    work = os.path.join(build, "mutants")
+    os.makedirs(work, exist_ok=True)
+    # One run at a time a build folder (check and gate may start together).
+    with open(os.path.join(work, "lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return run_locked(args, root, make_vars, build, work)
+
+
+def run_locked(args, root, make_vars, build, work):
+    started = time.monotonic()
+    phases = {}
+    mark = [started]
+
+    def phase(name):
+        now = time.monotonic()
+        phases[name] = phases.get(name, 0) + now - mark[0]
+        mark[0] = now
+    out_dir = os.path.abspath(args.report or work)
+    logdir = os.path.join(work, "logs")
+    os.makedirs(logdir, exist_ok=True)
+
+    # 1. The snapshot: every later step reads and builds copies of it.
+    state_path = os.path.join(work, "state.json")
+    base = os.path.join(work, "base")
+    fresh = os.path.join(work, "snapshot.new")
+    project.snapshot(root, fresh)
+    fp = project.fingerprint(fresh)
+    state = {}
+    if os.path.exists(state_path) and not args.no_cache:
+        with open(state_path) as f:
+            state = json.load(f)
+    reuse = (state.get("fingerprint") == fp and state.get("make_vars") == make_vars
+             and os.path.isdir(base))
+    if reuse:
+        # the same test inputs: keep the built copy, and bring over what
+        # changed only in ways no test sees (the catalog, docs, comments)
+        shutil.rmtree(fresh)
+        in_root = set(project.tree_files(root))
+        for rel in project.tree_files(base):
+            if rel not in in_root:
+                os.unlink(os.path.join(base, rel))
+        for rel in in_root:
+            src, dest = os.path.join(root, rel), os.path.join(base, rel)
+            if not os.path.exists(dest) or not filecmp.cmp(src, dest, shallow=False):
+                os.makedirs(os.path.dirname(dest), exist_ok=True)
+                shutil.copy2(src, dest)
+    else:
+        if os.path.exists(base):
+            shutil.rmtree(base)
+        if os.path.exists(state_path):
+            os.unlink(state_path)
+        os.rename(fresh, base)
+    tree = base
+    texts = {}
+    for rel in project.tree_files(tree):
+        full = os.path.join(tree, rel)
+        if os.path.getsize(full) > (1 << 20) or rel.startswith(("build/", "scripts/mutants/")):
+            continue
+        try:
+            with open(full) as f:
+                texts[rel] = f.read()
+        except UnicodeDecodeError:
+            pass
+
+    phase("snapshot")
+
+    # 2. The mutants: the catalog, then the generated ones.
+    mutants, stale = [], []
+    if not args.generated_only:
+        cur, stale = catalog.load(tree, texts)
+        mutants += cur
+    if not args.curated_only:
+        for rel in sorted(texts):
+            if rel.startswith(GENERATED_FROM + "/") and rel.endswith(".c"):
+                mutants += operators.mutants(rel, texts[rel])
+    ledger = catalog.load_ledger(tree)
+    mutants = select(mutants, args, texts)
+    for e in stale:
+        print(f"mutants: stale catalog entry {e}", file=sys.stderr)
+    if args.list:
+        for m in mutants:
+            print(f"{m.id}\t{m.path}:{m.location.line}\t{m.about}")
+        return 1 if stale else 0
+
+    cc = (make_vars.get("CC") or "cc").split()[0]
+    generated = [m for m in mutants if m.origin == GENERATED]
+    if generated:
+        memo_path = os.path.join(work, "tce.json")
+        memo = {}
+        if os.path.exists(memo_path) and not args.no_cache:
+            try:
+                with open(memo_path) as f:
+                    memo = json.load(f)
+            except ValueError:
+                memo = {}
+        tce.prune(generated, texts, tree, cc=cc, jobs=args.jobs, memo=memo)
+        with open(memo_path + ".tmp", "w") as f:
+            json.dump(memo, f)
+        os.replace(memo_path + ".tmp", memo_path)
+    phase("mutants and equivalence")
+
+    # 3. Cached results: a mutant's key is its content and the tree's inputs.
+    cache = cache_mod.Cache(os.path.join(work, "cache.json"), enabled=not args.no_cache)
+    keys, pending = {}, []
+    for m in mutants:
+        if m.status != PENDING:
+            continue
+        mutated = {p: apply_edits(texts[p], [e for e in m.edits if e.path == p])
+                   for p in {e.path for e in m.edits}}
+        keys[m.id] = cache_mod.key(m, mutated, fp, make_vars)
+        hit = cache.get(keys[m.id])
+        if hit:
+            m.status, m.killed_by, m.status_reason = hit["status"], hit["killed_by"], hit["reason"]
+            m.covered_by = hit.get("covered_by", [])
+            m.cached = True
+        else:
+            pending.append(m)
+
+    # 4. The unmutated run and its coverage, when something is left to run
+    # (kept while the inputs are the same). A curated-only run (make check)
+    # takes the coverage only if a mutant survives: until then every
+    # suite may run, cheapest first.
+    def save_state():
+        with open(state_path + ".tmp", "w") as f:
+            json.dump(state, f)
+        os.replace(state_path + ".tmp", state_path)
+
+    suites, base_run, todo = state.get("suites", []), state.get("baseline"), []
+    cov = None
+    if pending:
+        if reuse and "baseline" in state:
+            suites, base_run = state["suites"], state["baseline"]
+        else:
+            suites = project.suites(tree, make_vars)
+            if not suites:
+                raise project.BaselineError("make print-mutant-suites lists no suite")
+            print(f"mutants: the unmutated run: {' '.join(suites)}", file=sys.stderr)
+            base_run = project.baseline(tree, make_vars, suites, logdir)
+            phase("unmutated run")
+            state = {"fingerprint": fp, "make_vars": make_vars, "suites": suites,
+                     "baseline": base_run}
+            save_state()
+        cov = state.get("coverage")
+        if cov is None and not args.curated_only:
+            cov = state["coverage"] = project.coverage(tree, suites, logdir)
+            save_state()
+            phase("coverage")
+        for m in pending:
+            m.covered_by = (list(suites) if cov is None
+                            else project.covering(cov, m.lines(texts), suites))
+            if not m.covered_by:
+                m.status = NO_COVERAGE
+                m.status_reason = "no suite executes the lines it changes"
+                cache.put(keys[m.id], m)
+            else:
+                todo.append((m, m.covered_by))
+    base_run = base_run or {"build": 0.0, "suites": {}}
+    unmutated = base_run["build"] + sum(base_run["suites"].values())
+    limit = args.limit or 3 * unmutated + 10
+
+    # 5. Run them.
+    print(f"mutants: {len(mutants)} mutants, {len(todo)} to run "
+          f"({sum(m.cached for m in mutants)} cached), jobs {args.jobs}, "
+          f"limit {limit:.0f} s a mutant", file=sys.stderr)
+    runner = Runner(tree, os.path.join(work, "work"), make_vars, base_run["suites"], limit,
+                    logdir, jobs=args.jobs)
+    run_started = time.monotonic()
+    schema = [m for m, _ in todo if len({e.path for e in m.edits}) == 1
+              and m.path.endswith(".c")]
+    # a schema costs a whole build and a pass of every suite: worth it for many
+    if len(schema) >= args.schema_min and not args.no_schemata:
+        # a curated entry that does not compile would break the schema: built alone
+        schema = [m for m in schema if m.origin == GENERATED or tce.object_digest(
+            cc, tree, apply_edits(texts[m.path], m.edits),
+            ("reference/include", "reference/src"))[0]]
+        in_schema = runner.build_schema(texts, schema, suites)
+        print(f"mutants: {len(in_schema)} of {len(todo)} in one schema build "
+              f"({time.monotonic() - run_started:.1f} s), the others built alone"
+              + ("" if in_schema else " (the schema did not build or pass: see logs/schema.log)"),
+              file=sys.stderr)
+        phase("schema build")
+    progress = report.Progress(len(todo))
+    try:
+        def done(m):
+            cache.put(keys[m.id], m)
+            progress.update(m)
+        runner.run_all(todo, done)
+    finally:
+        cache.save()
+        shutil.rmtree(os.path.join(work, "work"), ignore_errors=True)
+    run_seconds = time.monotonic() - run_started
+    phase("mutant runs")
+
+    # 6. Survivors of a run without coverage: one no suite reaches is NoCoverage.
+    survivors = [m for m in mutants if m.status == SURVIVED]
+    if survivors and cov is None and suites:
+        cov = state["coverage"] = project.coverage(tree, suites, logdir)
+        save_state()
+        phase("coverage")
+        for m in survivors:
+            m.covered_by = project.covering(cov, m.lines(texts), suites)
+            if not m.covered_by:
+                m.status = NO_COVERAGE
+                m.status_reason = "no suite executes the lines it changes"
+            if m.id in keys:
+                cache.put(keys[m.id], m)
+        cache.save()
+
+    # 7. The ledger: a listed survivor is equivalent, with its reason.
+    for m in mutants:
+        if m.id in ledger and m.status in (SURVIVED, NO_COVERAGE):
+            m.status, m.equivalent = IGNORED, True
+            m.status_reason = report.LEDGER + ledger[m.id]
+
+    whole = not (args.only or args.shard or args.changed_since)
+    ran_ids = {m.id for m in mutants}
+    for mid in sorted(ledger):
+        generated_id = ":" in mid
+        if whole and mid not in ran_ids and (
+                (generated_id and not args.curated_only) or
+                (not generated_id and not args.generated_only)):
+            print(f"mutants: mutants/equivalent lists {mid}, which is no mutant now",
+                  file=sys.stderr)
+
+    # 8. Reports.
+    counts = report.counts(mutants)
+    bad = report.failures(mutants)
+    lines = report.results_lines(mutants, stale)
+    if args.results:
+        os.makedirs(os.path.dirname(os.path.abspath(args.results)), exist_ok=True)
+        with open(args.results, "a") as f:
+            f.write("".join(l + "\n" for l in lines))
+    rep = report.to_json(mutants, texts, suites, root)
+    report.write_json(os.path.join(out_dir, "report.json"), rep)
+    js = find_elements(root, build, args.elements)
+    if args.html == "yes" and not js:
+        print("mutants: no mutation-test-elements.js for report.html (make mutants-npm)",
+              file=sys.stderr)
+        bad.append(("report.html", "mutation-testing-elements is not installed"))
+    if js and args.html != "no":
+        report.write_html(os.path.join(out_dir, "report.html"), rep, js)
+
+    for mid, why in bad:
+        print(f"mutants: FAIL {mid}: {why}", file=sys.stderr)
+    if counts["duplicate"] or counts["compile_error"]:
+        print(f"mutants: not counted: {counts['duplicate']} duplicates, "
+              f"{counts['compile_error']} that do not compile")
+    elapsed = time.monotonic() - started
+    print("mutants: phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()),
+          file=sys.stderr)
+    ran = len(todo)
+    print(f"mutants: time {elapsed:.1f} s in all, {run_seconds:.1f} s for {ran} run "
+          f"({ran / run_seconds * 60 if run_seconds > 0 else 0:.0f} mutants a minute), "
+          f"unmutated build and suites {unmutated:.1f} s")
+    if args.naive_sample and todo:
+        # A naive driver runs every mutant that builds: no pruning, no
+        # coverage, no cache, a full build and every suite each time.
+        step = max(1, len(todo) // args.naive_sample)
+        sample = [m for m, _ in todo][::step][:args.naive_sample]
+        naive = runner.naive(sample, suites)
+        every = sum(1 for m in mutants if m.status != COMPILE_ERROR)
+        wall_naive = naive * every / max(1, args.jobs)
+        print(f"mutants: naive driver: {naive:.2f} s a mutant (sample of {len(sample)}); "
+              f"{every} mutants on {args.jobs} jobs: {wall_naive:.0f} s against "
+              f"{elapsed:.0f} s for this run, {wall_naive / max(elapsed, 1e-9):.1f}x")
+    print(f"mutants: report {os.path.join(out_dir, 'report.json')}")
+    print(report.closing_line(counts))
+    return 1 if bad or stale else 0

@@ -1,0 +1,86 @@
+"""A mutant is data: one record feeds the run, the cache and the reports."""
+from dataclasses import dataclass, field
+from typing import List, Optional
+
+# Statuses, spelt as Stryker's mutation-testing-report-schema spells them.
+KILLED = "Killed"
+SURVIVED = "Survived"
+TIMEOUT = "Timeout"
+NO_COVERAGE = "NoCoverage"
+COMPILE_ERROR = "CompileError"
+IGNORED = "Ignored"      # equivalent or duplicate: recorded, not run
+PENDING = "Pending"
+
+CURATED = "curated"
+GENERATED = "generated"
+
+
+@dataclass
+class Edit:
+    """Replace text[start:end] of one file (a path relative to the tree)."""
+    path: str
+    start: int
+    end: int
+    replacement: str
+
+
+@dataclass
+class Location:
+    """1-based line and column, end exclusive, as the report schema wants."""
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass
+class Mutant:
+    id: str
+    origin: str                    # CURATED or GENERATED
+    operator: str                  # mutatorName in the report
+    about: str
+    edits: List[Edit]
+    location: Location             # of the first edit, in its file
+    seed: str = ""
+    original: str = ""             # the text the first edit replaces
+    status: str = PENDING
+    status_reason: str = ""
+    killed_by: List[str] = field(default_factory=list)
+    covered_by: List[str] = field(default_factory=list)
+    duplicate_of: Optional[str] = None
+    equivalent: bool = False       # pruned by TCE or listed in the ledger
+    cached: bool = False
+    seconds: float = 0.0
+
+    @property
+    def path(self):
+        return self.edits[0].path
+
+    @property
+    def replacement(self):
+        return self.edits[0].replacement
+
+    def lines(self, texts):
+        """The lines (1-based) of every file each edit touches: {path: set}."""
+        out = {}
+        for e in self.edits:
+            text = texts[e.path]
+            first = text.count("\n", 0, e.start) + 1
+            last = text.count("\n", 0, max(e.start, e.end - 1)) + 1
+            out.setdefault(e.path, set()).update(range(first, last + 1))
+        return out
+
+
+def apply_edits(text, edits):
+    """The text with the edits (all of one file, not overlapping) applied."""
+    for e in sorted(edits, key=lambda e: e.start, reverse=True):
+        text = text[:e.start] + e.replacement + text[e.end:]
+    return text
+
+
+def location_of(text, start, end):
+    line = text.count("\n", 0, start) + 1
+    column = start - (text.rfind("\n", 0, start) + 1) + 1
+    end_line = text.count("\n", 0, end) + 1
+    end_column = end - (text.rfind("\n", 0, end) + 1) + 1
+    return Location(line, column, end_line, end_column)

@@ -1,0 +1,298 @@
+"""The project as the driver sees it: a snapshot of the tree, make, the
+unmutated run and its coverage.
+
+Nothing here writes into the source tree: the tree is copied once into
+WORK/base/tree (everything but build/ and .git), and every build, the
+unmutated one included, happens in copies under WORK."""
+import hashlib
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import threading
+import time
+
+from .cache import normal
+
+SKIP_TOP = {"build", ".git", "node_modules"}
+# Files that do not change what a test sees: the catalog, the ledger, the
+# docs, and this driver. They are left out of the tree's fingerprint, so
+# adding an entry or editing a page does not rerun every mutant.
+NOT_INPUTS = ("mutants/", "docs/", "scripts/mutants/", "scripts/region_cache_mutants.py")
+BUILD_IN_COPY = "build/m"    # the build folder inside each copy, relative
+COVERAGE_BUILD = "build/cov"
+
+
+class BaselineError(Exception):
+    """The unmutated tree does not build or does not pass."""
+
+
+def _ignore(root):
+    root = os.path.abspath(root)
+
+    def ignore(directory, names):
+        if os.path.abspath(directory) == root:
+            return [n for n in names if n in SKIP_TOP]
+        return [n for n in names if n in ("__pycache__",)]
+    return ignore
+
+
+def snapshot(root, dest):
+    """Copies the source tree to dest (mtimes kept), replacing what was there."""
+    if os.path.exists(dest):
+        shutil.rmtree(dest)
+    shutil.copytree(root, dest, symlinks=True, ignore=_ignore(root))
+
+
+def tree_files(tree):
+    out = []
+    for dirpath, dirnames, filenames in os.walk(tree):
+        rel = os.path.relpath(dirpath, tree)
+        if rel == ".":
+            dirnames[:] = [d for d in dirnames if d not in SKIP_TOP]
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        for f in filenames:
+            out.append(os.path.normpath(os.path.join(rel, f)))
+    return sorted(out)
+
+
+def fingerprint(tree, exclude=()):
+    """sha256 over the tree's test inputs (path and bytes of every file but
+    NOT_INPUTS and exclude)."""
+    h = hashlib.sha256()
+    for rel in tree_files(tree):
+        if rel.startswith(NOT_INPUTS) or rel in exclude:
+            continue
+        h.update(rel.encode() + b"\0")
+        with open(os.path.join(tree, rel), "rb") as f:
+            data = f.read()
+        if rel.endswith((".c", ".h")):
+            data = normal(rel, data.decode(errors="replace")).encode()
+        h.update(hashlib.sha256(data).digest())
+    return h.hexdigest()
+
+
+def make_env():
+    """The environment for an inner make: without the outer make's jobserver."""
+    env = dict(os.environ)
+    for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "RT_MUTANT"):
+        env.pop(k, None)
+    env["LC_ALL"] = "C"
+    return env
+
+
+def make_cmd(tree, build, make_vars, *targets):
+    return (["make", "--no-print-directory", "-C", tree, f"BUILD={build}"]
+            + [f"{k}={v}" for k, v in make_vars.items()] + list(targets))
+
+
+_active = set()
+_active_lock = threading.Lock()
+
+
+def kill_all():
+    """Kills the process group of every make still running (on Ctrl-C)."""
+    with _active_lock:
+        procs = list(_active)
+    for p in procs:
+        try:
+            os.killpg(p.pid, 9)
+        except ProcessLookupError:
+            pass
+
+
+def run_make(tree, build, make_vars, target, log, timeout=None, env=None):
+    """Runs make TARGET in tree in its own process group; returns
+    (exit status or None on timeout, seconds). The whole group is killed
+    on a timeout, so a hanging test leaves nothing behind."""
+    cmd = make_cmd(tree, build, make_vars, target)
+    if timeout is not None:
+        # a second bound that holds even if the driver itself is killed
+        cmd = ["timeout", "-s", "KILL", str(int(timeout) + 5)] + cmd
+    start = time.monotonic()
+    with open(log, "ab") as out:
+        out.write(f"$ {' '.join(cmd)}\n".encode())
+        out.flush()
+        full_env = make_env()
+        full_env.update(env or {})
+        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                             env=full_env, start_new_session=True)
+        with _active_lock:
+            _active.add(p)
+        try:
+            status = p.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_group(p)
+            status = None
+        except BaseException:
+            kill_group(p)
+            raise
+        finally:
+            with _active_lock:
+                _active.discard(p)
+    return status, time.monotonic() - start
+
+
+def kill_group(p):
+    try:
+        os.killpg(p.pid, 9)
+    except ProcessLookupError:
+        pass
+    p.wait()
+
+
+def suites(tree, make_vars):
+    """The suite targets: CHECK_TARGETS without the mutant run's own (as
+    `make print-mutant-suites` lists them)."""
+    p = subprocess.run(make_cmd(tree, BUILD_IN_COPY, make_vars, "-s", "print-mutant-suites"),
+                       capture_output=True, text=True, env=make_env())
+    if p.returncode != 0:
+        raise BaselineError(f"make print-mutant-suites failed: {p.stderr.strip()}")
+    return p.stdout.split()
+
+
+def baseline(tree, make_vars, suite_list, logdir):
+    """Builds the unmutated copy and runs every suite once, timing each.
+    Returns {"build": seconds, "suites": {suite: seconds}}; raises
+    BaselineError naming what failed."""
+    log = os.path.join(logdir, "baseline.log")
+    if os.path.exists(log):
+        os.unlink(log)
+    status, build_s = run_make(tree, BUILD_IN_COPY, make_vars, "lib", log)
+    if status != 0:
+        raise BaselineError(f"the unmutated tree does not build (make lib); see {log}")
+    times = {}
+    for s in suite_list:
+        status, secs = run_make(tree, BUILD_IN_COPY, make_vars, s, log)
+        if status != 0:
+            raise BaselineError(f"the unmutated tree fails {s}; see {log}")
+        times[s] = secs
+    return {"build": build_s, "suites": times}
+
+
+# ---- coverage ---------------------------------------------------------------
+
+# Linked into every binary of the coverage build: a test that dies of a
+# signal (a death test's abort or trap) still writes its counters.
+_DUMP_ON_SIGNAL = r"""
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+extern void __gcov_dump(void);
+static void dump_and_die(int sig)
+{
+    /* A test that used up its address space under a soft limit: lift it
+    ** to write the counters; with no room still, die without them. */
+    struct rlimit r;
+    if (getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != r.rlim_max) {
+        r.rlim_cur = r.rlim_max;
+        setrlimit(RLIMIT_AS, &r);
+    }
+    void *room = mmap(0, 1 << 22, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (room != MAP_FAILED) {
+        munmap(room, 1 << 22);
+        __gcov_dump();
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+__attribute__((constructor)) static void install(void)
+{
+    int sigs[] = {SIGABRT, SIGILL, SIGSEGV, SIGBUS, SIGFPE, SIGTRAP};
+    for (unsigned i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old;
+        /* a program's own handler stays (a shim that reports at a crash) */
+        if (sigaction(sigs[i], 0, &old) == 0 && old.sa_handler == SIG_DFL)
+            signal(sigs[i], dump_and_die);
+    }
+}
+"""
+
+
+def _gcov_lines(tree, gcdas):
+    """{path: set of executed lines} from gcov's JSON for the .gcda files."""
+    executed = {}
+    if not gcdas:
+        return executed
+    p = subprocess.run(["gcov", "-j", "-t"] + gcdas, cwd=tree, capture_output=True, text=True)
+    for line in p.stdout.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        data = json.loads(line)
+        for f in data.get("files", []):
+            path = os.path.normpath(f["file"])
+            if os.path.isabs(path):
+                path = os.path.relpath(path, tree)
+            lines = executed.setdefault(path, set())
+            lines.update(l["line_number"] for l in f["lines"] if l["count"] > 0)
+    return executed
+
+
+def _instrumented(tree, gcnos):
+    """{path: set of executable lines} from the .gcno files (gcov without
+    counters reports every line it could count)."""
+    out = {}
+    if not gcnos:
+        return out
+    p = subprocess.run(["gcov", "-j", "-t"] + gcnos, cwd=tree, capture_output=True, text=True)
+    for line in p.stdout.splitlines():
+        if line.startswith("{"):
+            for f in json.loads(line).get("files", []):
+                out.setdefault(os.path.normpath(f["file"]), set()).update(
+                    l["line_number"] for l in f["lines"])
+    return out
+
+
+def coverage(tree, suite_list, logdir, cc="gcc"):
+    """Runs every suite once in a gcc --coverage build of the unmutated copy.
+    Returns {"suites": {suite: {path: [lines]}}, "lines": {path: [lines]},
+    "failed": [suites that did not pass there]}; a suite that fails under
+    coverage is treated as reaching everything."""
+    build = os.path.join(tree, COVERAGE_BUILD)
+    os.makedirs(build, exist_ok=True)
+    helper_c = os.path.join(build, "dump_on_signal.c")
+    helper_o = os.path.join(build, "dump_on_signal.o")
+    pathlib.Path(helper_c).write_text(_DUMP_ON_SIGNAL)
+    subprocess.run([cc, "-fPIC", "-c", helper_c, "-o", helper_o], check=True)
+    make_vars = {"CC": cc, "SANITIZE": "", "OPT": "-O0", "CFLAGS": "-O0 -g --coverage",
+                 "LDFLAGS": f"--coverage {helper_o}"}
+    log = os.path.join(logdir, "coverage.log")
+    if os.path.exists(log):
+        os.unlink(log)
+    result = {"suites": {}, "lines": {}, "failed": []}
+    for s in suite_list:
+        for g in pathlib.Path(build).rglob("*.gcda"):
+            g.unlink()
+        status, _ = run_make(tree, COVERAGE_BUILD, make_vars, s, log)
+        if status != 0:
+            result["failed"].append(s)
+            continue
+        gcdas = [str(g) for g in pathlib.Path(build).rglob("*.gcda")]
+        result["suites"][s] = {p: sorted(l) for p, l in _gcov_lines(tree, gcdas).items()}
+    gcnos = [str(g) for g in pathlib.Path(build).rglob("*.gcno")]
+    for g in pathlib.Path(build).rglob("*.gcda"):
+        g.unlink()
+    result["lines"] = {p: sorted(l) for p, l in _instrumented(tree, gcnos).items()}
+    return result
+
+
+def covering(cov, touched, suite_list):
+    """The suites that can reach a mutant that touches {path: lines}.
+
+    A suite reaches it when it executed one of its lines. When none of the
+    lines is executable (a declaration, a macro), every suite that executed
+    any line of the file counts; a file gcov never saw (a header of
+    constants) is reached by every suite."""
+    reach = set(cov.get("failed", []))
+    for path, lines in touched.items():
+        executable = set(cov["lines"].get(path, []))
+        if path not in cov["lines"]:
+            return [s for s in suite_list]
+        for s, files in cov["suites"].items():
+            ran = set(files.get(path, []))
+            if (lines & executable and ran & lines) or (not lines & executable and ran):
+                reach.add(s)
+    return [s for s in suite_list if s in reach]

@@ -1,0 +1,180 @@
+"""What a run tells a person: the progress line, the closing line, the
+results lines for scripts/summary, and the JSON and HTML reports (Stryker's
+mutation-testing-report-schema, rendered by mutation-testing-elements)."""
+import html
+import json
+import os
+import sys
+import time
+
+from .model import (COMPILE_ERROR, CURATED, IGNORED, KILLED, NO_COVERAGE, SURVIVED,
+                    TIMEOUT)
+
+LEDGER = "listed in mutants/equivalent: "
+
+
+class Progress:
+    """done/total, killed, survived and the ETA, on one line (a terminal) or
+    a line every few seconds (a log)."""
+
+    def __init__(self, total, stream=sys.stderr):
+        self.total, self.done, self.killed, self.survived = total, 0, 0, 0
+        self.start = time.monotonic()
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.last = 0.0
+
+    def update(self, mutant):
+        self.done += 1
+        if mutant.status in (KILLED, TIMEOUT):
+            self.killed += 1
+        elif mutant.status == SURVIVED:
+            self.survived += 1
+        now = time.monotonic()
+        if not self.tty and now - self.last < 5 and self.done < self.total:
+            return
+        self.last = now
+        elapsed = now - self.start
+        eta = elapsed / self.done * (self.total - self.done) if self.done else 0
+        line = (f"mutants: {self.done}/{self.total} done, {self.killed} killed, "
+                f"{self.survived} survived, ETA {eta:.0f} s")
+        if self.tty:
+            self.stream.write("\r" + line + ("\n" if self.done == self.total else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def counts(mutants):
+    """The closing line's numbers. Equivalent: pruned by TCE or listed in the
+    ledger; duplicates and mutants that do not compile are not counted."""
+    c = {"killed": 0, "survived": 0, "timeout": 0, "equivalent": 0, "nocoverage": 0,
+         "duplicate": 0, "compile_error": 0}
+    for m in mutants:
+        if m.status == KILLED:
+            c["killed"] += 1
+        elif m.status == TIMEOUT:
+            c["timeout"] += 1
+        elif m.status == SURVIVED:
+            c["survived"] += 1
+        elif m.status == NO_COVERAGE:
+            c["nocoverage"] += 1
+        elif m.status == IGNORED and m.duplicate_of:
+            c["duplicate"] += 1
+        elif m.status == IGNORED:
+            c["equivalent"] += 1
+        elif m.status == COMPILE_ERROR:
+            c["compile_error"] += 1
+    c["total"] = sum(c[k] for k in ("killed", "survived", "timeout", "equivalent", "nocoverage"))
+    return c
+
+
+def closing_line(c):
+    return (f"mutants: {c['killed']} killed of {c['total']} ({c['survived']} survived, "
+            f"{c['timeout']} timeout, {c['equivalent']} equivalent, "
+            f"{c['nocoverage']} no coverage)")
+
+
+def failures(mutants):
+    """(id, why) of every mutant that fails the run."""
+    out = []
+    for m in mutants:
+        if m.status in (SURVIVED, NO_COVERAGE):
+            out.append((m.id, f"{m.status}: {m.status_reason}"))
+        elif m.status == COMPILE_ERROR and m.origin == CURATED:
+            out.append((m.id, f"the entry does not build: {m.status_reason}"))
+    return out
+
+
+def results_lines(mutants, stale):
+    """One "pass <id>" or "fail <id> <why>" a mutant that was run or judged."""
+    lines = [f"fail {e.name} stale or malformed catalog entry: {e.why}" for e in stale]
+    bad = dict(failures(mutants))
+    for m in mutants:
+        if m.id in bad:
+            lines.append(f"fail {m.id} {bad[m.id]}")
+        elif m.status in (KILLED, TIMEOUT) or (m.status == IGNORED and
+                                              m.status_reason.startswith(LEDGER)):
+            lines.append(f"pass {m.id}")
+    return lines
+
+
+# ---- the JSON report (mutation-testing-report-schema) -----------------------
+
+def to_json(mutants, texts, suites, root=""):
+    files = {}
+    for m in mutants:
+        entry = files.setdefault(m.path, {"language": "c", "source": texts.get(m.path, ""),
+                                          "mutants": []})
+        loc = m.location
+        record = {
+            "id": m.id,
+            "mutatorName": m.operator,
+            "replacement": m.replacement,
+            "description": m.about,
+            "location": {"start": {"line": loc.line, "column": loc.column},
+                         "end": {"line": loc.end_line, "column": loc.end_column}},
+            "status": m.status,
+            "statusReason": m.status_reason,
+            "killedBy": list(m.killed_by),
+            "coveredBy": list(m.covered_by),
+            "static": False,
+        }
+        entry["mutants"].append(record)
+    return {
+        "$schema": "https://git.io/mutation-testing-schema",
+        "schemaVersion": "2",
+        "thresholds": {"high": 100, "low": 100},
+        "projectRoot": root,
+        "files": files,
+        "testFiles": {"make check": {"tests": [{"id": s, "name": s} for s in suites]}},
+        "framework": {"name": "refrt mutant driver (scripts/region_cache_mutants.py)"},
+    }
+
+
+def from_json(report):
+    """(records, suites) back from a report: the records are dicts with the
+    fields counts() needs, for merging shard reports."""
+    out = []
+    for path, f in report["files"].items():
+        for m in f["mutants"]:
+            out.append(m)
+    suites = [t["id"] for tf in report.get("testFiles", {}).values() for t in tf["tests"]]
+    return out, suites
+
+
+def write_json(path, report):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(report, f, indent=1)
+    os.replace(tmp, path)
+
+
+def write_html(path, report, elements_js):
+    """One file: the report app's script and the report inlined, so it opens
+    from disk with no server and no network."""
+    with open(elements_js) as f:
+        script = f.read()
+    data = json.dumps(report).replace("</", "<\\/")
+    script = script.replace("</script", "<\\/script")
+    page = f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>refrt mutants</title>
+<script>{script}</script>
+</head>
+<body>
+<mutation-test-report-app title-postfix="{html.escape('refrt')}">
+</mutation-test-report-app>
+<script>
+document.querySelector('mutation-test-report-app').report = {data};
+</script>
+</body>
+</html>
+"""
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        f.write(page)
+    os.replace(tmp, path)

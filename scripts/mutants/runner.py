@@ -1,0 +1,235 @@
+"""Runs mutants, in parallel, cheapest suite first, stopping at the first
+kill. Two ways to build a mutant, neither in place:
+
+- alone: a fresh copy of the unmutated tree and its build (WORK/base), the
+  mutant's edits applied there, so make rebuilds only what they reach;
+- in a schema (schemata.py): one copy per job holds every schematised
+  mutant of the run, built once; a mutant is picked with RT_MUTANT. A
+  mutant that survives there is built alone before it is called a
+  survivor.
+
+A mutant that takes longer than its limit is killed with its whole process
+group and recorded as Timeout."""
+import os
+import shutil
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
+
+from . import project, schemata
+from .model import COMPILE_ERROR, KILLED, SURVIVED, TIMEOUT, apply_edits
+
+
+def _failed_tests(tree):
+    """The "fail <test> <why>" lines the suites wrote in the copy."""
+    out = []
+    results = os.path.join(tree, project.BUILD_IN_COPY, "results")
+    for name in sorted(os.listdir(results)) if os.path.isdir(results) else []:
+        with open(os.path.join(results, name), errors="replace") as f:
+            out += [f"{name}: {line[5:].strip()[:200]}" for line in f if line.startswith("fail ")]
+    return out
+
+
+def _write(tree, path, text):
+    full = os.path.join(tree, path)
+    with open(full, "w") as f:
+        f.write(text)
+    # newer than every object built from the unmutated copy
+    now = time.time() + 1
+    os.utime(full, (now, now))
+
+
+def _copy_tree(src, dest, keep_build=True):
+    if os.path.exists(dest):
+        shutil.rmtree(dest)
+    shutil.copytree(src, dest, symlinks=True,
+                    ignore=(shutil.ignore_patterns("cov") if keep_build else
+                            (lambda d, names: ["build"] if d == src else [])))
+    return dest
+
+
+class Runner:
+    def __init__(self, base, work, make_vars, order, limit, logdir, jobs=1):
+        self.base = base            # WORK/base/tree, built
+        self.work = work            # where the copies go
+        self.make_vars = make_vars
+        self.order = order          # {suite: seconds in the unmutated run}
+        self.limit = limit          # seconds a mutant may take in all
+        self.logdir = logdir
+        self.jobs = max(1, jobs)
+        self.stopping = threading.Event()
+        self.schema_slots = []      # built copies holding the schema, one a job
+        self.numbers = {}           # mutant id -> its number in the schema
+
+    def _log(self, mutant):
+        safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in mutant.id)
+        os.makedirs(os.path.join(self.logdir, "mutants"), exist_ok=True)
+        log = os.path.join(self.logdir, "mutants", f"{safe}.log")
+        if os.path.exists(log):
+            os.unlink(log)
+        return log
+
+    def _suites(self, mutant, suites, tree, log, start, env=None):
+        """Runs the suites cheapest first; sets the status from the first
+        that fails."""
+        deadline = start + self.limit
+        for suite in sorted(suites, key=lambda s: self.order.get(s, 0)):
+            if self.stopping.is_set():
+                raise KeyboardInterrupt
+            shutil.rmtree(os.path.join(tree, project.BUILD_IN_COPY, "results"),
+                          ignore_errors=True)
+            status, _ = project.run_make(tree, project.BUILD_IN_COPY, self.make_vars, suite,
+                                         log, timeout=max(1, deadline - time.monotonic()),
+                                         env=env)
+            if self.stopping.is_set():
+                raise KeyboardInterrupt
+            if status is None:
+                mutant.status, mutant.killed_by = TIMEOUT, [suite]
+                mutant.status_reason = f"{suite} ran past the limit of {self.limit:.0f} s"
+                return mutant
+            if status != 0:
+                mutant.status, mutant.killed_by = KILLED, [suite]
+                failed = _failed_tests(tree)
+                mutant.status_reason = (f"killed by {suite}: " + "; ".join(failed[:3])
+                                        if failed else f"killed by {suite} (exit {status})")
+                return mutant
+        mutant.status = SURVIVED
+        mutant.status_reason = f"every suite that reaches it passed: {', '.join(suites)}"
+        return mutant
+
+    # ---- a mutant alone ---------------------------------------------------
+
+    def run_alone(self, mutant, suites, slot):
+        """Builds one mutant in its own copy and tests it."""
+        start = time.monotonic()
+        tree = _copy_tree(self.base, os.path.join(self.work, f"alone{slot}"))
+        log = self._log(mutant)
+        try:
+            for path in {e.path for e in mutant.edits}:
+                with open(os.path.join(tree, path)) as f:
+                    text = f.read()
+                _write(tree, path, apply_edits(text, [e for e in mutant.edits if e.path == path]))
+            status, _ = project.run_make(tree, project.BUILD_IN_COPY, self.make_vars, "lib", log,
+                                         timeout=self.limit)
+            if status is None:
+                mutant.status, mutant.status_reason = TIMEOUT, "building took past the limit"
+                return mutant
+            if status != 0:
+                mutant.status, mutant.status_reason = COMPILE_ERROR, f"does not build; see {log}"
+                return mutant
+            return self._suites(mutant, suites, tree, log, start)
+        finally:
+            mutant.seconds = time.monotonic() - start
+            shutil.rmtree(tree, ignore_errors=True)
+
+    # ---- mutants in a schema ----------------------------------------------
+
+    def build_schema(self, texts, mutants, suites):
+        """Builds the schema of the mutants (generated, single-file) in one
+        copy, checks the copy passes every suite with no mutant picked, and
+        makes a copy of it a job. Returns the ids that are in the schema;
+        on any failure, none (they are then built alone)."""
+        by_path = {}
+        for m in mutants:
+            by_path.setdefault(m.path, []).append(m)
+        root = os.path.join(self.work, "schema")
+        tree = _copy_tree(self.base, root)
+        log = os.path.join(self.logdir, "schema.log")
+        numbers, offset = {}, 0
+        for path, ms in by_path.items():
+            # numbers unique across files: each file starts past the last
+            text, nums = schemata.instrument(texts[path], ms, first=offset + 1)
+            if not nums:
+                continue
+            offset = max(nums.values())
+            numbers.update(nums)
+            _write(tree, path, text)
+        if not numbers:
+            return set()
+        env = {"RT_MUTANT": ""}
+        ok = project.run_make(tree, project.BUILD_IN_COPY, self.make_vars, "lib", log,
+                              timeout=self.limit * 10)[0] == 0
+        for s in suites:
+            if not ok:
+                break
+            ok = project.run_make(tree, project.BUILD_IN_COPY, self.make_vars, s, log,
+                                  timeout=self.limit * 10, env=env)[0] == 0
+        if not ok:
+            shutil.rmtree(root, ignore_errors=True)
+            return set()
+        self.schema_slots = [_copy_tree(tree, f"{root}{i}") for i in range(self.jobs)]
+        shutil.rmtree(root, ignore_errors=True)
+        self.numbers = numbers
+        return set(numbers)
+
+    def run_in_schema(self, mutant, suites, slot):
+        start = time.monotonic()
+        log = self._log(mutant)
+        try:
+            self._suites(mutant, suites, self.schema_slots[slot], log, start,
+                         env={"RT_MUTANT": str(self.numbers[mutant.id])})
+            if mutant.status == SURVIVED:
+                # a survivor must survive on its own, not only in the schema
+                return self.run_alone(mutant, suites, slot)
+            return mutant
+        finally:
+            mutant.seconds = time.monotonic() - start
+
+    def drop_schema(self):
+        for s in self.schema_slots:
+            shutil.rmtree(s, ignore_errors=True)
+        self.schema_slots = []
+
+    # ---- all of them --------------------------------------------------------
+
+    def run_all(self, items, on_done):
+        """items: [(mutant, suites)]; calls on_done(mutant) as each ends."""
+        free = list(range(self.jobs))
+        lock = threading.Lock()
+
+        def task(item):
+            mutant, suites = item
+            with lock:
+                slot = free.pop()
+            try:
+                if mutant.id in self.numbers and self.schema_slots:
+                    return self.run_in_schema(mutant, suites, slot)
+                return self.run_alone(mutant, suites, slot)
+            finally:
+                with lock:
+                    free.append(slot)
+
+        with ThreadPoolExecutor(self.jobs) as pool:
+            futures = [pool.submit(task, j) for j in items]
+            try:
+                for f in as_completed(futures):
+                    on_done(f.result())
+            except BaseException:
+                self.stopping.set()
+                for f in futures:
+                    f.cancel()
+                project.kill_all()
+                raise
+
+    def naive(self, sample, suites):
+        """Seconds a mutant takes the naive way (a fresh copy with no build,
+        everything built, every suite run), averaged over the sample."""
+        total = 0.0
+        for m in sample:
+            dest = _copy_tree(self.base, os.path.join(self.work, "naive"), keep_build=False)
+            start = time.monotonic()
+            try:
+                for path in {e.path for e in m.edits}:
+                    with open(os.path.join(dest, path)) as f:
+                        text = f.read()
+                    _write(dest, path, apply_edits(text, [e for e in m.edits if e.path == path]))
+                log = os.path.join(self.logdir, "naive.log")
+                project.run_make(dest, project.BUILD_IN_COPY, self.make_vars, "lib", log,
+                                 timeout=self.limit)
+                for s in suites:
+                    project.run_make(dest, project.BUILD_IN_COPY, self.make_vars, s, log,
+                                     timeout=self.limit)
+            finally:
+                total += time.monotonic() - start
+                shutil.rmtree(dest, ignore_errors=True)
+        return total / max(1, len(sample))

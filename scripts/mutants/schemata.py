@@ -1,0 +1,161 @@
+"""Mutant schemata: many mutants of a file compiled into one build.
+
+Building each mutant on its own costs a compile and every link; a schema
+costs one build for all. For each function with mutants, each mutant gets
+a static copy of the function with its edit applied, and the original
+dispatches on entry:
+
+    switch (rt__schemata_id) { case 7: return f__m7(a, b); default: break; }
+
+rt__schemata_id is read once from the environment (RT_MUTANT), so with it
+unset the build is the original. Functions whose calls cannot be forwarded
+(variadic, _Noreturn, function-pointer parameters) are left out: their
+mutants are built one at a time. A mutant that survives in the schema is
+built on its own before it is called a survivor (runner.py)."""
+from . import clex
+from .operators import _match
+
+SPECIFIERS = {"static", "inline", "extern", "_Noreturn", "__inline", "__inline__"}
+
+PRELUDE = """
+/* mutant schemata (scripts/mutants/schemata.py): RT_MUTANT picks one */
+extern char *getenv(const char *);
+static int rt__schemata_id;
+__attribute__((constructor)) static void rt__schemata_init(void)
+{
+    const char *s = getenv("RT_MUTANT");
+    int n = 0;
+    while (s != 0 && *s >= '0' && *s <= '9')
+        n = n * 10 + (*s++ - '0');
+    rt__schemata_id = n;
+}
+"""
+
+
+class Function:
+    def __init__(self, tokens, brace, text):
+        self.brace = brace
+        self.close = _match(tokens, brace)
+        popen = brace - 1
+        depth = 0
+        while popen >= 0:
+            if tokens[popen].text == ")":
+                depth += 1
+            elif tokens[popen].text == "(":
+                depth -= 1
+                if depth == 0:
+                    break
+            popen -= 1
+        self.name_tok = tokens[popen - 1]
+        start = popen - 1
+        while start > 0 and tokens[start - 1].text not in (";", "}"):
+            start -= 1
+        self.head = tokens[start:popen - 1]
+        self.start = tokens[start].start
+        self.params = tokens[popen + 1:brace - 1]
+        self.text = text
+        self.body_start = tokens[brace].start
+        self.body_end = tokens[self.close].end
+        self.param_names, self.why_not = self._parse()
+
+    def _parse(self):
+        words = [t.text for t in self.head]
+        if "_Noreturn" in words or "noreturn" in words:
+            return None, "_Noreturn"
+        groups, cur, depth = [], [], 0
+        for t in self.params:
+            if t.text in ("(", "["):
+                depth += 1
+            elif t.text in (")", "]"):
+                depth -= 1
+            if t.text == "," and depth == 0:
+                groups.append(cur)
+                cur = []
+            else:
+                cur.append(t)
+        groups.append(cur)
+        names = []
+        for g in groups:
+            texts = [t.text for t in g]
+            if texts in ([], ["void"]) and len(groups) == 1:
+                return [], None
+            if "..." in texts:
+                return None, "variadic"
+            if "(" in texts:
+                return None, "a function-pointer parameter"
+            idents = [t.text for t in g if t.kind == clex.IDENT]
+            if "[" in texts:
+                idents = [t.kind == clex.IDENT and t.text for t in g[:texts.index("[")]]
+                idents = [x for x in idents if x]
+            if len(idents) < 2:
+                return None, "an unnamed parameter"
+            names.append(idents[-1])
+        return names, None
+
+    @property
+    def returns_void(self):
+        rest = [t.text for t in self.head if t.text not in SPECIFIERS
+                and not t.text.isupper()]        # RT_COLD and such macros
+        return rest == ["void"]
+
+    def header(self, name):
+        """The declaration up to the body, named name."""
+        t = self.text
+        return (t[self.start:self.name_tok.start] + name +
+                t[self.name_tok.end:self.body_start]).rstrip()
+
+
+def instrument(text, mutants, first=1):
+    """(new text, {mutant id: number}) for the mutants that fit in a schema,
+    numbered from first; the others are left out of the map."""
+    tokens = clex.tokenize(text)
+    funcs = []
+    for i, t in enumerate(tokens):
+        if t.text == "{" and i > 0 and tokens[i - 1].text == ")":
+            depth = sum(1 for x in tokens[:i] if x.text == "{") - \
+                sum(1 for x in tokens[:i] if x.text == "}")
+            if depth == 0:
+                funcs.append(Function(tokens, i, text))
+    numbers, by_func = {}, {}
+    for m in mutants:
+        if len({e.path for e in m.edits}) != 1:
+            continue
+        inside = {next((f.start for f in funcs if f.body_start < e.start
+                        and e.end <= f.body_end), None) for e in m.edits}
+        if len(inside) != 1 or None in inside:
+            continue                     # edits outside a body, or in two functions
+        f = next(f for f in funcs if f.start in inside)
+        if f.param_names is None:
+            continue
+        by_func.setdefault(f.start, (f, []))[1].append(m)
+    if not by_func:
+        return text, {}
+    # The prelude goes first: clex does not see preprocessor lines, so any
+    # later place may sit inside an #if that some builds leave out.
+    out, at, n = [PRELUDE.lstrip("\n")], 0, first - 1
+    for start in sorted(by_func):
+        f, ms = by_func[start]
+        out.append(text[at:f.start])
+        base = f.header(f.name_tok.text)
+        out.append(base + ";\n")            # the copies may call the original
+        cases = []
+        args = ", ".join(f.param_names)
+        for m in ms:
+            n += 1
+            numbers[m.id] = n
+            body = text[f.body_start:f.body_end]
+            for e in sorted(m.edits, key=lambda e: e.start, reverse=True):
+                at_ = e.start - f.body_start
+                body = body[:at_] + e.replacement + body[e.end - f.body_start:]
+            copy = f.header(f"{f.name_tok.text}__m{n}")
+            if "static" not in [t.text for t in f.head]:
+                copy = "static " + copy
+            out.append(f"{copy}\n{body}\n")
+            call = f"{f.name_tok.text}__m{n}({args})"
+            cases.append(f"case {n}: {call}; return;" if f.returns_void
+                         else f"case {n}: return {call};")
+        out.append(text[f.start:f.body_start + 1])
+        out.append(" switch (rt__schemata_id) { " + " ".join(cases) + " default: break; }")
+        at = f.body_start + 1
+    out.append(text[at:])
+    return "".join(out), numbers

@@ -1,0 +1,1 @@
+"""The mutant driver's own tests (python3 -m mutants.tests from scripts/)."""

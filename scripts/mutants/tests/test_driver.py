@@ -1,0 +1,191 @@
+"""The driver end to end on the fixture project: statuses, the closing
+line, the ledger, the cache, the time limit, the options, and a source tree
+left byte-identical after a run that is interrupted or killed."""
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+import unittest
+
+from mutants.tests import util
+
+CLOSING = re.compile(r"^mutants: (\d+) killed of (\d+) \((\d+) survived, (\d+) timeout, "
+                     r"(\d+) equivalent, (\d+) no coverage\)$", re.M)
+
+
+def closing(p):
+    lines = p.stdout.strip().splitlines()
+    m = CLOSING.match(lines[-1]) if lines else None
+    assert m, f"no closing line last in: {p.stdout}\n{p.stderr}"
+    return tuple(int(x) for x in m.groups())
+
+
+def report_of(root):
+    with open(os.path.join(root, "build", "cc", "mutants", "report.json")) as f:
+        rep = json.load(f)
+    return {m["id"]: m for f in rep["files"].values() for m in f["mutants"]}
+
+
+class DriverTest(unittest.TestCase):
+    def test_statuses_and_the_closing_line(self):
+        root = util.fixture_copy(self)
+        before = util.tree_digest(root)
+        results = os.path.join(root, "build", "results-mutants")
+        p = util.run_driver(root, "--curated-only", "--only", "clamp_*", "--only",
+                            "never_called_off", "--results", results)
+        self.assertEqual(p.returncode, 1, p.stderr)      # a survivor fails the run
+        self.assertEqual(closing(p), (1, 3, 1, 0, 0, 1))
+        rep = report_of(root)
+        self.assertEqual(rep["clamp_gone"]["status"], "Killed")
+        self.assertEqual(rep["clamp_gone"]["killedBy"], ["check-calc"])
+        self.assertEqual(rep["clamp_from_ten"]["status"], "Survived")
+        self.assertEqual(rep["never_called_off"]["status"], "NoCoverage")
+        self.assertEqual(rep["never_called_off"]["coveredBy"], [])
+        with open(results) as f:
+            lines = sorted(l.split(" ", 2)[0] + " " + l.split(" ", 2)[1]
+                           for l in f.read().splitlines())
+        self.assertEqual(lines, ["fail clamp_from_ten", "fail never_called_off",
+                                 "pass clamp_gone"])
+        self.assertEqual(util.tree_digest(root), before)
+
+    def test_a_survivor_in_the_ledger_is_equivalent(self):
+        root = util.fixture_copy(self)
+        with open(os.path.join(root, "mutants", "equivalent"), "w") as f:
+            f.write("clamp_from_ten clamp(10) is 10 whether it clamps or not\n")
+        p = util.run_driver(root, "--curated-only", "--only", "clamp_*")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(closing(p), (1, 2, 0, 0, 1, 0))
+        self.assertIn("clamp(10) is 10", report_of(root)["clamp_from_ten"]["statusReason"])
+
+    def test_a_rerun_runs_only_what_changed(self):
+        root = util.fixture_copy(self)
+        args = ("--curated-only", "--only", "clamp_*")
+        first = util.run_driver(root, *args)
+        self.assertIn("2 to run (0 cached)", first.stderr)
+        again = util.run_driver(root, *args)
+        self.assertIn("0 to run (2 cached)", again.stderr)
+        self.assertEqual(closing(first), closing(again))
+        # a comment changes no test: nothing reruns
+        with open(os.path.join(root, "reference", "tests", "test_calc.c"), "a") as f:
+            f.write("/* a comment */\n")
+        third = util.run_driver(root, *args)
+        self.assertIn("0 to run (2 cached)", third.stderr)
+        # a test that changes: both rerun
+        with open(os.path.join(root, "reference", "tests", "test_calc.c"), "a") as f:
+            f.write("int calc_test_changed;\n")
+        fourth = util.run_driver(root, *args)
+        self.assertIn("2 to run (0 cached)", fourth.stderr)
+        self.assertEqual(closing(fourth), closing(first))
+
+    def test_a_hang_is_a_timeout_and_leaves_no_process(self):
+        root = util.fixture_copy(self)
+        p = util.run_driver(root, "--curated-only", "--only", "hang", "--limit", "3")
+        self.assertEqual(closing(p), (0, 1, 0, 1, 0, 0), p.stderr)
+        self.assertEqual(report_of(root)["hang"]["status"], "Timeout")
+        self.assertEqual(util.processes_under(root), [])
+
+    def test_an_unmutated_tree_that_fails_stops_the_run(self):
+        root = util.fixture_copy(self)
+        test = os.path.join(root, "reference", "tests", "test_calc.c")
+        with open(test) as f:
+            text = f.read()
+        with open(test, "w") as f:
+            f.write(text.replace("twice(4) == 8", "twice(4) == 9"))
+        p = util.run_driver(root, "--curated-only")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("the unmutated tree fails check-calc", p.stderr)
+        self.assertNotIn("killed of", p.stdout)
+
+    def test_list_only_and_shards(self):
+        root = util.fixture_copy(self)
+        listed = util.run_driver(root, "--list")
+        ids = [l.split("\t")[0] for l in listed.stdout.splitlines()]
+        self.assertIn("clamp_gone", ids)
+        self.assertTrue(any(i.startswith("calc.c:twice:AOR:") for i in ids), ids)
+        curated = util.run_driver(root, "--list", "--curated-only").stdout.splitlines()
+        self.assertEqual(len(curated), 4)
+        generated = util.run_driver(root, "--list", "--generated-only").stdout.splitlines()
+        self.assertEqual(len(curated) + len(generated), len(ids))
+        halves = [set(l.split("\t")[0] for l in util.run_driver(
+            root, "--list", "--shard", f"{i}/2").stdout.splitlines()) for i in (1, 2)]
+        self.assertEqual(halves[0] | halves[1], set(ids))
+        self.assertEqual(halves[0] & halves[1], set())
+
+    def test_shard_reports_merge(self):
+        root = util.fixture_copy(self)
+        common = ("--generated-only", "--only", "calc.c:twice:*")
+        whole = util.run_driver(root, *common, "--report", os.path.join(root, "build", "all"))
+        parts = []
+        for i in (1, 2):
+            out = os.path.join(root, "build", f"shard{i}")
+            util.run_driver(root, *common, "--shard", f"{i}/2", "--report", out)
+            parts.append(os.path.join(out, "report.json"))
+        merged = util.run_driver(root, "--merge", *parts, "--report",
+                                 os.path.join(root, "build", "merged"))
+        self.assertEqual(closing(merged), closing(whole))
+
+    def test_changed_since_takes_only_changed_lines(self):
+        root = util.fixture_copy(self)
+        git = ["git", "-C", root, "-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run(git + ["init", "-q"], check=True)
+        subprocess.run(git + ["add", "-A"], check=True)
+        subprocess.run(git + ["commit", "-qm", "base"], check=True)
+        src = os.path.join(root, "reference", "src", "calc.c")
+        with open(src) as f:
+            text = f.read()
+        with open(src, "w") as f:
+            f.write(text.replace("return x * 2;", "return x * 2 + 0;"))
+        p = util.run_driver(root, "--list", "--changed-since", "HEAD")
+        ids = [l.split("\t")[0] for l in p.stdout.splitlines()]
+        self.assertTrue(ids)
+        self.assertTrue(all(i.startswith("calc.c:twice:") for i in ids), ids)
+
+    def interrupt_mid_run(self, sig):
+        root = util.fixture_copy(self)
+        before = util.tree_digest(root)
+        log = os.path.join(root, "build", "cc", "mutants", "logs", "mutants", "hang.log")
+        env = dict(os.environ)
+        env.pop("MAKEFLAGS", None)
+        p = subprocess.Popen(util.driver_cmd(root, "--curated-only", "--only", "hang",
+                                             "--limit", "60"),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        # wait until the mutant's suite is running (its binary spins)
+        def started():
+            if not os.path.exists(log):
+                return False
+            with open(log) as f:
+                return "check-calc" in f.read()
+        for _ in range(600):
+            if started():
+                break
+            time.sleep(0.05)
+        else:
+            p.kill()
+            self.fail("the hang mutant never started")
+        time.sleep(0.3)
+        p.send_signal(sig)
+        p.communicate(timeout=30)
+        self.assertEqual(util.tree_digest(root), before)
+        return root, p.returncode
+
+    def test_the_tree_is_unchanged_after_sigint(self):
+        root, status = self.interrupt_mid_run(signal.SIGINT)
+        self.assertEqual(status, 130)
+        self.assertEqual(util.processes_under(root), [])
+
+    def test_the_tree_is_unchanged_after_sigkill(self):
+        root, status = self.interrupt_mid_run(signal.SIGKILL)
+        self.assertEqual(status, -signal.SIGKILL)
+        # the spinning test outlives a SIGKILLed driver only until its own
+        # bound (timeout -s KILL); end it here so the test leaves nothing
+        for pid in util.processes_under(root):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,112 @@
+"""Mutant schemata: a schema build behaves as each mutant built alone."""
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+from mutants import operators, schemata
+from mutants.model import apply_edits
+from mutants.tests import util
+
+CODE = r"""#include <stdio.h>
+#include <stdarg.h>
+
+static int scale(int x, int k)
+{
+    if (x > 3)
+        return x * k;
+    return x + k;
+}
+
+void say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+}
+
+static void show(int x)
+{
+    printf("%d %d\n", x, scale(x, 2));
+}
+
+int main(void)
+{
+    for (int i = 0; i < 6; i++)
+        show(i);
+    say("%s\n", "end");
+    return 0;
+}
+"""
+
+
+def run_c(text, tmp, name, env=None):
+    src = os.path.join(tmp, name + ".c")
+    exe = os.path.join(tmp, name)
+    with open(src, "w") as f:
+        f.write(text)
+    subprocess.run(["cc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", src, "-o", exe],
+                   check=True, capture_output=True)
+    full = dict(os.environ)
+    full.pop("RT_MUTANT", None)
+    full.update(env or {})
+    return subprocess.run([exe], capture_output=True, text=True, env=full).stdout
+
+
+class SchemataTest(unittest.TestCase):
+    def test_each_mutant_in_the_schema_behaves_as_built_alone(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            # as in a run, only mutants that compile alone (tce) go in a schema
+            alone = {}
+            for m in operators.mutants("x.c", CODE):
+                if ":main:" in m.id:
+                    continue           # main's loop mutants may never end
+                try:
+                    alone[m.id] = (m, run_c(apply_edits(CODE, m.edits), tmp, "alone"))
+                except subprocess.CalledProcessError:
+                    pass
+            text, numbers = schemata.instrument(CODE, [m for m, _ in alone.values()])
+            self.assertEqual(run_c(text, tmp, "schema"), run_c(CODE, tmp, "original"))
+            checked = 0
+            for mid, (m, out) in alone.items():
+                if mid in numbers:
+                    got = run_c(text, tmp, "schema", {"RT_MUTANT": str(numbers[mid])})
+                    self.assertEqual(got, out, m.about)
+                    checked += 1
+            self.assertGreater(checked, 10)
+
+    def test_variadic_functions_are_left_out(self):
+        mutants = operators.mutants("x.c", CODE)
+        _, numbers = schemata.instrument(CODE, mutants)
+        say = [m.id for m in mutants if ":say:" in m.id]
+        self.assertTrue(say)
+        self.assertFalse(set(say) & set(numbers))
+        self.assertTrue(any(":scale:" in i for i in numbers))
+        self.assertTrue(any(":show:" in i for i in numbers))
+
+    def test_numbers_start_where_asked(self):
+        mutants = [m for m in operators.mutants("x.c", CODE) if ":scale:" in m.id]
+        _, numbers = schemata.instrument(CODE, mutants, first=100)
+        self.assertEqual(sorted(numbers.values()), list(range(100, 100 + len(numbers))))
+
+    def test_the_driver_gives_the_same_verdicts_with_and_without_a_schema(self):
+        root = util.fixture_copy(self)
+        args = ("--only", "calc.c:*", "--only", "clamp_*", "--no-cache", "--schema-min", "2")
+        with_schema = util.run_driver(root, *args)
+        self.assertIn("in one schema build", with_schema.stderr)
+        with open(os.path.join(root, "build", "cc", "mutants", "report.json")) as f:
+            first = f.read()
+        alone = util.run_driver(root, *args, "--no-schemata")
+        self.assertNotIn("in one schema build", alone.stderr)
+        with open(os.path.join(root, "build", "cc", "mutants", "report.json")) as f:
+            second = f.read()
+        status = lambda rep: {m["id"]: (m["status"], m["killedBy"])
+                              for f in json.loads(rep)["files"].values() for m in f["mutants"]}
+        self.assertEqual(status(first), status(second))
+        self.assertEqual(with_schema.stdout.splitlines()[-1], alone.stdout.splitlines()[-1])
+
+
+if __name__ == "__main__":
+    unittest.main()
