@@ -41,8 +41,9 @@ static pthread_mutex_t tasks_lock = PTHREAD_MUTEX_INITIALIZER;
 static rt_strategy strategy;
 static int have_strategy;
 static size_t running;
-static unsigned next_id = 1;
+static unsigned next_id = 1; /* main is task 0, as in the reference */
 static struct rt_task main_task;
+static int initialised;
 
 /* ---- budgets ------------------------------------------------------------- */
 
@@ -228,8 +229,9 @@ void *rt_hand_over(void *value)
 void rt_init(void)
 {
     pthread_mutex_lock(&tasks_lock);
-    if (main_task.id == 0) {
-        main_task.id = next_id++;
+    if (!initialised) {
+        initialised = 1;
+        main_task.id = 0;
         main_task.thread = pthread_self();
         pthread_mutex_unlock(&tasks_lock);
         main_task.owner.budget = block_size();
