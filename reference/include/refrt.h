@@ -120,6 +120,38 @@ rt_status rt_get(rt_shared *s, void *out);
 bool rt_poisoned(rt_shared *s);
 void rt_shared_free(rt_shared *s);
 
+/* Added to the contract (docs/poisoning.md). A door is rt_update,
+** rt_update_all, rt_access and rt_get; each needs a task. A door entered
+** again on a value whose door this task has open, rt_update_all(a, a), and
+** a door nested inside a door on a value made later (doors nest in the
+** order values were made, so nested doors never deadlock) are contract
+** violations. In rt_update_all, rt_alloc and rt_free use a's block if a is
+** RT_OWNED, else b's. */
+
+/* D9: stores the outside value `value` into s, inside an open rt_update or
+** rt_update_all of s (or the build of a supervised s), s being RT_OWNED.
+** The task stops holding it and its bytes move from the task's count to
+** s's block; the caller keeps the pointer inside s's value. It is reached
+** through s in later doors, handed back with rt_unstore, and freed with s
+** when s is freed or rebuilt: never lost, never leaked. A value s's block
+** cannot take panics in the door, which poisons s, and goes back to the
+** task to be freed with the task's other values. A block value (the
+** task's or s's own) is RT_REFUSED, nothing changed, and the message
+** names rt_clone_outside. A value the task does not hold is a contract
+** violation. */
+rt_status rt_store(rt_shared *s, void *value);
+
+/* The reverse of rt_store, in the same kind of door: the value leaves s,
+** its bytes move back to the task's count, and the task holds it again (to
+** free it with rt_free, send it or return it). A task whose budget cannot
+** take it panics, and the value stays stored. A value not stored in s is a
+** contract violation. Returns value. */
+void *rt_unstore(rt_shared *s, void *value);
+
+/* The bytes s's block holds now: the value itself, what was allocated in
+** its doors and not freed, and the values stored into it (D5, D9). */
+size_t rt_shared_held(rt_shared *s);
+
 /* ---- The hot path (seed 003) ------------------------------------------ */
 
 struct rt_hot;

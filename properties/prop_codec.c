@@ -1,0 +1,124 @@
+/*
+** prop_codec.c: bytes to operations and back, and how an operation reads.
+**
+** The decoder is total and has no state: any byte string is a sequence of
+** 7-byte records, a short last record padded with zeros. Encoding is its
+** exact inverse for kinds below PROP_SLOTS, so a sequence the generator or
+** the shrinker made can be written out as a fuzzer input.
+*/
+#include "prop.h"
+
+#include <string.h>
+
+static const char *const kind_names[PROP_KINDS] = {
+    [PROP_REGION_OPEN] = "region_open",   [PROP_REGION_ALLOC] = "region_alloc",
+    [PROP_REGION_CLOSE] = "region_close", [PROP_REGION_CHECK] = "region_check",
+    [PROP_CHUNK_TAKE] = "chunk_take",     [PROP_CHUNK_FILL] = "chunk_fill",
+    [PROP_CHUNK_GIVE] = "chunk_give",     [PROP_CHUNK_CHECK] = "chunk_check",
+    [PROP_THREAD] = "thread",
+};
+
+static const char *const kind_enums[PROP_KINDS] = {
+    [PROP_REGION_OPEN] = "PROP_REGION_OPEN",   [PROP_REGION_ALLOC] = "PROP_REGION_ALLOC",
+    [PROP_REGION_CLOSE] = "PROP_REGION_CLOSE", [PROP_REGION_CHECK] = "PROP_REGION_CHECK",
+    [PROP_CHUNK_TAKE] = "PROP_CHUNK_TAKE",     [PROP_CHUNK_FILL] = "PROP_CHUNK_FILL",
+    [PROP_CHUNK_GIVE] = "PROP_CHUNK_GIVE",     [PROP_CHUNK_CHECK] = "PROP_CHUNK_CHECK",
+    [PROP_THREAD] = "PROP_THREAD",
+};
+
+struct prop_op prop_decode_one(const uint8_t *data, size_t size)
+{
+    uint8_t r[PROP_RECORD] = {0};
+    struct prop_op op;
+
+    memcpy(r, data, size < PROP_RECORD ? size : PROP_RECORD);
+    op.kind = (uint8_t)(r[0] % PROP_SLOTS);
+    if (op.kind == PROP_THREAD && r[0] != PROP_THREAD)
+        op.kind = PROP_SKIP; /* a thread answers to its own byte only (prop.h) */
+    op.sel = r[1];
+    op.x = (uint16_t)(r[2] | r[3] << 8);
+    op.y = (uint16_t)(r[4] | r[5] << 8);
+    op.v = r[6];
+    return op;
+}
+
+size_t prop_decode(const uint8_t *data, size_t size, struct prop_op *ops, size_t max)
+{
+    size_t n = 0;
+
+    for (size_t at = 0; at < size && n < max; at += PROP_RECORD, n++)
+        ops[n] = prop_decode_one(data + at, size - at);
+    return n;
+}
+
+size_t prop_encode(const struct prop_op *ops, size_t n, uint8_t *out)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint8_t *r = out + i * PROP_RECORD;
+        r[0] = ops[i].kind;
+        r[1] = ops[i].sel;
+        r[2] = (uint8_t)ops[i].x;
+        r[3] = (uint8_t)(ops[i].x >> 8);
+        r[4] = (uint8_t)ops[i].y;
+        r[5] = (uint8_t)(ops[i].y >> 8);
+        r[6] = ops[i].v;
+    }
+    return n * PROP_RECORD;
+}
+
+void prop_describe(const struct prop_op *op, char *buf, size_t len)
+{
+    switch (op->kind) {
+    case PROP_REGION_OPEN:
+    case PROP_REGION_CLOSE:
+    case PROP_CHUNK_TAKE:
+        snprintf(buf, len, "%s()", kind_names[op->kind]);
+        break;
+    case PROP_REGION_ALLOC:
+        snprintf(buf, len, "region_alloc(region %u from the innermost, %u x %u bytes, fill 0x%02x)",
+                 op->sel, op->y, op->x, op->v);
+        break;
+    case PROP_REGION_CHECK:
+        snprintf(buf, len, "region_check(region %u from the innermost)", op->sel);
+        break;
+    case PROP_CHUNK_FILL:
+        snprintf(buf, len, "chunk_fill(taken chunk %u, [%u, %u + %u), 0x%02x)", op->sel, op->x,
+                 op->x, op->y, op->v);
+        break;
+    case PROP_CHUNK_GIVE:
+        snprintf(buf, len, "chunk_give(taken chunk %u, end %u + %u)", op->sel, op->x, op->y);
+        break;
+    case PROP_CHUNK_CHECK:
+        snprintf(buf, len, "chunk_check(taken chunk %u)", op->sel);
+        break;
+    case PROP_THREAD:
+        snprintf(buf, len, "thread(%u chunks, %u bytes of 0x%02x each)", 1 + op->sel % 20,
+                 op->x, op->v);
+        break;
+    case PROP_SKIP:
+        snprintf(buf, len, "skip");
+        break;
+    default:
+        snprintf(buf, len, "slot_%u (free slot, skipped)", op->kind);
+        break;
+    }
+}
+
+void prop_print_snippet(FILE *f, const struct prop_op *ops, size_t n)
+{
+    char what[160];
+
+    fprintf(f, "static const struct prop_op ops[] = {\n");
+    for (size_t i = 0; i < n; i++) {
+        prop_describe(&ops[i], what, sizeof what);
+        if (ops[i].kind < PROP_KINDS)
+            fprintf(f, "    { %s, %u, %u, %u, 0x%02x }, /* %zu: %s */\n", kind_enums[ops[i].kind],
+                    ops[i].sel, ops[i].x, ops[i].y, ops[i].v, i, what);
+        else
+            fprintf(f, "    { %u, %u, %u, %u, 0x%02x }, /* %zu: %s */\n", ops[i].kind, ops[i].sel,
+                    ops[i].x, ops[i].y, ops[i].v, i, what);
+    }
+    fprintf(f, "};\n"
+               "struct prop_report rep;\n"
+               "ck_assert_msg(prop_run(ops, sizeof ops / sizeof ops[0], &rep) == 0, \"%%s\", rep.msg);\n");
+}
