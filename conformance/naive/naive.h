@@ -34,8 +34,10 @@ struct naive_owner {
     size_t held, budget;
 };
 
-/* The owner rt_alloc charges on this thread (NULL: not a task). */
+/* The owner rt_alloc charges on this thread (NULL: not a task), and the
+** task's own (the same outside a door). */
 struct naive_owner *naive_owner(void);
+struct naive_owner *naive_task_owner(void);
 void naive_set_owner(struct naive_owner *o);
 
 /* Value lists. */

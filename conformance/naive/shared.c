@@ -189,3 +189,50 @@ void rt_shared_free(rt_shared *s)
     free(s->value);
     free(s);
 }
+
+/* Moves an outside value from one owner to another; panics (poisoning s
+** when inside its door) if the receiver's budget cannot take it. */
+static void *move(struct naive_owner *from, struct naive_owner *to, void *value, const char *fn)
+{
+    struct naive_value *v = naive_unlink(from, value);
+
+    if (v == NULL)
+        naive_violation(fn, "the value is not held here");
+    if (v->n > to->budget || to->held > to->budget - v->n) {
+        naive_link(from, v);
+        rt_panic("a stored value does not fit");
+    }
+    naive_link(to, v);
+    return value;
+}
+
+rt_status rt_store(rt_shared *s, void *value)
+{
+    struct naive_owner *task = naive_task_owner();
+    struct naive_value *v;
+
+    if (task == NULL)
+        naive_violation("rt_store", "the calling thread is not a task");
+    v = naive_unlink(task, value);
+    if (v == NULL)
+        naive_violation("rt_store", "the value is not held by the current task");
+    naive_link(task, v);
+    if (!v->outside)
+        return RT_REFUSED;
+    move(task, &s->block, value, "rt_store");
+    return RT_OK;
+}
+
+void *rt_unstore(rt_shared *s, void *value)
+{
+    struct naive_owner *task = naive_task_owner();
+
+    if (task == NULL)
+        naive_violation("rt_unstore", "the calling thread is not a task");
+    return move(&s->block, task, value, "rt_unstore");
+}
+
+size_t rt_shared_held(rt_shared *s)
+{
+    return s->size + s->block.held;
+}

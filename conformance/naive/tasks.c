@@ -92,6 +92,11 @@ struct naive_owner *naive_owner(void)
     return charged;
 }
 
+struct naive_owner *naive_task_owner(void)
+{
+    return self != NULL ? &self->owner : NULL;
+}
+
 void naive_set_owner(struct naive_owner *o)
 {
     charged = o;
