@@ -7,7 +7,9 @@ Three ways to build (a program's "build:" directive):
   plain    the variant's compiler, no runtime, no sanitizer: a control that
            measures glibc, so the preloaded shim observes it in every variant.
   cc-only  exactly "cc -Ireference/include reference/src/*.c prog.c
-           -lpthread" (plus -o), with the variant's compiler as cc.
+           -lpthread" (plus -o), with the variant's compiler as cc; with
+           another implementation (--lib), its library takes the place of
+           the sources.
 
 Each measurement is taken only when an expectation names it: the program
 runs with the shim when a "shim." metric is named (its stdout is read for
@@ -37,6 +39,7 @@ class Config:
     rt_lib: str
     shim_so: str
     shim_wrap_o: str
+    impl: bool = False  # rt_lib is another implementation (make check IMPL=)
 
 
 @dataclass
@@ -50,7 +53,11 @@ def build(prog, cfg):
     """Builds prog; returns (binary, None) or (None, why)."""
     out = os.path.join(cfg.build, "conformance", prog.name)
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    if prog.build == "cc-only":
+    if prog.build == "cc-only" and cfg.impl:
+        # Another implementation has no sources here: the same bare command,
+        # with its library in place of reference/src/*.c.
+        cmd = [*cfg.cc, "-Ireference/include", prog.path, cfg.rt_lib, "-lpthread", "-o", out]
+    elif prog.build == "cc-only":
         srcs = sorted(glob.glob("reference/src/*.c"))
         cmd = [*cfg.cc, "-Ireference/include", *srcs, prog.path, "-lpthread", "-o", out]
     elif prog.build == "plain":

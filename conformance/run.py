@@ -89,6 +89,8 @@ def main():
     ap.add_argument("--plain-cflags", default="-std=c11 -Wall -Wextra -Werror -O2 -g")
     ap.add_argument("--sanitize", default="")
     ap.add_argument("--results", required=True)
+    ap.add_argument("--lib", help="another implementation of refrt.h (a static library) to "
+                    "link every program with, instead of the reference (make check IMPL=)")
     ap.add_argument("programs", nargs="*", help="default: every conformance/*.c but shim.c")
     args = ap.parse_args()
     # Paths in the flags (-Ireference/include) and the cc-only command are
@@ -102,7 +104,8 @@ def main():
         build=args.build, cc=shlex.split(args.cc), cflags=shlex.split(args.cflags),
         ldflags=shlex.split(args.ldflags), sanitize=args.sanitize,
         plain_cflags=shlex.split(args.plain_cflags),
-        rt_lib=os.path.join(args.build, "librefrt.a"),
+        rt_lib=os.path.abspath(args.lib) if args.lib else os.path.join(args.build, "librefrt.a"),
+        impl=bool(args.lib),
         shim_so=os.path.abspath(os.path.join(args.build, "conformance", "shim.so")),
         shim_wrap_o=os.path.join(args.build, "conformance", "shim-wrap.o"))
     results = Results(args.results)
@@ -127,7 +130,7 @@ def main():
             continue
         run_program(prog, cfg, results, reports)
 
-    obj = os.path.join(args.build, "obj", "region_cache.o")
+    obj = cfg.rt_lib if cfg.impl else os.path.join(args.build, "obj", "region_cache.o")
     if ensure_tool("objdump", results):
         ok, why = objcheck.clears(obj)
         results.record("object:rt_chunk_give_clears", ok, why)

@@ -20,11 +20,15 @@ $(CONF_SHIM_WRAP): conformance/shim.c reference/include/refrt.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -DRT_SHIM_WRAP -c $< -o $@
 
+# IMPL=path/to/lib.a links the programs with another implementation.
+CONF_LIB := $(or $(IMPL),$(RT_LIB))
+
 .PHONY: check-conformance
-check-conformance: $(RT_LIB) $(CONF_SHIM_SO) $(CONF_SHIM_WRAP)
-	@$(PYTHON) conformance/run.py --build=$(BUILD) --cc="$(CC)" \
+check-conformance: $(CONF_LIB) $(CONF_SHIM_SO) $(CONF_SHIM_WRAP)
+	@$(PYTHON) conformance/run.py --build=$(BUILD) --cc="$(CC)" $(if $(IMPL),--lib=$(IMPL)) \
 	  --cflags="$(ALL_CFLAGS)" --ldflags="$(ALL_LDFLAGS)" \
 	  --plain-cflags="$(CONF_PLAIN_CFLAGS)" --sanitize="$(SANITIZE)" \
 	  --results=$(BUILD)/results/conformance
 
 CHECK_TARGETS += check-conformance
+KIT_TARGETS += check-conformance
