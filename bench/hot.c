@@ -6,7 +6,8 @@
 **   hot_bench probe direct|fallback NAME N   one probe, prints its seconds
 **
 ** "fallback" latches the direct path off before the first publish, so the
-** same binary measures both paths.
+** same binary measures both paths. The probes run in main's task, which
+** rt_init makes.
 */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -71,6 +72,17 @@ __attribute__((noinline)) static void probe_chunk(long n)
     }
 }
 
+/* Main's task allocates and frees 64 bytes: two accesses an iteration, the
+** chunk coming back from its size class's free list every time. */
+__attribute__((noinline)) static void probe_alloc_free(long n)
+{
+    for (long i = 0; i < n; i++) {
+        void *p = rt_alloc(64);
+        SINK(p);
+        rt_free(p);
+    }
+}
+
 static double seconds(void)
 {
     struct timespec t;
@@ -114,9 +126,10 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(argv[1], "probe") == 0 && argc == 5) {
-        void (*probe)(long) = strcmp(argv[3], "region") == 0  ? probe_region
-                              : strcmp(argv[3], "chunk") == 0 ? probe_chunk
-                                                              : NULL;
+        void (*probe)(long) = strcmp(argv[3], "region") == 0       ? probe_region
+                              : strcmp(argv[3], "chunk") == 0      ? probe_chunk
+                              : strcmp(argv[3], "alloc_free") == 0 ? probe_alloc_free
+                                                                   : NULL;
         double t0;
         if (probe == NULL) {
             fprintf(stderr, "hot_bench: no probe %s\n", argv[3]);

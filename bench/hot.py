@@ -67,7 +67,8 @@ def main():
     if round(figures["direct_inline"], 2) > 4:
         ok = False
 
-    for probe, label in (("region", "region_open_close"), ("chunk", "chunk_take_give")):
+    for probe, label in (("region", "region_open_close"), ("chunk", "chunk_take_give"),
+                         ("alloc_free", "alloc_free")):
         ir = {}
         for path in ("direct", "fallback"):
             c = callgrind([exe, "probe", path, probe, str(PROBE_IR_N)])
@@ -80,7 +81,6 @@ def main():
             for path in order:
                 best[path] = min(best[path], probe_seconds(exe, path, probe))
         print(f"hot: {label}_time direct/fallback {best['fallback'] / best['direct']:.3f}")
-    print("hot: rt_alloc_free direct/fallback not measured: rt_alloc and rt_free are not on main yet")
     if not ok:
         print("hot: a target was missed (direct_inline <= 4 instructions, probes fewer "
               "instructions on the direct path)")
