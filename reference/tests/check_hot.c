@@ -371,23 +371,15 @@ END_TEST
 Suite *make_suite(void)
 {
     Suite *s = suite_create("hot");
-    /* A test case a test, so that the results name each one. */
-#define ADD(t)                                                                 \
-    do {                                                                       \
-        TCase *tc = tcase_create(#t);                                          \
-        tcase_set_timeout(tc, 60);                                             \
-        tcase_add_test(tc, t);                                                 \
-        suite_add_tcase(s, tc);                                                \
-    } while (0)
-    ADD(direct_path_is_live);
-    ADD(direct_read_matches_getspecific_on_many_threads);
-    ADD(a_fresh_thread_publishes_its_own_slot);
-    ADD(readers_race_the_latch_and_every_read_is_right);
-    ADD(a_forced_mismatch_latches_and_every_thread_reverts);
-    ADD(a_mismatch_at_the_first_publish_never_opens_the_path);
-    ADD(disable_before_the_first_publish_is_for_good);
-    ADD(disable_after_the_path_opened_is_for_good);
-    ADD(a_key_of_32_or_more_takes_the_fallback_from_the_start);
-    ADD(before_init_there_is_no_state_and_no_direct_path);
+    suite_add_test(s, direct_path_is_live);
+    suite_add_test(s, direct_read_matches_getspecific_on_many_threads);
+    suite_add_test(s, a_fresh_thread_publishes_its_own_slot);
+    suite_add_test(s, readers_race_the_latch_and_every_read_is_right);
+    suite_add_test(s, a_forced_mismatch_latches_and_every_thread_reverts);
+    suite_add_test(s, a_mismatch_at_the_first_publish_never_opens_the_path);
+    suite_add_test(s, disable_before_the_first_publish_is_for_good);
+    suite_add_test(s, disable_after_the_path_opened_is_for_good);
+    suite_add_test(s, a_key_of_32_or_more_takes_the_fallback_from_the_start);
+    suite_add_test(s, before_init_there_is_no_state_and_no_direct_path);
     return s;
 }

@@ -222,15 +222,7 @@ END_TEST
 Suite *make_suite(void)
 {
     Suite *s = suite_create("hot_fiber");
-    /* A test case a test, so that the results name each one. */
-#define ADD(t)                                                                 \
-    do {                                                                       \
-        TCase *tc = tcase_create(#t);                                          \
-        tcase_set_timeout(tc, 60);                                             \
-        tcase_add_test(tc, t);                                                 \
-        suite_add_tcase(s, tc);                                                \
-    } while (0)
-    ADD(a_fiber_moved_to_another_thread_sees_its_state_direct);
-    ADD(a_fiber_moved_to_another_thread_sees_its_state_fallback);
+    suite_add_test(s, a_fiber_moved_to_another_thread_sees_its_state_direct);
+    suite_add_test(s, a_fiber_moved_to_another_thread_sees_its_state_fallback);
     return s;
 }
