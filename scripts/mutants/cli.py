@@ -330,14 +330,14 @@ def run_locked(args, root, make_vars, build, work):
             if not suites:
                 raise project.BaselineError("make print-mutant-suites lists no suite")
             print(f"mutants: the unmutated run: {' '.join(suites)}", file=sys.stderr)
-            base_run = project.baseline(tree, make_vars, suites, logdir)
+            base_run = project.baseline(tree, make_vars, suites, logdir, jobs=args.jobs)
             phase("unmutated run")
             state = {"fingerprint": fp, "make_vars": make_vars, "suites": suites,
                      "baseline": base_run}
             save_state()
         cov = state.get("coverage")
         if cov is None and not args.curated_only:
-            cov = state["coverage"] = project.coverage(tree, suites, logdir)
+            cov = state["coverage"] = project.coverage(tree, suites, logdir, jobs=args.jobs)
             save_state()
             phase("coverage")
         for m in pending:
@@ -359,6 +359,9 @@ def run_locked(args, root, make_vars, build, work):
           f"limit {limit:.0f} s a mutant", file=sys.stderr)
     runner = Runner(tree, os.path.join(work, "work"), make_vars, base_run["suites"], limit,
                     logdir, jobs=args.jobs)
+    for m in mutants:
+        if m.cached:
+            runner.learn(m)
     run_started = time.monotonic()
     schema = [m for m, _ in todo if len({e.path for e in m.edits}) == 1
               and m.path.endswith(".c")]
@@ -377,6 +380,7 @@ def run_locked(args, root, make_vars, build, work):
     progress = report.Progress(len(todo))
     try:
         def done(m):
+            runner.learn(m)
             cache.put(keys[m.id], m)
             progress.update(m)
         runner.run_all(todo, done)
@@ -389,7 +393,7 @@ def run_locked(args, root, make_vars, build, work):
     # 6. Survivors of a run without coverage: one no suite reaches is NoCoverage.
     survivors = [m for m in mutants if m.status == SURVIVED]
     if survivors and cov is None and suites:
-        cov = state["coverage"] = project.coverage(tree, suites, logdir)
+        cov = state["coverage"] = project.coverage(tree, suites, logdir, jobs=args.jobs)
         save_state()
         phase("coverage")
         for m in survivors:

@@ -82,8 +82,9 @@ def make_env():
     return env
 
 
-def make_cmd(tree, build, make_vars, *targets):
-    return (["make", "--no-print-directory", "-C", tree, f"BUILD={build}"]
+def make_cmd(tree, build, make_vars, *targets, jobs=1):
+    parallel = [f"-j{jobs}"] if jobs > 1 else []
+    return (["make", "--no-print-directory", "-C", tree, f"BUILD={build}"] + parallel
             + [f"{k}={v}" for k, v in make_vars.items()] + list(targets))
 
 
@@ -103,11 +104,13 @@ def kill_all():
         kill_session(p.pid)
 
 
-def run_make(tree, build, make_vars, target, log, timeout=None, env=None):
+def run_make(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1):
     """Runs make TARGET in tree in its own process group; returns
     (exit status or None on timeout, seconds). The whole group is killed
-    on a timeout, so a hanging test leaves nothing behind."""
-    cmd = make_cmd(tree, build, make_vars, target)
+    on a timeout, so a hanging test leaves nothing behind. jobs > 1 is
+    for the phases that build alone (nothing else runs then): make -jN
+    builds the programs side by side."""
+    cmd = make_cmd(tree, build, make_vars, target, jobs=jobs)
     if timeout is not None:
         # a second bound that holds even if the driver itself is killed
         cmd = ["timeout", "-s", "KILL", str(int(timeout) + 5)] + cmd
@@ -178,19 +181,19 @@ def suites(tree, make_vars):
     return p.stdout.split()
 
 
-def baseline(tree, make_vars, suite_list, logdir):
+def baseline(tree, make_vars, suite_list, logdir, jobs=1):
     """Builds the unmutated copy and runs every suite once, timing each.
     Returns {"build": seconds, "suites": {suite: seconds}}; raises
     BaselineError naming what failed."""
     log = os.path.join(logdir, "baseline.log")
     if os.path.exists(log):
         os.unlink(log)
-    status, build_s = run_make(tree, BUILD_IN_COPY, make_vars, "lib", log)
+    status, build_s = run_make(tree, BUILD_IN_COPY, make_vars, "lib", log, jobs=jobs)
     if status != 0:
         raise BaselineError(f"the unmutated tree does not build (make lib); see {log}")
     times = {}
     for s in suite_list:
-        status, secs = run_make(tree, BUILD_IN_COPY, make_vars, s, log)
+        status, secs = run_make(tree, BUILD_IN_COPY, make_vars, s, log, jobs=jobs)
         if status != 0:
             raise BaselineError(f"the unmutated tree fails {s}; see {log}")
         times[s] = secs
@@ -272,7 +275,7 @@ def _instrumented(tree, gcnos):
     return out
 
 
-def coverage(tree, suite_list, logdir, cc="gcc"):
+def coverage(tree, suite_list, logdir, cc="gcc", jobs=1):
     """Runs every suite once in a gcc --coverage build of the unmutated copy.
     Returns {"suites": {suite: {path: [lines]}}, "lines": {path: [lines]},
     "failed": [suites that did not pass there]}; a suite that fails under
@@ -292,7 +295,7 @@ def coverage(tree, suite_list, logdir, cc="gcc"):
     for s in suite_list:
         for g in pathlib.Path(build).rglob("*.gcda"):
             g.unlink()
-        status, _ = run_make(tree, COVERAGE_BUILD, make_vars, s, log)
+        status, _ = run_make(tree, COVERAGE_BUILD, make_vars, s, log, jobs=jobs)
         if status != 0:
             result["failed"].append(s)
             continue

@@ -60,6 +60,44 @@ class Runner:
         self.stopping = threading.Event()
         self.schema_slots = []      # built copies holding the schema, one a job
         self.numbers = {}           # mutant id -> its number in the schema
+        self.history = {}           # place -> {suite: kills}, see learn()
+        self.history_lock = threading.Lock()
+
+    # ---- which suite first ------------------------------------------------
+
+    @staticmethod
+    def _places(mutant):
+        """Where a mutant sits, finest first: its function (generated ids
+        are <file>:<function>:...), then its file."""
+        parts = mutant.id.split(":")
+        fine = [f"{mutant.path}:{parts[1]}"] if len(parts) >= 4 else []
+        return fine + [mutant.path]
+
+    def learn(self, mutant):
+        """Records which suite killed a mutant (cached ones too), so that
+        the next mutants of the same function try that suite early."""
+        if mutant.status != KILLED or not mutant.killed_by:
+            return
+        with self.history_lock:
+            for place in self._places(mutant):
+                kills = self.history.setdefault(place, {})
+                for s in mutant.killed_by:
+                    kills[s] = kills.get(s, 0) + 1
+
+    def order_of(self, mutant, suites):
+        """The suites in the order expected to kill soonest: by the seconds
+        a suite takes over its chance to kill, the chance estimated from
+        the kills among this function's (or else this file's) mutants so
+        far, (kills + 1) / (mutants + 2). With no history this is
+        cheapest first. A mutant killed only by a slow suite then costs
+        its cheap suites' time once per function, not once per mutant."""
+        with self.history_lock:
+            kills = next((self.history[p] for p in self._places(mutant) if p in self.history), {})
+            seen = sum(kills.values())
+
+        def expected(s):
+            return max(self.order.get(s, 0), 0.01) * (seen + 2) / (kills.get(s, 0) + 1)
+        return sorted(suites, key=lambda s: (expected(s), self.order.get(s, 0), s))
 
     def _log(self, mutant):
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in mutant.id)
@@ -73,7 +111,7 @@ class Runner:
         """Runs the suites cheapest first; sets the status from the first
         that fails."""
         deadline = start + self.limit
-        for suite in sorted(suites, key=lambda s: self.order.get(s, 0)):
+        for suite in self.order_of(mutant, suites):
             if self.stopping.is_set():
                 raise KeyboardInterrupt
             shutil.rmtree(os.path.join(tree, project.BUILD_IN_COPY, "results"),
@@ -153,12 +191,12 @@ class Runner:
             return set()
         env = {"RT_MUTANT": ""}
         ok = project.run_make(tree, project.BUILD_IN_COPY, self.make_vars, "lib", log,
-                              timeout=self.limit * 10)[0] == 0
+                              timeout=self.limit * 10, jobs=self.jobs)[0] == 0
         for s in suites:
             if not ok:
                 break
             ok = project.run_make(tree, project.BUILD_IN_COPY, self.make_vars, s, log,
-                                  timeout=self.limit * 10, env=env)[0] == 0
+                                  timeout=self.limit * 10, env=env, jobs=self.jobs)[0] == 0
         if not ok:
             shutil.rmtree(root, ignore_errors=True)
             return set()

@@ -1,0 +1,63 @@
+"""Which suite a mutant runs first: cheapest first until a suite has
+killed mutants of the same function, then the one expected to kill
+soonest."""
+import unittest
+
+from mutants.model import GENERATED, KILLED, Edit, Location, Mutant
+from mutants.runner import Runner
+
+COST = {"cheap": 0.1, "middle": 1.0, "slow": 8.0}
+
+
+def mutant(mid, path="reference/src/a.c", killed_by=None):
+    m = Mutant(id=mid, origin=GENERATED, operator="ROR", about="",
+               edits=[Edit(path, 0, 1, "x")], location=Location(1, 1, 1, 2))
+    if killed_by:
+        m.status, m.killed_by = KILLED, [killed_by]
+    return m
+
+
+class Order(unittest.TestCase):
+    def setUp(self):
+        self.runner = Runner("base", "work", {}, COST, 60, "logs")
+
+    def test_with_no_history_the_cheapest_suite_runs_first(self):
+        self.assertEqual(self.runner.order_of(mutant("a.c:f:ROR:1"), ["slow", "middle", "cheap"]),
+                         ["cheap", "middle", "slow"])
+
+    def test_a_suite_that_keeps_killing_a_function_moves_ahead(self):
+        for i in range(12):
+            self.runner.learn(mutant(f"a.c:f:ROR:{i}", killed_by="slow"))
+        # middle: 1 s x 14 / 1; slow: 8 s x 14 / 13; cheap stays first,
+        # a tenth of a second being worth its small chance
+        self.assertEqual(self.runner.order_of(mutant("a.c:f:AOR:9"), ["cheap", "middle", "slow"]),
+                         ["cheap", "slow", "middle"])
+
+    def test_one_kill_does_not_outweigh_a_large_difference_in_cost(self):
+        self.runner.learn(mutant("a.c:f:ROR:1", killed_by="slow"))
+        self.assertEqual(self.runner.order_of(mutant("a.c:f:AOR:2"), ["slow", "cheap"]),
+                         ["cheap", "slow"])
+
+    def test_history_is_per_function_then_per_file(self):
+        for i in range(40):
+            self.runner.learn(mutant(f"a.c:f:ROR:{i}", killed_by="slow"))
+        self.runner.learn(mutant("a.c:g:ROR:1", killed_by="middle"))
+        # g has its own history: f's kills do not move slow ahead there
+        # (by the file's, slow would go first: 8 x 43 / 41 against 1 x 43 / 2)
+        self.assertEqual(self.runner.order_of(mutant("a.c:g:AOR:2"), ["slow", "middle"])[0],
+                         "middle")
+        # h has none: the file's (f's and g's) decides
+        self.assertEqual(self.runner.order_of(mutant("a.c:h:AOR:3"), ["middle", "slow"])[0], "slow")
+        # another file starts from cheapest first
+        other = mutant("b.c:f:AOR:4", path="reference/src/b.c")
+        self.assertEqual(self.runner.order_of(other, ["slow", "middle"])[0], "middle")
+
+    def test_only_kills_are_learnt(self):
+        m = mutant("a.c:f:ROR:1")
+        m.killed_by = ["slow"]      # a Timeout or a survivor records no kill
+        self.runner.learn(m)
+        self.assertEqual(self.runner.history, {})
+
+
+if __name__ == "__main__":
+    unittest.main()
