@@ -461,7 +461,9 @@ def run_locked(args, root, make_vars, build, work):
         wall_naive = naive * every / max(1, args.jobs)
         print(f"mutants: naive driver: {naive:.2f} s a mutant (sample of {len(sample)}); "
               f"{every} mutants on {args.jobs} jobs: {wall_naive:.0f} s against "
-              f"{elapsed:.0f} s for this run, {wall_naive / max(elapsed, 1e-9):.1f}x")
+              f"{elapsed:.0f} s for this run, {wall_naive / max(elapsed, 1e-9):.1f}x"
+              + (f" ({cached} results from the cache: --no-cache for a fair figure)"
+                 if (cached := sum(m.cached for m in mutants)) else ""))
     print(f"mutants: report {os.path.join(out_dir, 'report.json')}")
     print(report.closing_line(counts))
     return 1 if bad or stale else 0
