@@ -14,10 +14,11 @@ PROP_BIN := $(BUILD)/properties/check_properties
 # operation's races, and a tenth of the sequences keeps make check short.
 PROP_RUNS ?= $(if $(findstring thread,$(SANITIZE)),400,4000)
 
-$(PROP_BIN): properties/check_properties.c $(PROP_LIB_SRC) properties/prop_wrap.c $(PROP_HDR) $(RT_LIB)
+$(PROP_BIN): properties/check_properties.c $(PROP_LIB_SRC) properties/prop_wrap.c $(PROP_HDR) \
+  reference/tests/testmain.c $(RT_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Iproperties -Ireference/src \
-	  $< $(PROP_LIB_SRC) properties/prop_wrap.c $(RT_LIB) $(ALL_LDFLAGS) -Wl,--wrap=free \
+	  $< $(PROP_LIB_SRC) properties/prop_wrap.c reference/tests/testmain.c $(RT_LIB) $(ALL_LDFLAGS) -Wl,--wrap=free \
 	  $(CHECK_LIBS) -o $@
 
 .PHONY: check-properties
