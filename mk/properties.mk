@@ -6,8 +6,8 @@
 #   REFRT_SEED=0x... make check-properties        replays one sequence
 #   REFRT_PROP_RUNS=100000 make check-properties  runs longer
 
-PROP_LIB_SRC := properties/prop_codec.c properties/prop_run.c properties/prop_gen.c
-PROP_HDR := properties/prop.h properties/prop_spans.h
+PROP_LIB_SRC := properties/prop_codec.c properties/prop_run.c properties/prop_task.c properties/prop_gen.c
+PROP_HDR := properties/prop.h properties/prop_int.h properties/prop_spans.h
 PROP_BIN := $(BUILD)/properties/check_properties
 # Sequences a property. ThreadSanitizer makes every byte the runtime clears
 # or fills cost ~30 times more; there the properties are run for the thread
