@@ -69,7 +69,8 @@ enum prop_kind {
                               budget takes), filled with v */
     PROP_CLONE = 13,       /* sel: value (as PROP_FREE); rt_clone_outside of its bytes */
     PROP_HAND_OVER = 14,   /* sel: outside value (0x80: a block value, refused) */
-    PROP_SPAWN = 15,       /* a task with a block of 512 * (1 + x % 128) bytes */
+    PROP_SPAWN = 15,       /* a task with a block of 512 * (1 + x % 128) bytes (sel
+                              odd: the default strategy's) */
     PROP_JOIN = 16,        /* the task returns outside value sel / 2 if sel is odd,
                               else NULL; rt_join */
     PROP_PANIC = 17,       /* the task panics (sel odd: in a region of x bytes of v) */
@@ -79,9 +80,11 @@ enum prop_kind {
     PROP_CLOSE = 20,       /* rt_chan_close of channel y % 2 */
     PROP_SHARED = 21,      /* a shared value: sel bit 0 RT_OWNED, bit 1 supervised;
                               1 + x % 64 bytes of v, a block of 64 + y % 4096 */
-    PROP_UPDATE = 22,      /* sel: value; fn writes v, allocates x % 4096 - 1 bytes
-                              (none if 0) and frees them; y bit 0: then panics,
-                              bit 1: a rebuild's build panics */
+    PROP_UPDATE = 22,      /* sel: value; fn writes v, stores outside value y >> 4
+                              (y bit 2, RT_OWNED), allocates x % 4096 - 1 bytes
+                              (none if 0) and frees them, unstores stored value
+                              y >> 4 (y bit 3); y bit 0: then panics, bit 1: a
+                              rebuild's build panics */
     PROP_UPDATE_ALL = 23,  /* sel and sel / 4: values; as PROP_UPDATE, b gets ~v */
     PROP_ACCESS = 24,      /* sel: value; reads it (y bit 0: then panics) */
     PROP_GET = 25,         /* sel: value; rt_get */

@@ -139,7 +139,10 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
                  op->sel & 0x7f);
         break;
     case PROP_SPAWN:
-        snprintf(buf, len, "spawn(a block of %u bytes)", 512 * (1 + op->x % 128));
+        if (op->sel & 1)
+            snprintf(buf, len, "spawn(the default strategy's block)");
+        else
+            snprintf(buf, len, "spawn(a block of %u bytes)", 512 * (1 + op->x % 128));
         break;
     case PROP_JOIN:
         if (op->sel & 1)
@@ -168,10 +171,12 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
         break;
     case PROP_UPDATE:
     case PROP_UPDATE_ALL:
-        snprintf(buf, len, "%s(value %u%s, writes 0x%02x, %s%u bytes allocated in the door%s%s)",
+        snprintf(buf, len, "%s(value %u%s, writes 0x%02x, %s%s%u bytes allocated in the door%s%s%s)",
                  kind_names[op->kind], op->sel,
                  op->kind == PROP_UPDATE_ALL ? " and another" : "", op->v,
+                 op->kind == PROP_UPDATE && (op->y & 4) ? "stores an outside value, " : "",
                  op->x % 4096 ? "" : "no allocation: ", op->x % 4096 ? op->x % 4096 - 1 : 0,
+                 op->kind == PROP_UPDATE && (op->y & 8) ? ", unstores one" : "",
                  op->y & 1 ? ", then panics" : "",
                  op->kind == PROP_UPDATE && (op->y & 2) ? ", a rebuild's build panics" : "");
         break;

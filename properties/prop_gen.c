@@ -128,8 +128,10 @@ static uint16_t pick_bytes(uint64_t *s)
 static struct prop_op gen_spawn(uint64_t *s)
 {
     struct prop_op op = op_of(PROP_SPAWN);
-    /* a block of 512 * (1 + x % 128) bytes: small ones, where budgets bind */
+    /* a block of 512 * (1 + x % 128) bytes: small ones, where budgets bind;
+    ** now and then the default strategy's */
     op.x = below(s, 3) == 0 ? (uint16_t)below(s, 128) : (uint16_t)below(s, 16);
+    op.sel = below(s, 16) == 0;
     return op;
 }
 
@@ -217,7 +219,13 @@ static struct prop_op gen_door_op(uint64_t *s)
         return op;
     case 2: case 3: case 4:
         op = op_of(PROP_UPDATE);
-        break;
+        op.sel = (uint8_t)below(s, 16);
+        op.x = below(s, 2) ? 0 : (uint16_t)(1 + pick_bytes(s) % 4095);
+        /* panics, a build that panics, a store, an unstore; which values */
+        op.y = (uint16_t)((below(s, 3) == 0 ? below(s, 4) : 0) | (below(s, 3) == 0 ? 4 : 0) |
+                          (below(s, 4) == 0 ? 8 : 0) | below(s, 8) << 4);
+        op.v = pick_fill(s);
+        return op;
     case 5: case 6:
         op = op_of(PROP_UPDATE_ALL);
         break;

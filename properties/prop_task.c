@@ -43,6 +43,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "refrt.h"
 
@@ -102,12 +103,16 @@ struct build_ctx {
     int panic;
 };
 
+#define MAX_STORED 4
+
 struct shared {
     rt_shared *s;
     int owned, supervised, poisoned;
     size_t size, block;
     uint8_t value;
     struct build_ctx ctx;
+    struct val stored[MAX_STORED]; /* outside values stored into it (D9) */
+    unsigned nstored;
 };
 
 static struct {
@@ -121,13 +126,15 @@ static struct {
 /* ---- commands: what a task is asked to do ------------------------------ */
 
 enum cmd_kind {
-    C_ALLOC, C_REALLOC, C_FREE, C_OUTSIDE, C_CLONE, C_HAND_OVER, C_HELD, C_SEND, C_RECV,
+    C_ALLOC, C_REALLOC, C_FREE, C_OUTSIDE, C_CLONE, C_HAND_OVER, C_SEND, C_RECV,
     C_UPDATE, C_UPDATE_ALL, C_ACCESS, C_GET, C_PANIC, C_SUPERVISED, C_PROBE, C_RETURN
 };
 
 /* What fn does in a door, and what it saw there. */
 struct door_job {
     rt_shared *alloc_in; /* the value whose block a door allocation uses, or NULL */
+    void *store, *unstore; /* an outside value to store into alloc_in, one to unstore */
+    rt_status stored;
     size_t size_a, size_b;
     uint8_t va, vb;
     size_t alloc; /* 0: no allocation in the door, else 1 + its bytes */
@@ -152,6 +159,7 @@ struct cmd {
     /* results */
     void *r;
     size_t held, budget;
+    size_t held_after; /* the kid's rt_held() once the command is done */
     rt_status st;
     int err;
 };
@@ -159,6 +167,8 @@ struct cmd {
 static void door_work(struct door_job *j)
 {
     j->ran = 1;
+    if (j->store != NULL)
+        j->stored = rt_store(j->alloc_in, j->store);
     if (j->alloc != 0) {
         size_t n = j->alloc - 1;
         unsigned char *p = rt_alloc(n);
@@ -167,6 +177,8 @@ static void door_work(struct door_job *j)
         j->shared_held = j->alloc_in != NULL ? rt_shared_held(j->alloc_in) : 0;
         rt_free(p);
     }
+    if (j->unstore != NULL)
+        rt_unstore(j->alloc_in, j->unstore);
     if (j->panic)
         rt_panic("prop: a panic inside a door");
 }
@@ -223,10 +235,6 @@ static void exec(struct cmd *c)
         c->r = rt_hand_over(c->p);
         c->err = errno;
         break;
-    case C_HELD:
-        c->held = rt_held();
-        c->budget = rt_budget();
-        break;
     case C_SEND: c->st = rt_send(c->c, c->p); break;
     case C_RECV: c->r = rt_recv(c->c); break;
     case C_UPDATE: c->st = rt_update(c->a, door_one, &c->job); break;
@@ -262,7 +270,8 @@ static struct {
     struct cmd *cmd;
     int posted, replied, ended;
     rt_task *task;
-} K = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, NULL};
+    size_t held; /* the kid's rt_held() after its last command */
+} K = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, NULL, 0};
 
 static pthread_key_t kid_key;
 static pthread_once_t kid_once = PTHREAD_ONCE_INIT;
@@ -298,6 +307,7 @@ static void *kid_main(void *arg)
         if (c->kind == C_RETURN)
             return c->p;
         exec(c);
+        c->held_after = rt_held(); /* saves prop_task_check a round trip */
         pthread_mutex_lock(&K.lock);
         K.replied = 1;
         pthread_cond_broadcast(&K.cv);
@@ -330,6 +340,8 @@ static int run_on(int who, struct cmd *c)
         pthread_cond_wait(&K.cv, &K.lock);
     ended = !K.replied;
     pthread_mutex_unlock(&K.lock);
+    if (!ended)
+        K.held = c->held_after;
     return ended;
 }
 
@@ -713,6 +725,22 @@ static int op_hand_over(const struct prop_op *op)
 
 /* ---- tasks ----------------------------------------------------------------- */
 
+/* The default strategy's block for a task made while `running` tasks run,
+** the one being made included (docs/budgets.md): the blocks share 1/64 of
+** the physical memory, each at least 64 KiB. */
+static size_t default_block(size_t running)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t bytes;
+
+    if (pages <= 0 || page <= 0)
+        return 65536;
+    bytes = ((size_t)pages * (size_t)page / 64 / running) & ~(size_t)4095;
+    return bytes > 65536 ? bytes : 65536;
+}
+
+/* A task with a fixed block of 512 * (1 + x % 128) bytes, or (sel odd)
+** with the default strategy's, made while it and main's run. */
 static int op_spawn(const struct prop_op *op)
 {
     struct task *t = &T.t[KID];
@@ -724,7 +752,12 @@ static int op_spawn(const struct prop_op *op)
     T.spawns++;
     pthread_once(&kid_once, kid_key_make);
     K.posted = K.replied = K.ended = 0;
-    rt_set_strategy(rt_fixed_strategy(budget));
+    if (op->sel & 1) {
+        budget = default_block(2);
+        rt_set_strategy(rt_default_strategy());
+    } else {
+        rt_set_strategy(rt_fixed_strategy(budget));
+    }
     K.task = rt_spawn(kid_main, NULL);
     if (K.task == NULL)
         return 0; /* no thread to be had: nothing to check */
@@ -734,8 +767,8 @@ static int op_spawn(const struct prop_op *op)
     T.blocks++;
     RUN(KID, &c, 0, "the spawned task's first allocation");
     if (c.budget != budget)
-        return prop_fail("a task spawned with a fixed strategy of %zu bytes has rt_budget() %zu",
-                         budget, c.budget);
+        return prop_fail("a task spawned with %s strategy of %zu bytes has rt_budget() %zu",
+                         op->sel & 1 ? "the default" : "a fixed", budget, c.budget);
     if (c.held != 0)
         return prop_fail("a new task holds %zu bytes after allocating and freeing one value",
                          c.held);
@@ -895,9 +928,31 @@ static int op_close(const struct prop_op *op)
 
 /* The room left in a shared value's block: the value is its one live
 ** chunk between doors (every door allocation is freed in its door). */
+static size_t stored_bytes(const struct shared *sh)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < sh->nstored; i++)
+        n += sh->stored[i].n;
+    return n;
+}
+
 static size_t shared_room(const struct shared *sh)
 {
-    return (sh->block & ~(size_t)15) - chunk_of(sh->size);
+    return (sh->block & ~(size_t)15) - chunk_of(sh->size) - stored_bytes(sh);
+}
+
+/* What the value's block holds between doors (rt_shared_held). */
+static size_t shared_held(const struct shared *sh)
+{
+    return chunk_of(sh->size) + stored_bytes(sh);
+}
+
+/* A rebuild or a free frees the values stored into the state it drops. */
+static void stored_drop(struct shared *sh)
+{
+    for (unsigned i = 0; i < sh->nstored; i++)
+        prop_watch_add(sh->stored[i].p, 0);
+    sh->nstored = 0;
 }
 
 /* Whether the value reads what the model says, through rt_get on main's
@@ -960,6 +1015,7 @@ static rt_status door_ready(struct shared **v, unsigned n)
         if (v[i]->poisoned) {
             v[i]->poisoned = 0;
             v[i]->value = v[i]->ctx.pattern;
+            stored_drop(v[i]);
         }
     return RT_OK;
 }
@@ -990,18 +1046,23 @@ static int door_saw(int who, const struct shared *owned, const struct door_job *
                          "the model %zu (the allocation must come from %s)", j->alloc - 1,
                          who_name[who], j->task_held, want,
                          owned != NULL ? "the value's block" : "the task's block");
-    if (owned != NULL && j->shared_held != chunk_of(owned->size) + chunk)
+    if (owned != NULL && j->shared_held != shared_held(owned) + chunk)
         return prop_fail("inside the door, the value's block holds %zu bytes, the model %zu",
-                         j->shared_held, chunk_of(owned->size) + chunk);
+                         j->shared_held, shared_held(owned) + chunk);
     return 0;
 }
 
-/* rt_update (y bit 0: fn panics; bit 1: a rebuild's build panics). */
+/* rt_update: fn writes v, stores an outside value of the task into the
+** value (y bit 2, RT_OWNED), allocates in the door, unstores a stored
+** value (y bit 3), panics (y bit 0); y bit 1: a rebuild's build panics. */
 static int op_update(const struct prop_op *op)
 {
-    int who = cur(), kid = who == KID, f, panics;
+    int who = cur(), kid = who == KID, f, panics = 0;
+    struct task *t = &T.t[who];
     struct shared *sh, *v[1];
     struct cmd c = {.kind = C_UPDATE};
+    struct val in = {0}, back = {0};
+    size_t want_task = 0, want_shared = 0;
     rt_status want;
 
     if (T.nsh == 0)
@@ -1019,12 +1080,41 @@ static int op_update(const struct prop_op *op)
         return f == FAILED;
     }
     want = door_ready(v, 1);
-    if (want == RT_OK && sh->owned)
+    if (want == RT_OK && sh->owned) {
         c.job.alloc_in = sh->s;
+        if ((op->y & 4) && t->nout != 0 && sh->nstored < MAX_STORED) {
+            in = t->out[(op->y >> 4) % t->nout];
+            if (in.n <= shared_room(sh) || kid)
+                c.job.store = in.p;
+            panics = in.n > shared_room(sh) && kid;
+        }
+    }
+    if (!panics && c.job.store != NULL) { /* the model stores it, as fn will */
+        val_drop(t->out, &t->nout, (unsigned)(in.p == t->out[0].p ? 0 : (op->y >> 4) % t->nout));
+        t->held -= in.n;
+        sh->stored[sh->nstored++] = in;
+    }
     f = door_fits(who, sh->owned ? sh : NULL, c.job.alloc);
-    if (f == 0 || (f < 0 && !kid))
+    if (f == 0 || (f < 0 && !kid) || panics)
         c.job.alloc = 0, f = 1;
-    panics = want == RT_OK && (f < 0 || c.job.panic);
+    panics = panics || (want == RT_OK && f < 0);
+    want_task = t->held + (c.job.alloc != 0 && !sh->owned ? chunk_of(c.job.alloc - 1) : 0);
+    want_shared = shared_held(sh) + (c.job.alloc != 0 && sh->owned ? chunk_of(c.job.alloc - 1) : 0);
+    if (!panics && want == RT_OK && sh->owned && (op->y & 8) && sh->nstored != 0 &&
+        t->nout < MAX_OUTS) {
+        unsigned k = (op->y >> 4) % sh->nstored;
+        back = sh->stored[k];
+        if (fits_outside(who, back.n) == 1 || kid) {
+            c.job.unstore = back.p;
+            if (back.n > room(t)) {
+                panics = 1; /* the value stays stored */
+            } else {
+                sh->stored[k] = sh->stored[--sh->nstored];
+                out_add(who, back.p, back.n, back.fill);
+            }
+        }
+    }
+    panics = want == RT_OK && (panics || c.job.panic);
     f = run(who, &c, panics, "rt_update");
     if (f == FAILED)
         return 1;
@@ -1040,7 +1130,21 @@ static int op_update(const struct prop_op *op)
         return prop_fail("rt_update of %s shared value %u gives %d%s, the model expects %d",
                          sh->poisoned ? "poisoned" : "a", (unsigned)(op->sel % T.nsh),
                          (int)c.st, c.job.ran ? " having run fn" : "", (int)want);
-    return door_saw(who, sh->owned ? sh : NULL, &c.job) || shared_check(sh, "after rt_update");
+    if (c.job.store != NULL && c.job.stored != RT_OK)
+        return prop_fail("rt_store of outside value %p gives %d, not RT_OK", c.job.store,
+                         (int)c.job.stored);
+    if (c.job.alloc != 0 && c.job.ran) {
+        if (c.job.task_held != want_task)
+            return prop_fail("inside the door, with a %zu-byte allocation live, %s holds %zu "
+                             "bytes, the model %zu (the allocation must come from %s)",
+                             c.job.alloc - 1, who_name[who], c.job.task_held, want_task,
+                             sh->owned ? "the value's block" : "the task's block");
+        if (sh->owned && c.job.shared_held != want_shared)
+            return prop_fail("inside the door, the value's block holds %zu bytes, the model %zu",
+                             c.job.shared_held, want_shared);
+    }
+    return prop_watch_verify("a value stored into a value rebuilt") ||
+           shared_check(sh, "after rt_update");
 }
 
 /* rt_update_all over two values (y bit 0: fn panics). */
@@ -1153,13 +1257,11 @@ int prop_task_check(void)
     if (held != T.t[MAIN].held)
         return prop_fail("rt_held() of main's task is %zu, the model's live bytes %zu", held,
                          T.t[MAIN].held);
-    if (T.t[KID].live) {
-        struct cmd c = {.kind = C_HELD};
-        RUN(KID, &c, 0, "rt_held");
-        if (c.held != T.t[KID].held)
-            return prop_fail("rt_held() of the spawned task is %zu, the model's live bytes %zu",
-                             c.held, T.t[KID].held);
-    }
+    /* The kid's count changes only in its own commands (while it runs it
+    ** is the current task), and each command ends with its rt_held(). */
+    if (T.t[KID].live && K.held != T.t[KID].held)
+        return prop_fail("rt_held() of the spawned task is %zu, the model's live bytes %zu",
+                         K.held, T.t[KID].held);
     if (blocks != T.blocks)
         return prop_fail("%zu blocks exist, the model expects %zu (main's, the spawned task's, "
                          "one a shared value)", blocks, T.blocks);
@@ -1216,12 +1318,14 @@ int prop_task_end_checked(void)
     while (T.nsh > 0) {
         struct shared *sh = &T.sh[--T.nsh];
         size_t held = rt_shared_held(sh->s);
-        if (held != chunk_of(sh->size))
+        if (held != shared_held(sh))
             return prop_fail("shared value %u's block holds %zu bytes between doors, the model "
-                             "%zu (its value's chunk)", T.nsh, held, chunk_of(sh->size));
+                             "%zu (its value's chunk and the values stored into it)", T.nsh,
+                             held, shared_held(sh));
+        stored_drop(sh);
         rt_shared_free(sh->s);
         T.blocks--;
-        if (prop_task_check())
+        if (prop_watch_verify("a value stored into a shared value freed") || prop_task_check())
             return 1;
     }
     return 0;
