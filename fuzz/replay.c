@@ -21,6 +21,23 @@
 
 static uint8_t buf[INPUT_MAX_BYTES];
 
+static FILE *errs; /* the children's stderr */
+
+/* Copies the last 4 KiB the failed child wrote on stderr to ours. */
+static void show_tail(FILE *f)
+{
+    char tail[4096];
+    long end;
+    size_t n;
+
+    fflush(f);
+    fseek(f, 0, SEEK_END);
+    end = ftell(f);
+    fseek(f, end > (long)sizeof tail ? end - (long)sizeof tail : 0, SEEK_SET);
+    n = fread(tail, 1, sizeof tail, f);
+    fwrite(tail, 1, n, stderr);
+}
+
 /* Runs one input in a child; 0 if it passed, else 1 with why filled. */
 static int replay_one(const char *path, struct prop_report *shared, char *why, size_t len)
 {
@@ -37,19 +54,29 @@ static int replay_one(const char *path, struct prop_report *shared, char *why, s
     fclose(f);
     memset(shared, 0, sizeof *shared);
     fflush(NULL);
+    if (ftruncate(fileno(errs), 0) != 0 || fseek(errs, 0, SEEK_SET) != 0) {
+        snprintf(why, len, "cannot empty the stderr file");
+        return 1;
+    }
     pid = fork();
     if (pid < 0) {
         snprintf(why, len, "cannot fork");
         return 1;
     }
-    if (pid == 0)
+    if (pid == 0) {
+        /* The panics an input asks for print their lines: kept in a file,
+        ** shown only if the input fails. */
+        if (dup2(fileno(errs), 2) < 0)
+            _exit(3);
         _exit(prop_run_bytes(buf, n, shared) == 0 ? 0 : 1);
+    }
     if (waitpid(pid, &status, 0) != pid) {
         snprintf(why, len, "cannot wait for its child");
         return 1;
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return 0;
+    show_tail(errs);
     if (shared->failed)
         snprintf(why, len, "%s", shared->msg);
     else if (WIFSIGNALED(status))
@@ -77,8 +104,9 @@ int main(int argc, char **argv)
                                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     int failed = 0, total = 0;
 
-    if (out == NULL || shared == MAP_FAILED) {
-        perror(out == NULL ? results : "mmap");
+    errs = tmpfile();
+    if (out == NULL || shared == MAP_FAILED || errs == NULL) {
+        perror(out == NULL ? results : errs == NULL ? "tmpfile" : "mmap");
         return 2;
     }
     for (int a = 1; a < argc; a++) {

@@ -16,10 +16,10 @@
 # SANITIZE= like every test.
 
 FUZZ_DIR := $(BUILD)/fuzz
-FUZZ_PROP_SRC := properties/prop_codec.c properties/prop_run.c
-FUZZ_PROP_DEPS := $(FUZZ_PROP_SRC) properties/prop.h properties/prop_spans.h
+FUZZ_PROP_SRC := properties/prop_codec.c properties/prop_run.c properties/prop_task.c
+FUZZ_PROP_DEPS := $(FUZZ_PROP_SRC) properties/prop.h properties/prop_int.h properties/prop_spans.h
 FUZZ_TARGET := fuzz/fuzz_ops.c
-FUZZ_RUNS ?= 20000
+FUZZ_RUNS ?= 10000
 FUZZ_SECONDS ?= 600
 FUZZ_SPEED_EXECS ?= 20000
 FUZZ_SPEED_ROUNDS ?= 3
@@ -76,7 +76,7 @@ CHECK_TARGETS += check-fuzz-replay check-fuzz-libfuzzer
 AFL_CC ?= afl-clang-fast
 AFL_FLAGS := $(WARNINGS) -O2 -g -pthread -Ireference/include -Iproperties
 AFL_SRC := fuzz/afl_main.c $(FUZZ_TARGET) $(FUZZ_PROP_SRC) $(RT_SRC)
-AFL_DEPS := $(AFL_SRC) properties/prop.h properties/prop_spans.h $(RT_HDR)
+AFL_DEPS := $(AFL_SRC) properties/prop.h properties/prop_int.h properties/prop_spans.h $(RT_HDR)
 AFL_OUT := $(FUZZ_DIR)/afl
 
 # persistent: the fuzzer's target (UBSan, which costs little); cmplog: the

@@ -7,10 +7,11 @@ HOT_FIBER_OPTS := O2 O3
 HOT_FIBER_BIN := $(HOT_FIBER_OPTS:%=$(BUILD)/hot/hot_fiber-%)
 
 $(BUILD)/hot/hot_fiber-%: reference/tests/hot_fiber.c reference/tests/testutil.c \
-  reference/tests/testutil.h $(RT_LIB) $(RT_HDR)
+  reference/tests/testmain.c reference/tests/testutil.h $(RT_LIB) $(RT_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -$* $(CHECK_CFLAGS) -Ireference/tests -Ireference/src \
-	  $< reference/tests/testutil.c $(RT_LIB) $(ALL_LDFLAGS) $(UNIT_WRAP) $(CHECK_LIBS) -o $@
+	  $< reference/tests/testutil.c reference/tests/testmain.c $(RT_LIB) $(ALL_LDFLAGS) $(UNIT_WRAP) \
+	  $(CHECK_LIBS) -o $@
 
 .PHONY: check-hot-fiber
 check-hot-fiber: $(HOT_FIBER_BIN)
@@ -63,7 +64,7 @@ AARCH64_RUN ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
 AARCH64_DIR := $(BUILD)/aarch64
 AARCH64_CFLAGS := $(WARNINGS) $(OPT) -g -pthread -Ireference/include -Ireference/tests/cross \
   -Ireference/tests -Ireference/src
-AARCH64_TEST_SRC := reference/tests/testutil.c reference/tests/cross/check.c
+AARCH64_TEST_SRC := reference/tests/testutil.c reference/tests/testmain.c reference/tests/cross/check.c
 AARCH64_LIB_SRC := $(filter-out reference/src/hot.c,$(RT_SRC))
 AARCH64_BIN := $(AARCH64_DIR)/check_hot $(AARCH64_DIR)/check_region_cache \
   $(HOT_FIBER_OPTS:%=$(AARCH64_DIR)/hot_fiber-%)

@@ -6,18 +6,19 @@
 #   REFRT_SEED=0x... make check-properties        replays one sequence
 #   REFRT_PROP_RUNS=100000 make check-properties  runs longer
 
-PROP_LIB_SRC := properties/prop_codec.c properties/prop_run.c properties/prop_gen.c
-PROP_HDR := properties/prop.h properties/prop_spans.h
+PROP_LIB_SRC := properties/prop_codec.c properties/prop_run.c properties/prop_task.c properties/prop_gen.c
+PROP_HDR := properties/prop.h properties/prop_int.h properties/prop_spans.h
 PROP_BIN := $(BUILD)/properties/check_properties
 # Sequences a property. ThreadSanitizer makes every byte the runtime clears
 # or fills cost ~30 times more; there the properties are run for the thread
 # operation's races, and a tenth of the sequences keeps make check short.
 PROP_RUNS ?= $(if $(findstring thread,$(SANITIZE)),400,4000)
 
-$(PROP_BIN): properties/check_properties.c $(PROP_LIB_SRC) properties/prop_wrap.c $(PROP_HDR) $(RT_LIB)
+$(PROP_BIN): properties/check_properties.c $(PROP_LIB_SRC) properties/prop_wrap.c $(PROP_HDR) \
+  reference/tests/testmain.c $(RT_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Iproperties -Ireference/src \
-	  $< $(PROP_LIB_SRC) properties/prop_wrap.c $(RT_LIB) $(ALL_LDFLAGS) -Wl,--wrap=free \
+	  $< $(PROP_LIB_SRC) properties/prop_wrap.c reference/tests/testmain.c $(RT_LIB) $(ALL_LDFLAGS) -Wl,--wrap=free \
 	  $(CHECK_LIBS) -o $@
 
 .PHONY: check-properties

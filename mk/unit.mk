@@ -1,5 +1,5 @@
 # Unit tests: every reference/tests/check_*.c is one Check suite, linked
-# with testutil.c and the static library, with malloc and free wrapped so
+# with testutil.c, testmain.c (the Check main) and the static library, with malloc and free wrapped so
 # the tests can count chunks.
 
 UNIT_SRC := $(sort $(wildcard reference/tests/check_*.c))
@@ -8,10 +8,10 @@ CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(or $(shell pkg-config --libs check 2>/dev/null),-lcheck -lsubunit -lrt -lm)
 UNIT_WRAP := -Wl,--wrap=malloc -Wl,--wrap=free
 
-$(BUILD)/unit/%: reference/tests/%.c reference/tests/testutil.c reference/tests/testutil.h $(RT_LIB)
+$(BUILD)/unit/%: reference/tests/%.c reference/tests/testutil.c reference/tests/testmain.c reference/tests/testutil.h $(RT_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Ireference/tests -Ireference/src \
-	  $< reference/tests/testutil.c $(RT_LIB) $(ALL_LDFLAGS) $(UNIT_WRAP) $(CHECK_LIBS) -o $@
+	  $< reference/tests/testutil.c reference/tests/testmain.c $(RT_LIB) $(ALL_LDFLAGS) $(UNIT_WRAP) $(CHECK_LIBS) -o $@
 
 .PHONY: check-unit
 check-unit: $(UNIT_BIN)

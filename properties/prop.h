@@ -14,15 +14,18 @@
 **
 ** The kind byte is taken modulo PROP_SLOTS; slots with no operation yet are
 ** skipped, so an input keeps its meaning when operations are added in the
-** free slots (tasks, outside values, channels, doors). An operation that
-** makes a thread answers to its own byte only, not to its aliases modulo
+** free slots. An operation that
+** makes a thread (a thread, a spawn) answers to its own byte only, not to its aliases modulo
 ** PROP_SLOTS (those decode to PROP_SKIP): a thread costs more than all the
 ** rest of a typical input, and a fuzzer should spend most of its time on
 ** the allocator, not in clone().
 **
 ** The model knows, for every chunk the interpreter can see, which of its
 ** bytes have a known value and what it is, the LIFO stack of chunks the
-** thread keeps, and each region's bump. Every result is checked against
+** thread keeps, and each region's bump; for main's task and the spawned
+** one, every value they hold, its bytes, and what they hold in all; each
+** channel's queue; each shared value's bytes and whether it is poisoned
+** (prop_task.c). Every result is checked against
 ** it; the first difference stops the run with a report that names the
 ** operation, what the model expected and what the runtime did.
 */
@@ -56,8 +59,37 @@ enum prop_kind {
     PROP_CHUNK_CHECK = 7,  /* sel: taken chunk; reads it back */
     PROP_THREAD = 8,       /* a thread takes 1 + sel % 20 chunks, fills x bytes of
                               each with v, gives them back and ends; joined */
+    /* The task operations act on the current task: the spawned one while
+    ** it runs, else main's (prop_task.c). */
+    PROP_ALLOC = 9,        /* rt_alloc of x bytes (sel 0x40: what is left, 0x80: one
+                              byte more than the budget takes), filled with v */
+    PROP_REALLOC = 10,     /* sel: block value; rt_realloc to x bytes, refilled with v */
+    PROP_FREE = 11,        /* sel: value (even: a block one, odd: an outside one) */
+    PROP_OUTSIDE = 12,     /* rt_alloc_outside of x bytes (sel 0x80: one more than the
+                              budget takes), filled with v */
+    PROP_CLONE = 13,       /* sel: value (as PROP_FREE); rt_clone_outside of its bytes */
+    PROP_HAND_OVER = 14,   /* sel: outside value (0x80: a block value, refused) */
+    PROP_SPAWN = 15,       /* a task with a block of 512 * (1 + x % 128) bytes (sel
+                              odd: the default strategy's) */
+    PROP_JOIN = 16,        /* the task returns outside value sel / 2 if sel is odd,
+                              else NULL; rt_join */
+    PROP_PANIC = 17,       /* the task panics (sel odd: in a region of x bytes of v) */
+    PROP_SEND = 18,        /* sel: outside value (0x80: a block value, refused);
+                              channel y % 2 */
+    PROP_RECV = 19,        /* channel y % 2 */
+    PROP_CLOSE = 20,       /* rt_chan_close of channel y % 2 */
+    PROP_SHARED = 21,      /* a shared value: sel bit 0 RT_OWNED, bit 1 supervised;
+                              1 + x % 64 bytes of v, a block of 64 + y % 4096 */
+    PROP_UPDATE = 22,      /* sel: value; fn writes v, stores outside value y >> 4
+                              (y bit 2, RT_OWNED), allocates x % 4096 - 1 bytes
+                              (none if 0) and frees them, unstores stored value
+                              y >> 4 (y bit 3); y bit 0: then panics, bit 1: a
+                              rebuild's build panics */
+    PROP_UPDATE_ALL = 23,  /* sel and sel / 4: values; as PROP_UPDATE, b gets ~v */
+    PROP_ACCESS = 24,      /* sel: value; reads it (y bit 0: then panics) */
+    PROP_GET = 25,         /* sel: value; rt_get */
     PROP_KINDS,            /* slots PROP_KINDS to PROP_SLOTS - 1 are free */
-    PROP_SKIP = 255        /* an alias of a thread's byte: does nothing */
+    PROP_SKIP = 255        /* an alias of a thread's or a spawn's byte: does nothing */
 };
 
 struct prop_op {
@@ -129,10 +161,14 @@ extern void (*prop_after_step)(size_t index);
 
 /* What a generated sequence leans towards. */
 enum prop_profile {
-    PROP_MIXED,   /* every operation */
-    PROP_FILLS,   /* regions at several depths, many allocations and reads */
-    PROP_REUSE,   /* open, fill, close, again: chunks come back */
-    PROP_DEEP,    /* nesting and takes past the 16 the cache keeps */
+    PROP_MIXED,    /* every operation */
+    PROP_FILLS,    /* regions at several depths, many allocations and reads */
+    PROP_REUSE,    /* open, fill, close, again: chunks come back */
+    PROP_DEEP,     /* nesting and takes past the 16 the cache keeps */
+    PROP_HELD,     /* allocations, reallocations, frees, outside values, near budgets */
+    PROP_PANICS,   /* tasks that hold things and panic */
+    PROP_CHANNELS, /* values sent and received between main and a task */
+    PROP_DOORS,    /* shared values, doors with and without panics */
     PROP_PROFILES
 };
 extern const char *const prop_profile_names[PROP_PROFILES];

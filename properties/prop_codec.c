@@ -15,7 +15,15 @@ static const char *const kind_names[PROP_KINDS] = {
     [PROP_REGION_CLOSE] = "region_close", [PROP_REGION_CHECK] = "region_check",
     [PROP_CHUNK_TAKE] = "chunk_take",     [PROP_CHUNK_FILL] = "chunk_fill",
     [PROP_CHUNK_GIVE] = "chunk_give",     [PROP_CHUNK_CHECK] = "chunk_check",
-    [PROP_THREAD] = "thread",
+    [PROP_THREAD] = "thread",             [PROP_ALLOC] = "alloc",
+    [PROP_REALLOC] = "realloc",           [PROP_FREE] = "free",
+    [PROP_OUTSIDE] = "alloc_outside",     [PROP_CLONE] = "clone_outside",
+    [PROP_HAND_OVER] = "hand_over",       [PROP_SPAWN] = "spawn",
+    [PROP_JOIN] = "join",                 [PROP_PANIC] = "panic",
+    [PROP_SEND] = "send",                 [PROP_RECV] = "recv",
+    [PROP_CLOSE] = "chan_close",          [PROP_SHARED] = "shared_new",
+    [PROP_UPDATE] = "update",             [PROP_UPDATE_ALL] = "update_all",
+    [PROP_ACCESS] = "access",             [PROP_GET] = "get",
 };
 
 static const char *const kind_enums[PROP_KINDS] = {
@@ -23,7 +31,15 @@ static const char *const kind_enums[PROP_KINDS] = {
     [PROP_REGION_CLOSE] = "PROP_REGION_CLOSE", [PROP_REGION_CHECK] = "PROP_REGION_CHECK",
     [PROP_CHUNK_TAKE] = "PROP_CHUNK_TAKE",     [PROP_CHUNK_FILL] = "PROP_CHUNK_FILL",
     [PROP_CHUNK_GIVE] = "PROP_CHUNK_GIVE",     [PROP_CHUNK_CHECK] = "PROP_CHUNK_CHECK",
-    [PROP_THREAD] = "PROP_THREAD",
+    [PROP_THREAD] = "PROP_THREAD",             [PROP_ALLOC] = "PROP_ALLOC",
+    [PROP_REALLOC] = "PROP_REALLOC",           [PROP_FREE] = "PROP_FREE",
+    [PROP_OUTSIDE] = "PROP_OUTSIDE",           [PROP_CLONE] = "PROP_CLONE",
+    [PROP_HAND_OVER] = "PROP_HAND_OVER",       [PROP_SPAWN] = "PROP_SPAWN",
+    [PROP_JOIN] = "PROP_JOIN",                 [PROP_PANIC] = "PROP_PANIC",
+    [PROP_SEND] = "PROP_SEND",                 [PROP_RECV] = "PROP_RECV",
+    [PROP_CLOSE] = "PROP_CLOSE",               [PROP_SHARED] = "PROP_SHARED",
+    [PROP_UPDATE] = "PROP_UPDATE",             [PROP_UPDATE_ALL] = "PROP_UPDATE_ALL",
+    [PROP_ACCESS] = "PROP_ACCESS",             [PROP_GET] = "PROP_GET",
 };
 
 struct prop_op prop_decode_one(const uint8_t *data, size_t size)
@@ -33,7 +49,7 @@ struct prop_op prop_decode_one(const uint8_t *data, size_t size)
 
     memcpy(r, data, size < PROP_RECORD ? size : PROP_RECORD);
     op.kind = (uint8_t)(r[0] % PROP_SLOTS);
-    if (op.kind == PROP_THREAD && r[0] != PROP_THREAD)
+    if ((op.kind == PROP_THREAD || op.kind == PROP_SPAWN) && r[0] != op.kind)
         op.kind = PROP_SKIP; /* a thread answers to its own byte only (prop.h) */
     op.sel = r[1];
     op.x = (uint16_t)(r[2] | r[3] << 8);
@@ -94,6 +110,81 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
     case PROP_THREAD:
         snprintf(buf, len, "thread(%u chunks, %u bytes of 0x%02x each)", 1 + op->sel % 20,
                  op->x, op->v);
+        break;
+    case PROP_ALLOC:
+        if (op->sel & 0x40)
+            snprintf(buf, len, "alloc(what the budget has left, fill 0x%02x)", op->v);
+        else if (op->sel & 0x80)
+            snprintf(buf, len, "alloc(a chunk more than the budget has left, fill 0x%02x)", op->v);
+        else
+            snprintf(buf, len, "alloc(%u bytes, fill 0x%02x)", op->x, op->v);
+        break;
+    case PROP_REALLOC:
+        snprintf(buf, len, "realloc(%s value %u, %u bytes, fill 0x%02x)",
+                 op->sel & 1 ? "outside" : "block", op->sel >> 1, op->x, op->v);
+        break;
+    case PROP_FREE:
+    case PROP_CLONE:
+        snprintf(buf, len, "%s(%s value %u)", kind_names[op->kind],
+                 op->sel & 1 ? "outside" : "block", op->sel >> 1);
+        break;
+    case PROP_OUTSIDE:
+        if (op->sel & 0x80)
+            snprintf(buf, len, "alloc_outside(a byte more than the budget has left)");
+        else
+            snprintf(buf, len, "alloc_outside(%u bytes, fill 0x%02x)", op->x, op->v);
+        break;
+    case PROP_HAND_OVER:
+        snprintf(buf, len, "hand_over(%s value %u)", op->sel & 0x80 ? "block" : "outside",
+                 op->sel & 0x7f);
+        break;
+    case PROP_SPAWN:
+        if (op->sel & 1)
+            snprintf(buf, len, "spawn(the default strategy's block)");
+        else
+            snprintf(buf, len, "spawn(a block of %u bytes)", 512 * (1 + op->x % 128));
+        break;
+    case PROP_JOIN:
+        if (op->sel & 1)
+            snprintf(buf, len, "join(the task returns outside value %u)", op->sel >> 1);
+        else
+            snprintf(buf, len, "join(the task returns NULL)");
+        break;
+    case PROP_PANIC:
+        if (op->sel & 1)
+            snprintf(buf, len, "panic(in a region of %u bytes of 0x%02x)", op->x, op->v);
+        else
+            snprintf(buf, len, "panic()");
+        break;
+    case PROP_SEND:
+        snprintf(buf, len, "send(%s value %u, channel %u)", op->sel & 0x80 ? "block" : "outside",
+                 op->sel & 0x7f, op->y & 1);
+        break;
+    case PROP_RECV:
+    case PROP_CLOSE:
+        snprintf(buf, len, "%s(channel %u)", kind_names[op->kind], op->y & 1);
+        break;
+    case PROP_SHARED:
+        snprintf(buf, len, "shared_new(%s%s, %u bytes of 0x%02x, block of %u + value's chunk)",
+                 op->sel & 1 ? "RT_OWNED" : "RT_COPY", op->sel & 2 ? ", supervised" : "",
+                 1 + op->x % 64, op->v, op->y % 4096);
+        break;
+    case PROP_UPDATE:
+    case PROP_UPDATE_ALL:
+        snprintf(buf, len, "%s(value %u%s, writes 0x%02x, %s%s%u bytes allocated in the door%s%s%s)",
+                 kind_names[op->kind], op->sel,
+                 op->kind == PROP_UPDATE_ALL ? " and another" : "", op->v,
+                 op->kind == PROP_UPDATE && (op->y & 4) ? "stores an outside value, " : "",
+                 op->x % 4096 ? "" : "no allocation: ", op->x % 4096 ? op->x % 4096 - 1 : 0,
+                 op->kind == PROP_UPDATE && (op->y & 8) ? ", unstores one" : "",
+                 op->y & 1 ? ", then panics" : "",
+                 op->kind == PROP_UPDATE && (op->y & 2) ? ", a rebuild's build panics" : "");
+        break;
+    case PROP_ACCESS:
+        snprintf(buf, len, "access(value %u%s)", op->sel, op->y & 1 ? ", then panics" : "");
+        break;
+    case PROP_GET:
+        snprintf(buf, len, "get(value %u)", op->sel);
         break;
     case PROP_SKIP:
         snprintf(buf, len, "skip");

@@ -17,6 +17,10 @@ const char *const prop_profile_names[PROP_PROFILES] = {
     [PROP_FILLS] = "fills",
     [PROP_REUSE] = "reuse",
     [PROP_DEEP] = "deep",
+    [PROP_HELD] = "held",
+    [PROP_PANICS] = "panics",
+    [PROP_CHANNELS] = "channels",
+    [PROP_DOORS] = "doors",
 };
 
 /* splitmix64: small, and every seed gives a different stream. */
@@ -109,10 +113,165 @@ static struct prop_op gen_give(uint64_t *s)
     return op;
 }
 
+/* ---- tasks, outside values, channels, doors ---------------------------- */
+
+/* A size for a task's value: small mostly, now and then a few KiB. */
+static uint16_t pick_bytes(uint64_t *s)
+{
+    switch (below(s, 8)) {
+    case 0: return (uint16_t)below(s, 8192);
+    case 1: case 2: return pick_size(s);
+    default: return (uint16_t)below(s, 600);
+    }
+}
+
+static struct prop_op gen_spawn(uint64_t *s)
+{
+    struct prop_op op = op_of(PROP_SPAWN);
+    /* a block of 512 * (1 + x % 128) bytes: small ones, where budgets bind;
+    ** now and then the default strategy's */
+    op.x = below(s, 3) == 0 ? (uint16_t)below(s, 128) : (uint16_t)below(s, 16);
+    op.sel = below(s, 16) == 0;
+    return op;
+}
+
+static struct prop_op gen_alloc_task(uint64_t *s)
+{
+    struct prop_op op = op_of(PROP_ALLOC);
+    op.x = pick_bytes(s);
+    op.v = pick_fill(s);
+    switch (below(s, 12)) {
+    case 0: op.sel = 0x40; break; /* the budget exactly full */
+    case 1: op.sel = 0x80; break; /* a chunk more than it has left */
+    default: break;
+    }
+    return op;
+}
+
+static struct prop_op gen_value_op(uint64_t *s)
+{
+    struct prop_op op;
+    switch (below(s, 12)) {
+    case 0: case 1: case 2: return gen_alloc_task(s);
+    case 3:
+        op = op_of(PROP_REALLOC);
+        op.sel = (uint8_t)below(s, 16), op.x = pick_bytes(s), op.v = pick_fill(s);
+        return op;
+    case 4: case 5:
+        op = op_of(PROP_FREE);
+        op.sel = (uint8_t)below(s, 16);
+        return op;
+    case 6: case 7:
+        op = op_of(PROP_OUTSIDE);
+        op.x = pick_bytes(s), op.v = pick_fill(s);
+        if (below(s, 10) == 0)
+            op.sel = 0x80;
+        return op;
+    case 8:
+        op = op_of(PROP_CLONE);
+        op.sel = (uint8_t)below(s, 16);
+        return op;
+    case 9:
+        op = op_of(PROP_HAND_OVER);
+        op.sel = (uint8_t)(below(s, 8) | (below(s, 6) == 0 ? 0x80 : 0));
+        return op;
+    default:
+        op = op_of(PROP_FREE);
+        op.sel = (uint8_t)below(s, 16);
+        return op;
+    }
+}
+
+static struct prop_op gen_chan_op(uint64_t *s)
+{
+    struct prop_op op;
+    switch (below(s, 10)) {
+    case 0: case 1: case 2: case 3:
+        op = op_of(PROP_SEND);
+        op.sel = (uint8_t)(below(s, 8) | (below(s, 10) == 0 ? 0x80 : 0));
+        break;
+    case 4: case 5: case 6: case 7:
+        op = op_of(PROP_RECV);
+        break;
+    case 8:
+        op = op_of(PROP_CLOSE);
+        if (below(s, 3) != 0)
+            return gen_value_op(s);
+        break;
+    default:
+        op = op_of(PROP_OUTSIDE);
+        op.x = pick_bytes(s), op.v = pick_fill(s);
+        return op;
+    }
+    op.y = (uint16_t)below(s, 2);
+    return op;
+}
+
+static struct prop_op gen_door_op(uint64_t *s)
+{
+    struct prop_op op;
+    switch (below(s, 10)) {
+    case 0: case 1:
+        op = op_of(PROP_SHARED);
+        op.sel = (uint8_t)below(s, 4), op.x = (uint16_t)below(s, 64);
+        op.y = (uint16_t)(below(s, 2) ? below(s, 256) : below(s, 4096));
+        op.v = pick_fill(s);
+        return op;
+    case 2: case 3: case 4:
+        op = op_of(PROP_UPDATE);
+        op.sel = (uint8_t)below(s, 16);
+        op.x = below(s, 2) ? 0 : (uint16_t)(1 + pick_bytes(s) % 4095);
+        /* panics, a build that panics, a store, an unstore; which values */
+        op.y = (uint16_t)((below(s, 3) == 0 ? below(s, 4) : 0) | (below(s, 3) == 0 ? 4 : 0) |
+                          (below(s, 4) == 0 ? 8 : 0) | below(s, 8) << 4);
+        op.v = pick_fill(s);
+        return op;
+    case 5: case 6:
+        op = op_of(PROP_UPDATE_ALL);
+        break;
+    case 7:
+        op = op_of(PROP_ACCESS);
+        break;
+    default:
+        op = op_of(PROP_GET);
+        break;
+    }
+    op.sel = (uint8_t)below(s, 16);
+    op.x = below(s, 2) ? 0 : (uint16_t)(1 + pick_bytes(s) % 4095);
+    op.y = (uint16_t)(below(s, 3) == 0 ? below(s, 4) : 0);
+    op.v = pick_fill(s);
+    return op;
+}
+
+/* A task's end: a panic (maybe in a region), or a join. */
+static struct prop_op gen_end(uint64_t *s)
+{
+    struct prop_op op;
+    if (below(s, 2) == 0) {
+        op = op_of(PROP_PANIC);
+        op.sel = (uint8_t)below(s, 2), op.x = pick_size(s), op.v = pick_fill(s);
+    } else {
+        op = op_of(PROP_JOIN);
+        op.sel = (uint8_t)below(s, 16);
+    }
+    return op;
+}
+
+static struct prop_op gen_task_any(uint64_t *s)
+{
+    switch (below(s, 12)) {
+    case 0: return gen_spawn(s);
+    case 1: return gen_end(s);
+    case 2: case 3: case 4: return gen_chan_op(s);
+    case 5: case 6: case 7: return gen_door_op(s);
+    default: return gen_value_op(s);
+    }
+}
+
 static struct prop_op gen_any(uint64_t *s)
 {
     struct prop_op op;
-    switch (below(s, 17)) {
+    switch (below(s, 24)) {
     case 0: case 1: return op_of(PROP_REGION_OPEN);
     case 2: case 3: case 4: return gen_alloc(s);
     case 5: case 6: return op_of(PROP_REGION_CLOSE);
@@ -127,10 +286,12 @@ static struct prop_op gen_any(uint64_t *s)
         op = op_of(PROP_THREAD);
         op.sel = (uint8_t)below(s, 256), op.x = pick_size(s), op.v = pick_fill(s);
         return op;
-    default: /* a free slot must be skipped, whatever its arguments */
+    case 16: /* a free slot must be skipped, whatever its arguments */
         op = op_of((uint8_t)(PROP_KINDS + below(s, PROP_SLOTS - PROP_KINDS)));
         op.sel = (uint8_t)below(s, 256), op.x = (uint16_t)below(s, 65536);
         return op;
+    default:
+        return gen_task_any(s);
     }
 }
 
@@ -189,6 +350,47 @@ size_t prop_generate(uint64_t seed, enum prop_profile profile, struct prop_op *o
                 PUSH(in == PROP_REGION_OPEN ? op_of(PROP_REGION_CLOSE) : gen_give(&s));
             break;
         }
+        case PROP_HELD:
+            /* A task (or main's) allocating, reallocating and freeing near its budget. */
+            if (below(&s, 16) == 0)
+                PUSH(below(&s, 3) ? gen_spawn(&s) : gen_end(&s));
+            else
+                PUSH(below(&s, 8) == 0 ? gen_chan_op(&s) : gen_value_op(&s));
+            break;
+        case PROP_PANICS: {
+            /* A task that holds values, sends some, and panics. */
+            unsigned holds = below(&s, 8);
+            PUSH(gen_spawn(&s));
+            for (unsigned h = 0; h < holds; h++)
+                PUSH(below(&s, 4) == 0 ? gen_task_any(&s) : gen_value_op(&s));
+            if (below(&s, 3) == 0) { /* a door open when it panics */
+                op = gen_door_op(&s);
+                op.y |= 1;
+                PUSH(op);
+            }
+            op = gen_end(&s);
+            if (below(&s, 4) != 0 && op.kind == PROP_JOIN)
+                op = op_of(PROP_PANIC), op.sel = (uint8_t)below(&s, 2), op.x = pick_size(&s),
+                op.v = pick_fill(&s);
+            PUSH(op);
+            break;
+        }
+        case PROP_CHANNELS:
+            /* Values sent by main, received by a task, sent back, joined. */
+            switch (below(&s, 10)) {
+            case 0: PUSH(gen_spawn(&s)); break;
+            case 1: PUSH(gen_end(&s)); break;
+            default: PUSH(gen_chan_op(&s)); break;
+            }
+            break;
+        case PROP_DOORS:
+            switch (below(&s, 12)) {
+            case 0: PUSH(gen_spawn(&s)); break;
+            case 1: PUSH(gen_end(&s)); break;
+            case 2: PUSH(gen_value_op(&s)); break;
+            default: PUSH(gen_door_op(&s)); break;
+            }
+            break;
         default:
             PUSH(gen_any(&s));
             break;

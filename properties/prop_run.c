@@ -27,7 +27,7 @@
 ** file's static state.
 */
 #define _GNU_SOURCE
-#include "prop.h"
+#include "prop_int.h"
 #include "prop_spans.h"
 
 #include <stdalign.h>
@@ -78,10 +78,10 @@ static struct {
 
 /* ---- reports ------------------------------------------------------------ */
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+#define fail prop_fail
 
 /* Records the first failure of the run: "op N (what): why". */
-static int fail(const char *fmt, ...)
+int prop_fail(const char *fmt, ...)
 {
     struct prop_report *rep = M.rep;
     char what[160] = "teardown after the last operation";
@@ -391,15 +391,18 @@ static int op_chunk_check(const struct prop_op *op)
 #define THREAD_MAX_CHUNKS 20
 #define THREADS_A_RUN 1 /* a thread costs more than all the other operations of a run */
 
+/* Pointers that must be freed by some moment (prop_int.h). */
+#define WATCH_MAX 64
+
 struct watched {
-    unsigned char *p;
+    const unsigned char *p;
     size_t used;   /* bytes [0, used) must read zero when it is freed */
     int freed, dirty;
 };
 
 int prop_sees_frees;
 static pthread_mutex_t watch_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct watched watch[THREAD_MAX_CHUNKS];
+static struct watched watch[WATCH_MAX];
 static unsigned nwatch;
 
 void prop_note_free(void *p)
@@ -411,6 +414,34 @@ void prop_note_free(void *p)
             watch[i].dirty = !all_equal(p, 0, watch[i].used, 0);
         }
     pthread_mutex_unlock(&watch_lock);
+}
+
+void prop_watch_add(const void *p, size_t used)
+{
+    if (!prop_sees_frees)
+        return;
+    pthread_mutex_lock(&watch_lock);
+    if (nwatch < WATCH_MAX) /* past it, a pointer goes unwatched: a check lost, not a false one */
+        watch[nwatch++] = (struct watched){p, used, 0, 0};
+    pthread_mutex_unlock(&watch_lock);
+}
+
+int prop_watch_verify(const char *what)
+{
+    int bad = 0;
+
+    pthread_mutex_lock(&watch_lock);
+    for (unsigned i = 0; i < nwatch && !bad; i++) {
+        if (!watch[i].freed)
+            bad = fail("%s: %p (%u of %u watched) was not freed", what, (const void *)watch[i].p,
+                       i + 1, nwatch);
+        else if (watch[i].dirty)
+            bad = fail("%s: %p (%u of %u watched) was freed without its %zu bytes cleared", what,
+                       (const void *)watch[i].p, i + 1, nwatch, watch[i].used);
+    }
+    nwatch = 0;
+    pthread_mutex_unlock(&watch_lock);
+    return bad;
 }
 
 struct thread_job {
@@ -434,11 +465,8 @@ static void *thread_body(void *arg)
         j->addr[i] = (uintptr_t)j->chunks[i];
         memset(j->chunks[i], j->fill, j->used);
     }
-    pthread_mutex_lock(&watch_lock);
     for (unsigned i = 0; i < j->n; i++)
-        watch[i] = (struct watched){j->chunks[i], j->used, 0, 0};
-    nwatch = j->n;
-    pthread_mutex_unlock(&watch_lock);
+        prop_watch_add(j->chunks[i], j->used);
     for (unsigned i = j->n; i-- > 0;)
         rt_chunk_give(j->chunks[i], j->chunks[i] + j->used);
     j->kept_last = rt_chunk_kept();
@@ -450,7 +478,6 @@ static int op_thread(const struct prop_op *op)
     struct thread_job j = {1 + op->sel % THREAD_MAX_CHUNKS, op->x, op->v, 0, 0, {NULL}, {0}};
     unsigned kept_last = j.n < PROP_SLOTS_KEPT ? j.n : PROP_SLOTS_KEPT;
     pthread_t t;
-    int bad = 0;
 
     if (M.threads == THREADS_A_RUN)
         return 0;
@@ -477,20 +504,7 @@ static int op_thread(const struct prop_op *op)
                 return fail("a thread took chunk %#lx, which the main thread's cache keeps",
                             (unsigned long)j.addr[k]);
     }
-    if (!prop_sees_frees)
-        return 0;
-    pthread_mutex_lock(&watch_lock);
-    for (unsigned i = 0; i < nwatch && !bad; i++) {
-        if (!watch[i].freed)
-            bad = fail("chunk %u of %u the thread used (%p) was not freed when it ended", i + 1,
-                       j.n, (void *)watch[i].p);
-        else if (watch[i].dirty)
-            bad = fail("chunk %u of %u the thread used (%p) was freed without its %zu bytes "
-                       "cleared", i + 1, j.n, (void *)watch[i].p, watch[i].used);
-    }
-    nwatch = 0;
-    pthread_mutex_unlock(&watch_lock);
-    return bad;
+    return prop_watch_verify("a chunk a thread used, when it ended");
 }
 
 static int step(const struct prop_op *op)
@@ -507,9 +521,13 @@ static int step(const struct prop_op *op)
     case PROP_CHUNK_GIVE: bad = op_chunk_give(op); break;
     case PROP_CHUNK_CHECK: bad = op_chunk_check(op); break;
     case PROP_THREAD: bad = op_thread(op); break;
-    default: bad = 0; break; /* a free slot */
+    default:
+        bad = prop_task_step(op);
+        if (bad < 0)
+            bad = 0; /* a free slot */
+        break;
     }
-    return bad || check_kept();
+    return bad || check_kept() || prop_task_check();
 }
 
 /* ---- a run ----------------------------------------------------------------- */
@@ -567,6 +585,7 @@ static void begin(struct prop_report *rep)
     ** run's checks and paths depend on its own operations only. */
     for (unsigned i = 0; i < M.nkept; i++)
         M.kept[i]->known.n = 0;
+    prop_task_begin();
 }
 
 /* The checked teardown: closes every region and gives every chunk back,
@@ -575,6 +594,8 @@ static void begin(struct prop_report *rep)
 static int end_checked(void)
 {
     M.op = NULL;
+    if (prop_task_end_checked())
+        return 1;
     while (M.depth > 0)
         if (op_region_close() || check_kept())
             return 1;
@@ -597,6 +618,7 @@ static int end_checked(void)
 ** runtime may be the broken one). */
 static void end_unchecked(void)
 {
+    prop_task_end_unchecked();
     while (M.depth > 0) {
         rt_region *r = &M.regions[--M.depth];
         if (r->base != NULL)

@@ -1,130 +1,115 @@
 #!/usr/bin/env python3
-"""reach.py CATALOG...: which deliberate faults the properties and the fuzzer kill.
+"""reach.py: which curated mutants the properties and the fuzzers kill.
 
-For each entry of the mutant catalogs named (the format of
-docs/conventions.md), copies the tree to a scratch folder (never in
-place), applies the fault there, and runs each suite of this area on its
-own: the property tests, the replay of the corpus and regression inputs,
-and the bounded libFuzzer run. Prints one line an entry with the suites
-that failed (killed it), and a Markdown table for docs/fuzzing.md.
+Runs the mutant driver (scripts/region_cache_mutants.py, docs/mutants.md)
+over the curated catalog, mutants/*.mut, twice: once with the property
+tests as the only suite (check-properties), once with the fuzzers only
+(check-fuzz-replay and check-fuzz-libfuzzer). The driver builds every
+mutant in its own copy of the tree, never in place; the suites are
+narrowed with MUTANT_SKIP, which `make print-mutant-suites` honours.
+Prints one line a mutant and the Markdown table of docs/fuzzing.md.
 
-  /usr/bin/python3 properties/reach.py mutants/chunk_cache.mut [--keep]
+  /usr/bin/python3 properties/reach.py [--only NAME]... [--jobs N]
 
-Exits non-zero if a fault was not applied (a stale entry) or if the tree
-without any fault does not pass every suite.
+Exits non-zero if a driver run stopped (the unmutated tree fails a suite,
+a stale catalog entry) or its report lacks a mutant it was asked for.
 """
 import argparse
+import glob
+import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 
-SUITES = ["check-properties", "check-fuzz-replay", "check-fuzz-libfuzzer"]
-BREAKS = ("== ", "--- ", "+++ ", "file:")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GROUPS = {
+    "properties": ["check-properties"],
+    "fuzzers": ["check-fuzz-replay", "check-fuzz-libfuzzer"],
+}
+# The driver's own runs, never suites (mk/mutants.mk).
+DRIVER_SUITES = ["check-mutants", "check-mutants-driver", "gate-mutants"]
 
 
-def parse(path):
-    """The entries of a catalog: name, about, and (file, find, replace) edits."""
-    entries, entry, edits, block = [], None, None, None
-    for line in open(path, encoding="utf-8").read().splitlines():
-        if line.startswith(BREAKS):
-            block = None
-        if line.startswith("== "):
-            entry = {"name": line[3:].strip(), "about": "", "edits": []}
-            entries.append(entry)
-        elif entry is None:
-            continue
-        elif line.startswith("about:"):
-            entry["about"] = line[6:].strip()
-        elif line.startswith("file:"):
-            edits = {"file": line[5:].strip(), "pairs": []}
-            entry["edits"].append(edits)
-        elif line.startswith("--- find"):
-            edits["pairs"].append([[], []])
-            block = edits["pairs"][-1][0]
-        elif line.startswith("+++ replace"):
-            block = edits["pairs"][-1][1]
-        elif block is not None:
-            block.append(line)
-    for e in entries:
-        for ed in e["edits"]:
-            for pair in ed["pairs"]:
-                for lines in pair:
-                    while lines and lines[-1] == "":
-                        lines.pop()  # blank lines between entries
+def catalog():
+    """(name, catalog file, about) of every curated mutant, in catalog order."""
+    entries = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "mutants", "*.mut"))):
+        name = None
+        for line in open(path, encoding="utf-8"):
+            if line.startswith("== "):
+                name = line[3:].strip()
+                entries.append([name, os.path.basename(path), ""])
+            elif line.startswith("about:") and name is not None:
+                entries[-1][2] = line[6:].strip()
     return entries
 
 
-def apply(tree, entry):
-    for ed in entry["edits"]:
-        path = os.path.join(tree, ed["file"])
-        text = open(path, encoding="utf-8").read()
-        for find, replace in ed["pairs"]:
-            old = "\n".join(find) + "\n"
-            new = "\n".join(replace) + "\n" if replace else ""
-            if text.count(old) != 1:
-                raise ValueError(f"{entry['name']}: the find block occurs {text.count(old)} "
-                                 f"times in {ed['file']}")
-            text = text.replace(old, new)
-        open(path, "w", encoding="utf-8").write(text)
+def all_suites():
+    out = subprocess.run(["make", "-s", "--no-print-directory", "print-mutant-suites",
+                          "MUTANT_SKIP="], cwd=ROOT, check=True, capture_output=True,
+                         text=True).stdout
+    return out.split()
 
 
-def copy_tree(src, dst):
-    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("build", ".git"))
+def run_group(group, suites, names, jobs):
+    """{mutant: (status, killedBy)} for one driver run with only `suites`."""
+    skip = [s for s in all_suites() if s not in suites] + DRIVER_SUITES
+    build = os.path.join(ROOT, "build", "reach", group)
+    report = os.path.join(build, "report")
+    cmd = [sys.executable, os.path.join(ROOT, "scripts", "region_cache_mutants.py"),
+           "--curated-only", "--build", build, "--report", report, "--jobs", str(jobs),
+           "--html", "no", "--make-var", "MUTANT_SKIP=" + " ".join(sorted(set(skip)))]
+    for n in names:
+        cmd += ["--only", n]
+    print(f"reach: {group}: {' '.join(suites)}", flush=True)
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    tail = r.stdout.strip().splitlines()[-3:]
+    for line in tail:
+        print(f"  {line}")
+    if "stopped" in r.stdout or not os.path.exists(os.path.join(report, "report.json")):
+        sys.stdout.write(r.stdout[-2000:] + r.stderr[-2000:])
+        raise SystemExit(f"reach: the {group} run stopped")
+    got = {}
+    for f in json.load(open(os.path.join(report, "report.json")))["files"].values():
+        for m in f["mutants"]:
+            got[m["id"]] = (m["status"], m.get("killedBy") or [])
+    return got
 
 
-def run_suites(tree):
-    """The suites that fail in tree, each run on its own."""
-    failed = []
-    for suite in SUITES:
-        r = subprocess.run(["make", "-s", "--no-print-directory", suite], cwd=tree,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        if r.returncode != 0:
-            failed.append(suite)
-    return failed
+def verdict(result):
+    status, killed = result
+    if status == "Killed":
+        return "killed (" + ", ".join(killed) + ")"
+    if status == "Timeout":
+        return "killed (timeout: a hang)"
+    return {"Survived": "survives", "NoCoverage": "not reached"}.get(status, status.lower())
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("catalogs", nargs="+")
-    ap.add_argument("--keep", action="store_true", help="keep the scratch folders")
+    ap.add_argument("--only", action="append", default=[], help="mutant names (patterns)")
+    ap.add_argument("--jobs", type=int, default=2)
     args = ap.parse_args()
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    scratch = tempfile.mkdtemp(prefix="refrt-reach-")
+    entries = catalog()
+    names = args.only or [e[0] for e in entries]
+    results = {g: run_group(g, s, names, args.jobs) for g, s in GROUPS.items()}
     status = 0
-
-    base = os.path.join(scratch, "unchanged")
-    copy_tree(root, base)
-    if run_suites(base):
-        print("reach: the tree without a fault fails; fix that first")
-        return 1
     rows = []
-    for catalog in args.catalogs:
-        for entry in parse(catalog):
-            tree = os.path.join(scratch, entry["name"])
-            copy_tree(root, tree)
-            try:
-                apply(tree, entry)
-            except ValueError as e:
-                print(f"reach: stale entry: {e}")
+    for name, cat, about in entries:
+        if name not in results["properties"] and name not in results["fuzzers"]:
+            if not args.only:
+                print(f"reach: {name}: in no report")
                 status = 1
-                continue
-            killed = run_suites(tree)
-            rows.append((entry["name"], entry["about"], killed))
-            print(f"reach: {entry['name']}: "
-                  + ("killed by " + ", ".join(killed) if killed else "SURVIVES"), flush=True)
-            if not args.keep:
-                shutil.rmtree(tree)
+            continue
+        p = verdict(results["properties"].get(name, ("missing", [])))
+        f = verdict(results["fuzzers"].get(name, ("missing", [])))
+        rows.append((name, cat, about, p, f))
+        print(f"reach: {name}: properties {p}; fuzzers {f}", flush=True)
     print()
-    print("| fault | what it breaks | killed by |")
-    print("|---|---|---|")
-    for name, about, killed in rows:
-        print(f"| `{name}` | {about} | {', '.join(killed) if killed else 'not killed'} |")
-    if not args.keep:
-        shutil.rmtree(scratch)
-    else:
-        print(f"scratch trees kept in {scratch}")
+    print("| mutant | catalog | what it breaks | properties | fuzzers |")
+    print("|---|---|---|---|---|")
+    for name, cat, about, p, f in rows:
+        print(f"| `{name}` | {cat} | {about} | {p} | {f} |")
     return status
 
 

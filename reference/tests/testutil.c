@@ -1,5 +1,6 @@
 /*
-** testutil.c: death tests, the Check main, and chunk counting by --wrap.
+** testutil.c: death tests and chunk counting by --wrap (the Check main is
+** testmain.c).
 */
 #define _GNU_SOURCE
 #include "testutil.h"
@@ -123,50 +124,4 @@ int chunk_live(const void *p)
         found = live[i] == p;
     pthread_mutex_unlock(&chunk_lock);
     return found;
-}
-
-/* ---- main ----------------------------------------------------------------- */
-
-/* Runs the suite in fork mode. With RT_RESULTS set, appends one
-** "pass <test>" or "fail <test> <where>: <msg>" line a test to that file;
-** with RT_XML set, writes Check's XML log there. */
-int main(void)
-{
-    const char *results = getenv("RT_RESULTS");
-    const char *xml = getenv("RT_XML");
-    SRunner *sr;
-    int failed;
-
-    /* Check's default of 4 s a test is a wall-clock bound, and this suite
-    ** runs on loaded 2-core machines and under sanitizers: the timeout is
-    ** only a guard against a hang, so it is generous (the environment may
-    ** still set its own). */
-    setenv("CK_DEFAULT_TIMEOUT", "300", 0);
-    sr = srunner_create(make_suite());
-
-    srunner_set_fork_status(sr, CK_FORK);
-    if (xml != NULL)
-        srunner_set_xml(sr, xml);
-    srunner_run_all(sr, CK_NORMAL);
-    failed = srunner_ntests_failed(sr);
-    if (results != NULL) {
-        FILE *f = fopen(results, "a");
-        TestResult **all = srunner_results(sr);
-        int n = srunner_ntests_run(sr);
-        if (f == NULL) {
-            perror(results);
-            return 1;
-        }
-        for (int i = 0; i < n; i++) {
-            if (tr_rtype(all[i]) == CK_PASS)
-                fprintf(f, "pass %s\n", tr_tcname(all[i]));
-            else
-                fprintf(f, "fail %s %s:%d: %s\n", tr_tcname(all[i]), tr_lfile(all[i]),
-                        tr_lno(all[i]), tr_msg(all[i]));
-        }
-        free(all);
-        fclose(f);
-    }
-    srunner_free(sr);
-    return failed == 0 ? 0 : 1;
 }

@@ -1,7 +1,7 @@
 /*
 ** testutil.h: what every Check suite of the runtime shares.
 **
-** - Each suite file defines make_suite(); check_main.c runs it in fork
+** - Each suite file defines make_suite(); testmain.c runs it in fork
 **   mode, so every test starts in a fresh child that never called rt_init
 **   unless the test does.
 ** - Death tests: a contract violation must abort with its "refrt: ..."

@@ -1,0 +1,1358 @@
+/*
+** prop_task.c: the task half of the interpreter and its model: main's
+** task and at most one spawned task at a time, the values each holds, two
+** channels, and up to four shared values with their doors.
+**
+** The spawned task (the kid) runs a loop that takes one command at a time
+** from the interpreter's thread and answers it, so a run stays one
+** sequence of operations, as deterministic as the rest: nothing runs
+** concurrently, every step is a handshake under one mutex. A task
+** operation acts on the current task: the kid while it runs, else main's.
+** An operation the model says must panic is given only to the kid (a panic
+** in main's task ends the process); the kid's thread then ends, which the
+** interpreter sees through a thread-specific value's destructor, and it
+** joins the kid.
+**
+** The model, per task: every block value (pointer, bytes, the chunk it
+** takes from the budget, its fill) and every outside value (pointer,
+** bytes, fill), and what the task holds in all: its block values' chunks
+** (docs/budgets.md: an 8-byte header, rounded to 16), its outside values'
+** bytes, and the values it sent that nobody has received yet. A panic is
+** certain when a request does not fit the room left (the budget less what
+** is held). Success is certain, for the kid's block, when the chunk also
+** fits past the highest chunk the model knows to be live (the kid's first
+** allocation shows where its block starts): freed chunks are coalesced
+** back to the bump before a block is called full. In between (room enough,
+** but freed chunks may be scattered) the operation is skipped: its outcome
+** is not the model's to say. Per channel: its queue, in order. Per shared
+** value: its bytes (one fill), whether it is poisoned (D11, as
+** docs/poisoning.md states the rules), and its block's figure.
+**
+** After every operation: rt_held() of each task equals the model's, the
+** blocks that exist (rt__blocks_live) are the model's (main's, the kid's,
+** one a shared value), and every shared value is poisoned exactly when the
+** model says. When a task ends, every outside value it held is freed (seen
+** through prop_note_free, where the driver sees frees; else LeakSanitizer's
+** job), and so is the chunk of a region it panicked in, cleared.
+*/
+#define _GNU_SOURCE
+#include "prop_int.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "refrt.h"
+
+/* How many blocks exist (block.c): not in refrt.h, a test hook. */
+size_t rt__blocks_live(void);
+
+#define HEADER 8u
+#define MAX_VALS 16    /* block values a task holds in the model */
+#define MAX_OUTS 16    /* outside values a task holds */
+#define MAX_SHARED 4
+#define MAX_SIZE 64    /* a shared value's bytes */
+#define QUEUE_MAX 3
+#define SPAWNS_A_RUN 3 /* a spawn is a thread: dear */
+
+/* The bytes a block value of n bytes takes from its budget. */
+static size_t chunk_of(size_t n)
+{
+    return (n + HEADER + 15) & ~(size_t)15;
+}
+
+struct val {
+    unsigned char *p;
+    size_t n, chunk; /* chunk 0: an outside value */
+    uint8_t fill;
+};
+
+struct task {
+    int live;
+    struct val blk[MAX_VALS];
+    unsigned nblk;
+    struct val out[MAX_OUTS];
+    unsigned nout;
+    size_t held, budget;
+    const unsigned char *arena; /* the kid: where its block starts */
+};
+
+enum { MAIN, KID, ENDED = -1 };
+
+struct item {
+    unsigned char *p;
+    size_t n;
+    uint8_t fill;
+    int sender; /* MAIN, KID, or ENDED: counts against nobody */
+};
+
+struct chan {
+    rt_chan *c;
+    unsigned cap;
+    int closed;
+    struct item q[QUEUE_MAX];
+    unsigned head, count;
+};
+
+struct build_ctx {
+    size_t size;
+    uint8_t pattern;
+    int panic;
+};
+
+#define MAX_STORED 4
+
+struct shared {
+    rt_shared *s;
+    int owned, supervised, poisoned;
+    size_t size, block;
+    uint8_t value;
+    struct build_ctx ctx;
+    struct val stored[MAX_STORED]; /* outside values stored into it (D9) */
+    unsigned nstored;
+};
+
+static struct {
+    struct task t[2];
+    struct chan ch[2];
+    struct shared sh[MAX_SHARED];
+    unsigned nsh, spawns;
+    size_t blocks; /* rt__blocks_live() as the model has it */
+} T;
+
+/* ---- commands: what a task is asked to do ------------------------------ */
+
+enum cmd_kind {
+    C_ALLOC, C_REALLOC, C_FREE, C_OUTSIDE, C_CLONE, C_HAND_OVER, C_SEND, C_RECV,
+    C_UPDATE, C_UPDATE_ALL, C_ACCESS, C_GET, C_PANIC, C_SUPERVISED, C_PROBE, C_RETURN
+};
+
+/* What fn does in a door, and what it saw there. */
+struct door_job {
+    rt_shared *alloc_in; /* the value whose block a door allocation uses, or NULL */
+    void *store, *unstore; /* an outside value to store into alloc_in, one to unstore */
+    rt_status stored;
+    size_t size_a, size_b;
+    uint8_t va, vb;
+    size_t alloc; /* 0: no allocation in the door, else 1 + its bytes */
+    int panic;
+    int ran;
+    size_t task_held, shared_held; /* with the door's allocation live */
+    unsigned char seen[MAX_SIZE];
+};
+
+struct cmd {
+    enum cmd_kind kind;
+    void *p;
+    size_t n;
+    uint8_t fill;
+    int region; /* C_PANIC: in a region */
+    rt_chan *c;
+    rt_shared *a, *b;
+    rt_kind skind;
+    struct build_ctx *ctx;
+    size_t block;
+    struct door_job job;
+    /* results */
+    void *r;
+    size_t held, budget;
+    size_t held_after; /* the kid's rt_held() once the command is done */
+    rt_status st;
+    int err;
+};
+
+static void door_work(struct door_job *j)
+{
+    j->ran = 1;
+    if (j->store != NULL)
+        j->stored = rt_store(j->alloc_in, j->store);
+    if (j->alloc != 0) {
+        size_t n = j->alloc - 1;
+        unsigned char *p = rt_alloc(n);
+        memset(p, 0xd0, n);
+        j->task_held = rt_held();
+        j->shared_held = j->alloc_in != NULL ? rt_shared_held(j->alloc_in) : 0;
+        rt_free(p);
+    }
+    if (j->unstore != NULL)
+        rt_unstore(j->alloc_in, j->unstore);
+    if (j->panic)
+        rt_panic("prop: a panic inside a door");
+}
+
+static void door_one(void *v, void *ctx)
+{
+    struct door_job *j = ctx;
+    memset(v, j->va, j->size_a);
+    door_work(j);
+}
+
+static void door_two(void *va, void *vb, void *ctx)
+{
+    struct door_job *j = ctx;
+    memset(va, j->va, j->size_a);
+    memset(vb, j->vb, j->size_b);
+    door_work(j);
+}
+
+static void door_read(const void *v, void *ctx)
+{
+    struct door_job *j = ctx;
+    memcpy(j->seen, v, j->size_a);
+    j->ran = 1;
+    if (j->panic)
+        rt_panic("prop: a panic inside an access");
+}
+
+static void build(void *v, void *ctx)
+{
+    struct build_ctx *b = ctx;
+    memset(v, b->pattern, b->size);
+    if (b->panic)
+        rt_panic("prop: a build that panics");
+}
+
+/* Runs c on the calling thread, which is the task's. */
+static void exec(struct cmd *c)
+{
+    switch (c->kind) {
+    case C_ALLOC:
+        c->r = rt_alloc(c->n);
+        memset(c->r, c->fill, c->n);
+        break;
+    case C_REALLOC: c->r = rt_realloc(c->p, c->n); break;
+    case C_FREE: rt_free(c->p); break;
+    case C_OUTSIDE:
+        c->r = rt_alloc_outside(c->n);
+        memset(c->r, c->fill, c->n);
+        break;
+    case C_CLONE: c->r = rt_clone_outside(c->p, c->n); break;
+    case C_HAND_OVER:
+        errno = 0;
+        c->r = rt_hand_over(c->p);
+        c->err = errno;
+        break;
+    case C_SEND: c->st = rt_send(c->c, c->p); break;
+    case C_RECV: c->r = rt_recv(c->c); break;
+    case C_UPDATE: c->st = rt_update(c->a, door_one, &c->job); break;
+    case C_UPDATE_ALL: c->st = rt_update_all(c->a, c->b, door_two, &c->job); break;
+    case C_ACCESS: c->st = rt_access(c->a, door_read, &c->job); break;
+    case C_GET: c->st = rt_get(c->a, c->job.seen); break;
+    case C_PANIC:
+        if (c->region) {
+            rt_region r;
+            rt_region_open(&r);
+            rt_region_alloc(&r, 1, c->n, c->fill);
+            prop_watch_add(r.base, c->n); /* freed, cleared, when the task's thread ends */
+        }
+        rt_panic("prop: PROP_PANIC");
+    case C_SUPERVISED:
+        c->r = rt_shared_supervised(c->skind, c->ctx->size, build, c->ctx, c->block);
+        break;
+    case C_PROBE:
+        c->r = rt_alloc(0);
+        rt_free(c->r);
+        c->held = rt_held();
+        c->budget = rt_budget();
+        break;
+    case C_RETURN: break; /* the kid's loop returns c->p */
+    }
+}
+
+/* ---- the kid: a task that runs one command at a time -------------------- */
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cv;
+    struct cmd *cmd;
+    int posted, replied, ended;
+    rt_task *task;
+    size_t held; /* the kid's rt_held() after its last command */
+} K = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, NULL, 0};
+
+static pthread_key_t kid_key;
+static pthread_once_t kid_once = PTHREAD_ONCE_INIT;
+
+/* The kid's thread has ended: returned, or panicked out of its loop. */
+static void kid_gone(void *unused)
+{
+    (void)unused;
+    pthread_mutex_lock(&K.lock);
+    K.ended = 1;
+    pthread_cond_broadcast(&K.cv);
+    pthread_mutex_unlock(&K.lock);
+}
+
+static void kid_key_make(void)
+{
+    if (pthread_key_create(&kid_key, kid_gone) != 0)
+        abort();
+}
+
+static void *kid_main(void *arg)
+{
+    (void)arg;
+    pthread_setspecific(kid_key, &K);
+    for (;;) {
+        struct cmd *c;
+        pthread_mutex_lock(&K.lock);
+        while (!K.posted)
+            pthread_cond_wait(&K.cv, &K.lock);
+        K.posted = 0;
+        c = K.cmd;
+        pthread_mutex_unlock(&K.lock);
+        if (c->kind == C_RETURN)
+            return c->p;
+        exec(c);
+        c->held_after = rt_held(); /* saves prop_task_check a round trip */
+        pthread_mutex_lock(&K.lock);
+        K.replied = 1;
+        pthread_cond_broadcast(&K.cv);
+        pthread_mutex_unlock(&K.lock);
+    }
+}
+
+static void post(struct cmd *c)
+{
+    pthread_mutex_lock(&K.lock);
+    K.cmd = c;
+    K.posted = 1;
+    K.replied = 0;
+    pthread_cond_broadcast(&K.cv);
+    pthread_mutex_unlock(&K.lock);
+}
+
+/* Runs c on task who; 1 if the task ended (it panicked) instead of answering. */
+static int run_on(int who, struct cmd *c)
+{
+    int ended;
+
+    if (who == MAIN) {
+        exec(c);
+        return 0;
+    }
+    post(c);
+    pthread_mutex_lock(&K.lock);
+    while (!K.replied && !K.ended)
+        pthread_cond_wait(&K.cv, &K.lock);
+    ended = !K.replied;
+    pthread_mutex_unlock(&K.lock);
+    if (!ended)
+        K.held = c->held_after;
+    return ended;
+}
+
+/* ---- the model's helpers --------------------------------------------------- */
+
+static int cur(void)
+{
+    return T.t[KID].live ? KID : MAIN;
+}
+
+static size_t room(const struct task *t)
+{
+    return t->held <= t->budget ? t->budget - t->held : 0;
+}
+
+/* One past the highest live chunk of the kid's block, from its start. */
+static size_t top(const struct task *t)
+{
+    size_t hi = 0;
+    for (unsigned i = 0; i < t->nblk; i++) {
+        size_t end = (size_t)(t->blk[i].p - HEADER - t->arena) + t->blk[i].chunk;
+        if (end > hi)
+            hi = end;
+    }
+    return hi;
+}
+
+/* Whether a block value taking `chunk` bytes fits task who's block: 1
+** certainly, -1 certainly not (a panic), 0 the model cannot say. Main's
+** block is hundreds of MiB and never asked near its budget. */
+static int fits(int who, size_t chunk)
+{
+    const struct task *t = &T.t[who];
+
+    if (chunk > room(t))
+        return -1;
+    if (who == MAIN)
+        return chunk <= room(t) / 2 ? 1 : 0;
+    return top(t) + chunk <= t->budget ? 1 : 0;
+}
+
+/* The same for n bytes counted outside the block (an outside value, a
+** received one): only the room matters. */
+static int fits_outside(int who, size_t n)
+{
+    const struct task *t = &T.t[who];
+
+    if (n > room(t))
+        return -1;
+    return who == MAIN && n > room(t) / 2 ? 0 : 1;
+}
+
+static int reads(const unsigned char *p, size_t n, uint8_t v)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != v)
+            return 0;
+    return 1;
+}
+
+static const char *const who_name[2] = {"main's task", "the spawned task"};
+
+/* Whether value v still reads its fill; why says when. */
+static int val_check(const struct val *v, const char *why)
+{
+    for (size_t i = 0; i < v->n; i++)
+        if (v->p[i] != v->fill)
+            return prop_fail("%s: byte %zu of the %zu-byte value %p reads 0x%02x, the model "
+                             "expects 0x%02x", why, i, v->n, (void *)v->p, v->p[i], v->fill);
+    return 0;
+}
+
+/* Whether [p, p + n) overlaps a block value task who holds. */
+static int overlaps(int who, const unsigned char *p, size_t n, const unsigned char *except)
+{
+    const struct task *t = &T.t[who];
+    for (unsigned i = 0; i < t->nblk; i++) {
+        const struct val *v = &t->blk[i];
+        if (v->p != except && p < v->p + (v->n ? v->n : 1) && v->p < p + (n ? n : 1))
+            return prop_fail("%s's new value [%p, +%zu) overlaps its value [%p, +%zu)",
+                             who_name[who], (void *)p, n, (void *)v->p, v->n);
+    }
+    return 0;
+}
+
+static void val_drop(struct val *arr, unsigned *n, unsigned i)
+{
+    arr[i] = arr[--*n];
+}
+
+/* Watches the kid's outside values but `keep`: its end must free them. */
+static void watch_kid(const void *keep)
+{
+    const struct task *t = &T.t[KID];
+    for (unsigned i = 0; i < t->nout; i++)
+        if (t->out[i].p != keep)
+            prop_watch_add(t->out[i].p, 0);
+}
+
+/* The kid has ended: what it held is gone, what it sent counts against
+** nobody. */
+static void kid_forget(void)
+{
+    for (unsigned c = 0; c < 2; c++)
+        for (unsigned k = 0; k < T.ch[c].count; k++) {
+            struct item *it = &T.ch[c].q[(T.ch[c].head + k) % QUEUE_MAX];
+            if (it->sender == KID)
+                it->sender = ENDED;
+        }
+    memset(&T.t[KID], 0, sizeof T.t[KID]);
+    K.task = NULL;
+    T.blocks--;
+}
+
+/* The model said the kid must panic: it must have ended, and its join
+** must say so; everything it held is freed. */
+static int kid_panicked(int ended, const char *what)
+{
+    void *r = (void *)1;
+    rt_status st;
+
+    if (!ended) {
+        prop_fail("%s: the spawned task did not panic, the model expects it to", what);
+        return 1;
+    }
+    st = rt_join(K.task, &r);
+    kid_forget();
+    if (st != RT_PANICKED)
+        return prop_fail("%s: rt_join of a task that panicked returns %d, not RT_PANICKED", what,
+                         (int)st);
+    if (r != NULL)
+        return prop_fail("%s: rt_join of a task that panicked sets the result %p, not NULL",
+                         what, r);
+    return prop_watch_verify("a task that panicked");
+}
+
+/* The kid ended where the model says it must not have. */
+static int kid_unexpected(const char *what)
+{
+    prop_fail("%s: the spawned task panicked, the model expects no panic", what);
+    rt_join(K.task, NULL);
+    kid_forget();
+    return 1;
+}
+
+/* A value this task holds: sel even a block value, odd an outside one. */
+static struct val *pick_val(struct task *t, uint8_t sel, int *outside)
+{
+    *outside = sel & 1;
+    if (*outside)
+        return t->nout != 0 ? &t->out[(sel >> 1) % t->nout] : NULL;
+    return t->nblk != 0 ? &t->blk[(sel >> 1) % t->nblk] : NULL;
+}
+
+
+enum { ANSWERED = 0, FAILED = 1, PANICKED = 2 };
+
+/* Runs c on task who, the kid panicking if `panics` (the model's word).
+** ANSWERED: the task answered and was to (the caller checks the answer);
+** PANICKED: it panicked, was to, and its end checked out; else FAILED. */
+static int run(int who, struct cmd *c, int panics, const char *what)
+{
+    int ended;
+
+    if (panics)
+        watch_kid(NULL);
+    ended = run_on(who, c);
+    if (panics)
+        return kid_panicked(ended, what) ? FAILED : PANICKED;
+    if (ended)
+        return kid_unexpected(what);
+    return ANSWERED;
+}
+
+#define RUN(who, c, panics, what)                                              \
+    do {                                                                       \
+        int r_ = run((who), (c), (panics), (what));                            \
+        if (r_ != ANSWERED)                                                    \
+            return r_ == FAILED;                                               \
+    } while (0)
+
+/* ---- allocation ---------------------------------------------------------- */
+
+static int op_alloc(const struct prop_op *op)
+{
+    int who = cur(), f;
+    struct task *t = &T.t[who];
+    struct cmd c = {.kind = C_ALLOC, .fill = op->v};
+    size_t n = op->x, left;
+
+    if (t->nblk == MAX_VALS)
+        return 0;
+    if (op->sel & 0xc0) {
+        if (who == MAIN)
+            return 0; /* main's budget is not to be filled */
+        if (op->sel & 0x40) { /* all that is left: the budget exactly full when it can be */
+            left = room(t) < t->budget - top(t) ? room(t) : t->budget - top(t);
+            if ((left & ~(size_t)15) < 16)
+                return 0;
+            n = (left & ~(size_t)15) - HEADER;
+        } else { /* a chunk of 16 more than the room, rounded down */
+            n = (room(t) & ~(size_t)15) + 16 - HEADER;
+        }
+    }
+    f = fits(who, chunk_of(n));
+    if (f == 0 || (f < 0 && who == MAIN))
+        return 0;
+    c.n = n;
+    RUN(who, &c, f < 0, "rt_alloc");
+    if (c.r == NULL || ((uintptr_t)c.r & 15) != 0)
+        return prop_fail("rt_alloc(%zu) in %s returns %p, not a 16-aligned pointer", n,
+                         who_name[who], c.r);
+    if (overlaps(who, c.r, n, NULL))
+        return 1;
+    t->blk[t->nblk++] = (struct val){c.r, n, chunk_of(n), op->v};
+    t->held += chunk_of(n);
+    return 0;
+}
+
+static int op_realloc(const struct prop_op *op)
+{
+    int who = cur(), outside, f;
+    struct task *t = &T.t[who];
+    struct val *v = pick_val(t, op->sel, &outside), was;
+    struct cmd c = {.kind = C_REALLOC};
+    size_t n = op->x, keep;
+
+    if (v == NULL)
+        return 0;
+    if (outside) {
+        f = n <= v->n ? 1 : fits_outside(who, n - v->n);
+    } else if (chunk_of(n) <= v->chunk) {
+        f = 1; /* it fits where it is */
+    } else {
+        f = fits(who, chunk_of(n)); /* a new chunk beside the old one, at worst */
+        if (f < 0 && chunk_of(n) - v->chunk <= room(t))
+            f = 0; /* it may still grow in place */
+    }
+    if (f == 0 || (f < 0 && who == MAIN))
+        return 0;
+    if (val_check(v, "a value about to be reallocated"))
+        return 1;
+    c.p = v->p;
+    c.n = n;
+    RUN(who, &c, f < 0, "rt_realloc");
+    was = *v;
+    keep = n < was.n ? n : was.n;
+    if (c.r == NULL || ((uintptr_t)c.r & 15) != 0)
+        return prop_fail("rt_realloc(%p, %zu) in %s returns %p", (void *)was.p, n, who_name[who],
+                         c.r);
+    if (!reads(c.r, keep, was.fill))
+        return prop_fail("rt_realloc(%p, %zu) in %s does not keep the first %zu bytes of 0x%02x",
+                         (void *)was.p, n, who_name[who], keep, was.fill);
+    if (!outside && overlaps(who, c.r, n, was.p))
+        return 1;
+    memset(c.r, op->v, n);
+    v->p = c.r;
+    v->n = n;
+    v->fill = op->v;
+    if (outside) {
+        t->held = t->held - was.n + n;
+    } else {
+        v->chunk = chunk_of(n) > was.chunk ? chunk_of(n) : was.chunk;
+        t->held = t->held - was.chunk + v->chunk;
+    }
+    return 0;
+}
+
+static int op_free(const struct prop_op *op)
+{
+    int who = cur(), outside;
+    struct task *t = &T.t[who];
+    struct val *v = pick_val(t, op->sel, &outside);
+    struct cmd c = {.kind = C_FREE};
+
+    if (v == NULL)
+        return 0;
+    if (val_check(v, "a value about to be freed"))
+        return 1;
+    c.p = v->p;
+    RUN(who, &c, 0, "rt_free");
+    t->held -= outside ? v->n : v->chunk;
+    if (outside)
+        val_drop(t->out, &t->nout, (unsigned)(v - t->out));
+    else
+        val_drop(t->blk, &t->nblk, (unsigned)(v - t->blk));
+    return 0;
+}
+
+/* ---- outside values ------------------------------------------------------ */
+
+/* A new outside value of task who: recorded, counted. */
+static void out_add(int who, void *p, size_t n, uint8_t fill)
+{
+    struct task *t = &T.t[who];
+    t->out[t->nout++] = (struct val){p, n, 0, fill};
+    t->held += n;
+}
+
+static int op_outside(const struct prop_op *op)
+{
+    int who = cur(), f;
+    struct task *t = &T.t[who];
+    struct cmd c = {.kind = C_OUTSIDE, .fill = op->v};
+    size_t n = op->x;
+
+    if (t->nout == MAX_OUTS)
+        return 0;
+    if (op->sel & 0x80) {
+        if (who == MAIN)
+            return 0;
+        n = room(t) + 1;
+    }
+    f = fits_outside(who, n);
+    if (f == 0 || (f < 0 && who == MAIN))
+        return 0;
+    c.n = n;
+    RUN(who, &c, f < 0, "rt_alloc_outside");
+    if (c.r == NULL)
+        return prop_fail("rt_alloc_outside(%zu) returns NULL", n);
+    out_add(who, c.r, n, op->v);
+    return 0;
+}
+
+static int op_clone(const struct prop_op *op)
+{
+    int who = cur(), outside, f;
+    struct task *t = &T.t[who];
+    struct val *v = pick_val(t, op->sel, &outside);
+    struct cmd c = {.kind = C_CLONE};
+
+    if (v == NULL || t->nout == MAX_OUTS)
+        return 0;
+    f = fits_outside(who, v->n);
+    if (f == 0 || (f < 0 && who == MAIN))
+        return 0;
+    c.p = v->p;
+    c.n = v->n;
+    RUN(who, &c, f < 0, "rt_clone_outside");
+    if (c.r == NULL || c.r == (void *)v->p)
+        return prop_fail("rt_clone_outside(%p, %zu) returns %p, not a new value", (void *)v->p,
+                         v->n, c.r);
+    if (!reads(c.r, v->n, v->fill))
+        return prop_fail("rt_clone_outside(%p, %zu) does not copy its %zu bytes of 0x%02x",
+                         (void *)v->p, v->n, v->n, v->fill);
+    out_add(who, c.r, v->n, v->fill);
+    return 0;
+}
+
+static int op_hand_over(const struct prop_op *op)
+{
+    int who = cur();
+    struct task *t = &T.t[who];
+    struct cmd c = {.kind = C_HAND_OVER};
+    struct val v;
+    unsigned i;
+
+    if ((op->sel & 0x80) && t->nblk != 0) { /* a block value: refused, nothing changed */
+        c.p = t->blk[op->sel % t->nblk].p;
+        RUN(who, &c, 0, "rt_hand_over");
+        if (c.r != NULL || c.err != EINVAL)
+            return prop_fail("rt_hand_over of block value %p returns %p with errno %d, not NULL "
+                             "with EINVAL", c.p, c.r, c.err);
+        return 0;
+    }
+    if (t->nout == 0)
+        return 0;
+    i = op->sel % t->nout;
+    v = t->out[i];
+    c.p = v.p;
+    RUN(who, &c, 0, "rt_hand_over");
+    if (c.r != v.p)
+        return prop_fail("rt_hand_over(%p) returns %p, not the value itself", (void *)v.p, c.r);
+    val_drop(t->out, &t->nout, i);
+    t->held -= v.n;
+    if (val_check(&v, "a value handed over"))
+        return 1;
+    free(v.p); /* the foreign owner's now: plain free releases it */
+    return 0;
+}
+
+/* ---- tasks ----------------------------------------------------------------- */
+
+/* The default strategy's block for a task made while `running` tasks run,
+** the one being made included (docs/budgets.md): the blocks share 1/64 of
+** the physical memory, each at least 64 KiB. */
+static size_t default_block(size_t running)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    size_t bytes;
+
+    if (pages <= 0 || page <= 0)
+        return 65536;
+    bytes = ((size_t)pages * (size_t)page / 64 / running) & ~(size_t)4095;
+    return bytes > 65536 ? bytes : 65536;
+}
+
+/* A task with a fixed block of 512 * (1 + x % 128) bytes, or (sel odd)
+** with the default strategy's, made while it and main's run. */
+static int op_spawn(const struct prop_op *op)
+{
+    struct task *t = &T.t[KID];
+    struct cmd c = {.kind = C_PROBE};
+    size_t budget = 512 * (1 + (size_t)(op->x % 128));
+
+    if (t->live || T.spawns == SPAWNS_A_RUN)
+        return 0;
+    T.spawns++;
+    pthread_once(&kid_once, kid_key_make);
+    K.posted = K.replied = K.ended = 0;
+    if (op->sel & 1) {
+        budget = default_block(2);
+        rt_set_strategy(rt_default_strategy());
+    } else {
+        rt_set_strategy(rt_fixed_strategy(budget));
+    }
+    K.task = rt_spawn(kid_main, NULL);
+    if (K.task == NULL)
+        return 0; /* no thread to be had: nothing to check */
+    memset(t, 0, sizeof *t);
+    t->live = 1;
+    t->budget = budget;
+    T.blocks++;
+    RUN(KID, &c, 0, "the spawned task's first allocation");
+    if (c.budget != budget)
+        return prop_fail("a task spawned with %s strategy of %zu bytes has rt_budget() %zu",
+                         op->sel & 1 ? "the default" : "a fixed", budget, c.budget);
+    if (c.held != 0)
+        return prop_fail("a new task holds %zu bytes after allocating and freeing one value",
+                         c.held);
+    t->arena = (const unsigned char *)c.r - HEADER;
+    return 0;
+}
+
+/* The kid returns `result` (NULL, or an outside value it holds) and is
+** joined: main holds the result, everything else the kid held is freed. */
+static int join_kid(unsigned char *result)
+{
+    struct task *t = &T.t[KID], *m = &T.t[MAIN];
+    struct cmd c = {.kind = C_RETURN, .p = result};
+    struct val v = {0};
+    void *r = (void *)1;
+    rt_status st;
+
+    for (unsigned i = 0; i < t->nout; i++)
+        if (t->out[i].p == result)
+            v = t->out[i];
+    watch_kid(result);
+    post(&c);
+    st = rt_join(K.task, &r);
+    kid_forget();
+    if (st != RT_OK)
+        return prop_fail("rt_join of a task that returned gives %d, not RT_OK", (int)st);
+    if (r != result)
+        return prop_fail("rt_join gives the result %p, the task returned %p", r, (void *)result);
+    if (result != NULL) {
+        out_add(MAIN, result, v.n, v.fill);
+        if (val_check(&m->out[m->nout - 1], "a task's result, joined"))
+            return 1;
+    }
+    return prop_watch_verify("a task that returned");
+}
+
+static int op_join(const struct prop_op *op)
+{
+    struct task *t = &T.t[KID];
+    unsigned char *result = NULL;
+
+    if (!t->live)
+        return 0;
+    if ((op->sel & 1) && t->nout != 0 && T.t[MAIN].nout < MAX_OUTS &&
+        fits_outside(MAIN, t->out[(op->sel >> 1) % t->nout].n) == 1)
+        result = t->out[(op->sel >> 1) % t->nout].p;
+    return join_kid(result);
+}
+
+static int op_panic(const struct prop_op *op)
+{
+    struct cmd c = {.kind = C_PANIC, .n = op->x, .fill = op->v, .region = op->sel & 1};
+
+    if (!T.t[KID].live)
+        return 0;
+    RUN(KID, &c, 1, "rt_panic");
+    return 0;
+}
+
+/* ---- channels ---------------------------------------------------------------- */
+
+static struct chan *chan_pick(uint16_t y)
+{
+    struct chan *ch = &T.ch[y & 1];
+
+    if (ch->c == NULL) {
+        ch->cap = (y & 1) ? QUEUE_MAX : 1;
+        ch->c = rt_chan_new(ch->cap);
+        ch->closed = 0;
+        ch->head = ch->count = 0;
+    }
+    return ch;
+}
+
+static int op_send(const struct prop_op *op)
+{
+    int who = cur();
+    struct task *t = &T.t[who];
+    struct chan *ch = chan_pick(op->y);
+    struct cmd c = {.kind = C_SEND, .c = ch->c};
+    struct val v;
+    unsigned i;
+
+    if (!ch->closed && ch->count == ch->cap)
+        return 0; /* it would block: nobody runs to receive */
+    if ((op->sel & 0x80) && t->nblk != 0) { /* a block value never leaves its task */
+        c.p = t->blk[op->sel % t->nblk].p;
+        RUN(who, &c, 0, "rt_send");
+        if (c.st != RT_REFUSED)
+            return prop_fail("rt_send of block value %p gives %d, not RT_REFUSED", c.p, (int)c.st);
+        return 0;
+    }
+    if (t->nout == 0)
+        return 0;
+    i = op->sel % t->nout;
+    v = t->out[i];
+    c.p = v.p;
+    RUN(who, &c, 0, "rt_send");
+    if (ch->closed) {
+        if (c.st != RT_CLOSED)
+            return prop_fail("rt_send on a closed channel gives %d, not RT_CLOSED", (int)c.st);
+        return 0; /* the sender still holds it */
+    }
+    if (c.st != RT_OK)
+        return prop_fail("rt_send of outside value %p gives %d, not RT_OK", (void *)v.p,
+                         (int)c.st);
+    val_drop(t->out, &t->nout, i);
+    ch->q[(ch->head + ch->count++) % QUEUE_MAX] = (struct item){v.p, v.n, v.fill, who};
+    return 0; /* still counted against the sender */
+}
+
+static int op_recv(const struct prop_op *op)
+{
+    int who = cur(), f;
+    struct task *t = &T.t[who];
+    struct chan *ch = chan_pick(op->y);
+    struct cmd c = {.kind = C_RECV, .c = ch->c};
+    struct item it;
+
+    if (ch->count == 0) {
+        if (!ch->closed)
+            return 0; /* it would block */
+        RUN(who, &c, 0, "rt_recv");
+        if (c.r != NULL)
+            return prop_fail("rt_recv on a closed and empty channel gives %p, not NULL", c.r);
+        return 0;
+    }
+    if (t->nout == MAX_OUTS)
+        return 0;
+    it = ch->q[ch->head];
+    f = fits_outside(who, it.n);
+    if (f == 0 || (f < 0 && who == MAIN))
+        return 0;
+    RUN(who, &c, f < 0, "rt_recv"); /* a panic leaves the value at the head */
+    if (c.r != it.p)
+        return prop_fail("rt_recv gives %p, the model expects %p, the value at the head of the "
+                         "queue (%u queued, %zu bytes of 0x%02x)", c.r, (void *)it.p, ch->count,
+                         it.n, it.fill);
+    ch->head = (ch->head + 1) % QUEUE_MAX;
+    ch->count--;
+    if (it.sender != ENDED)
+        T.t[it.sender].held -= it.n;
+    out_add(who, it.p, it.n, it.fill);
+    return val_check(&t->out[t->nout - 1], "a value received");
+}
+
+static int op_close(const struct prop_op *op)
+{
+    struct chan *ch = chan_pick(op->y);
+
+    rt_chan_close(ch->c);
+    ch->closed = 1;
+    return 0;
+}
+
+/* ---- shared values and doors (D5, D6, D11) ---------------------------------- */
+
+/* The room left in a shared value's block: the value is its one live
+** chunk between doors (every door allocation is freed in its door). */
+static size_t stored_bytes(const struct shared *sh)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < sh->nstored; i++)
+        n += sh->stored[i].n;
+    return n;
+}
+
+static size_t shared_room(const struct shared *sh)
+{
+    return (sh->block & ~(size_t)15) - chunk_of(sh->size) - stored_bytes(sh);
+}
+
+/* What the value's block holds between doors (rt_shared_held). */
+static size_t shared_held(const struct shared *sh)
+{
+    return chunk_of(sh->size) + stored_bytes(sh);
+}
+
+/* A rebuild or a free frees the values stored into the state it drops. */
+static void stored_drop(struct shared *sh)
+{
+    for (unsigned i = 0; i < sh->nstored; i++)
+        prop_watch_add(sh->stored[i].p, 0);
+    sh->nstored = 0;
+}
+
+/* Whether the value reads what the model says, through rt_get on main's
+** task; only when it is not poisoned (a get would rebuild a supervised
+** one, and refuses the others). */
+static int shared_check(const struct shared *sh, const char *why)
+{
+    unsigned char out[MAX_SIZE];
+    rt_status st;
+
+    if (sh->poisoned)
+        return 0;
+    st = rt_get(sh->s, out);
+    if (st != RT_OK)
+        return prop_fail("%s: rt_get of a value that is not poisoned gives %d", why, (int)st);
+    for (size_t i = 0; i < sh->size; i++)
+        if (out[i] != sh->value)
+            return prop_fail("%s: byte %zu of shared value %u reads 0x%02x, the model expects "
+                             "0x%02x", why, i, (unsigned)(sh - T.sh), out[i], sh->value);
+    return 0;
+}
+
+static int op_shared(const struct prop_op *op)
+{
+    int who = cur();
+    struct shared *sh = &T.sh[T.nsh];
+    unsigned char init[MAX_SIZE];
+
+    if (T.nsh == MAX_SHARED)
+        return 0;
+    memset(sh, 0, sizeof *sh);
+    sh->owned = op->sel & 1;
+    sh->supervised = (op->sel >> 1) & 1;
+    sh->size = 1 + op->x % MAX_SIZE;
+    sh->block = chunk_of(sh->size) + op->y % 4096; /* the value always fits */
+    sh->value = op->v;
+    if (sh->supervised) {
+        struct cmd c = {.kind = C_SUPERVISED, .skind = sh->owned ? RT_OWNED : RT_COPY,
+                        .ctx = &sh->ctx, .block = sh->block};
+        sh->ctx = (struct build_ctx){sh->size, op->v, 0};
+        RUN(who, &c, 0, "rt_shared_supervised");
+        sh->s = c.r;
+    } else {
+        memset(init, op->v, sh->size);
+        sh->s = rt_shared_new(sh->owned ? RT_OWNED : RT_COPY, sh->size, init, sh->block);
+    }
+    T.nsh++;
+    T.blocks++;
+    return shared_check(sh, "a new shared value");
+}
+
+/* Before fn runs: RT_POISONED if a value is poisoned and not supervised;
+** else the poisoned supervised ones are rebuilt (fresh, then built). */
+static rt_status door_ready(struct shared **v, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (v[i]->poisoned && !v[i]->supervised)
+            return RT_POISONED;
+    for (unsigned i = 0; i < n; i++)
+        if (v[i]->poisoned) {
+            v[i]->poisoned = 0;
+            v[i]->value = v[i]->ctx.pattern;
+            stored_drop(v[i]);
+        }
+    return RT_OK;
+}
+
+/* A door allocation of `alloc` (1 + bytes, 0: none) in a door whose
+** allocations use owned's block (NULL: the task's): 1 if it fits for sure,
+** -1 if it must panic, 0 if the model cannot say. */
+static int door_fits(int who, const struct shared *owned, size_t alloc)
+{
+    if (alloc == 0)
+        return 1;
+    if (owned != NULL)
+        return chunk_of(alloc - 1) > shared_room(owned) ? -1 : 1;
+    return fits(who, chunk_of(alloc - 1));
+}
+
+/* What the door saw with its allocation live: the task's count unchanged
+** in a value's block, up by the chunk in the task's. */
+static int door_saw(int who, const struct shared *owned, const struct door_job *j)
+{
+    size_t chunk = chunk_of(j->alloc - 1), want;
+
+    if (j->alloc == 0 || !j->ran)
+        return 0;
+    want = T.t[who].held + (owned != NULL ? 0 : chunk);
+    if (j->task_held != want)
+        return prop_fail("inside the door, with a %zu-byte allocation live, %s holds %zu bytes, "
+                         "the model %zu (the allocation must come from %s)", j->alloc - 1,
+                         who_name[who], j->task_held, want,
+                         owned != NULL ? "the value's block" : "the task's block");
+    if (owned != NULL && j->shared_held != shared_held(owned) + chunk)
+        return prop_fail("inside the door, the value's block holds %zu bytes, the model %zu",
+                         j->shared_held, shared_held(owned) + chunk);
+    return 0;
+}
+
+/* rt_update: fn writes v, stores an outside value of the task into the
+** value (y bit 2, RT_OWNED), allocates in the door, unstores a stored
+** value (y bit 3), panics (y bit 0); y bit 1: a rebuild's build panics. */
+static int op_update(const struct prop_op *op)
+{
+    int who = cur(), kid = who == KID, f, panics = 0;
+    struct task *t = &T.t[who];
+    struct shared *sh, *v[1];
+    struct cmd c = {.kind = C_UPDATE};
+    struct val in = {0}, back = {0};
+    size_t want_task = 0, want_shared = 0;
+    rt_status want;
+
+    if (T.nsh == 0)
+        return 0;
+    sh = v[0] = &T.sh[op->sel % T.nsh];
+    c.a = sh->s;
+    c.job = (struct door_job){.size_a = sh->size, .va = op->v, .alloc = op->x % 4096,
+                              .panic = kid && (op->y & 1)};
+    if (sh->poisoned && sh->supervised && kid && (op->y & 2)) {
+        /* The rebuild's build panics: its fresh block goes, the value
+        ** stays poisoned as it was, the task ends. */
+        sh->ctx.panic = 1;
+        f = run(KID, &c, 1, "rt_update, in a build");
+        sh->ctx.panic = 0;
+        return f == FAILED;
+    }
+    want = door_ready(v, 1);
+    if (want == RT_OK && sh->owned) {
+        c.job.alloc_in = sh->s;
+        if ((op->y & 4) && t->nout != 0 && sh->nstored < MAX_STORED) {
+            in = t->out[(op->y >> 4) % t->nout];
+            if (in.n <= shared_room(sh) || kid)
+                c.job.store = in.p;
+            panics = in.n > shared_room(sh) && kid;
+        }
+    }
+    if (!panics && c.job.store != NULL) { /* the model stores it, as fn will */
+        val_drop(t->out, &t->nout, (unsigned)(in.p == t->out[0].p ? 0 : (op->y >> 4) % t->nout));
+        t->held -= in.n;
+        sh->stored[sh->nstored++] = in;
+    }
+    f = door_fits(who, sh->owned ? sh : NULL, c.job.alloc);
+    if (f == 0 || (f < 0 && !kid) || panics)
+        c.job.alloc = 0, f = 1;
+    panics = panics || (want == RT_OK && f < 0);
+    want_task = t->held + (c.job.alloc != 0 && !sh->owned ? chunk_of(c.job.alloc - 1) : 0);
+    want_shared = shared_held(sh) + (c.job.alloc != 0 && sh->owned ? chunk_of(c.job.alloc - 1) : 0);
+    if (!panics && want == RT_OK && sh->owned && (op->y & 8) && sh->nstored != 0 &&
+        t->nout < MAX_OUTS) {
+        unsigned k = (op->y >> 4) % sh->nstored;
+        back = sh->stored[k];
+        if (fits_outside(who, back.n) == 1 || kid) {
+            c.job.unstore = back.p;
+            if (back.n > room(t)) {
+                panics = 1; /* the value stays stored */
+            } else {
+                sh->stored[k] = sh->stored[--sh->nstored];
+                out_add(who, back.p, back.n, back.fill);
+            }
+        }
+    }
+    panics = want == RT_OK && (panics || c.job.panic);
+    f = run(who, &c, panics, "rt_update");
+    if (f == FAILED)
+        return 1;
+    if (want == RT_OK && sh->owned) { /* in place: what fn wrote stays */
+        sh->value = op->v;
+        sh->poisoned = panics;
+    } else if (want == RT_OK && !panics) { /* a copy, written back when fn returns */
+        sh->value = op->v;
+    }
+    if (f == PANICKED)
+        return shared_check(sh, "after a panic in rt_update");
+    if (c.st != want || c.job.ran != (want == RT_OK))
+        return prop_fail("rt_update of %s shared value %u gives %d%s, the model expects %d",
+                         sh->poisoned ? "poisoned" : "a", (unsigned)(op->sel % T.nsh),
+                         (int)c.st, c.job.ran ? " having run fn" : "", (int)want);
+    if (c.job.store != NULL && c.job.stored != RT_OK)
+        return prop_fail("rt_store of outside value %p gives %d, not RT_OK", c.job.store,
+                         (int)c.job.stored);
+    if (c.job.alloc != 0 && c.job.ran) {
+        if (c.job.task_held != want_task)
+            return prop_fail("inside the door, with a %zu-byte allocation live, %s holds %zu "
+                             "bytes, the model %zu (the allocation must come from %s)",
+                             c.job.alloc - 1, who_name[who], c.job.task_held, want_task,
+                             sh->owned ? "the value's block" : "the task's block");
+        if (sh->owned && c.job.shared_held != want_shared)
+            return prop_fail("inside the door, the value's block holds %zu bytes, the model %zu",
+                             c.job.shared_held, want_shared);
+    }
+    return prop_watch_verify("a value stored into a value rebuilt") ||
+           shared_check(sh, "after rt_update");
+}
+
+/* rt_update_all over two values (y bit 0: fn panics). */
+static int op_update_all(const struct prop_op *op)
+{
+    int who = cur(), kid = who == KID, f, panics, copies;
+    struct shared *v[2], *owned;
+    struct cmd c = {.kind = C_UPDATE_ALL};
+    unsigned a, b;
+    rt_status want;
+
+    if (T.nsh < 2)
+        return 0;
+    a = op->sel % T.nsh;
+    b = (a + 1 + (op->sel >> 2) % (T.nsh - 1)) % T.nsh;
+    v[0] = &T.sh[a];
+    v[1] = &T.sh[b];
+    c.a = v[0]->s;
+    c.b = v[1]->s;
+    c.job = (struct door_job){.size_a = v[0]->size, .size_b = v[1]->size, .va = op->v,
+                              .vb = (uint8_t)~op->v, .alloc = op->x % 4096,
+                              .panic = kid && (op->y & 1)};
+    want = door_ready(v, 2);
+    copies = !v[0]->owned && !v[1]->owned;
+    owned = copies ? NULL : v[0]->owned ? v[0] : v[1]; /* a's block if a is RT_OWNED */
+    c.job.alloc_in = owned != NULL ? owned->s : NULL;
+    f = door_fits(who, owned, c.job.alloc);
+    if (f == 0 || (f < 0 && !kid))
+        c.job.alloc = 0, f = 1;
+    panics = want == RT_OK && (f < 0 || c.job.panic);
+    f = run(who, &c, panics, "rt_update_all");
+    if (f == FAILED)
+        return 1;
+    if (want == RT_OK && (!copies || !panics)) {
+        v[0]->value = op->v;
+        v[1]->value = (uint8_t)~op->v;
+        v[0]->poisoned = v[1]->poisoned = !copies && panics;
+    }
+    if (f == PANICKED)
+        return shared_check(v[0], "after a panic in rt_update_all") ||
+               shared_check(v[1], "after a panic in rt_update_all");
+    if (c.st != want || c.job.ran != (want == RT_OK))
+        return prop_fail("rt_update_all of shared values %u and %u gives %d%s, the model "
+                         "expects %d", a, b, (int)c.st, c.job.ran ? " having run fn" : "",
+                         (int)want);
+    return door_saw(who, owned, &c.job) || shared_check(v[0], "after rt_update_all") ||
+           shared_check(v[1], "after rt_update_all");
+}
+
+/* rt_access (y bit 0: fn panics) and rt_get: they read, and poison nothing. */
+static int op_read(const struct prop_op *op, int get)
+{
+    int who = cur(), f, panics;
+    struct shared *sh, *v[1];
+    struct cmd c = {.kind = get ? C_GET : C_ACCESS};
+    rt_status want;
+
+    if (T.nsh == 0)
+        return 0;
+    sh = v[0] = &T.sh[op->sel % T.nsh];
+    c.a = sh->s;
+    c.job = (struct door_job){.size_a = sh->size, .panic = !get && who == KID && (op->y & 1)};
+    want = door_ready(v, 1);
+    panics = want == RT_OK && c.job.panic;
+    f = run(who, &c, panics, get ? "rt_get" : "rt_access");
+    if (f == FAILED)
+        return 1;
+    if (f == PANICKED)
+        return shared_check(sh, "after a panic in rt_access");
+    if (c.st != want || (!get && c.job.ran != (want == RT_OK)))
+        return prop_fail("%s of shared value %u gives %d, the model expects %d",
+                         get ? "rt_get" : "rt_access", (unsigned)(op->sel % T.nsh), (int)c.st,
+                         (int)want);
+    if (want == RT_OK && !reads(c.job.seen, sh->size, sh->value))
+        return prop_fail("%s of shared value %u reads bytes other than its 0x%02x",
+                         get ? "rt_get" : "rt_access", (unsigned)(op->sel % T.nsh), sh->value);
+    return 0;
+}
+
+/* ---- the run ------------------------------------------------------------------- */
+
+int prop_task_step(const struct prop_op *op)
+{
+    switch (op->kind) {
+    case PROP_ALLOC: return op_alloc(op);
+    case PROP_REALLOC: return op_realloc(op);
+    case PROP_FREE: return op_free(op);
+    case PROP_OUTSIDE: return op_outside(op);
+    case PROP_CLONE: return op_clone(op);
+    case PROP_HAND_OVER: return op_hand_over(op);
+    case PROP_SPAWN: return op_spawn(op);
+    case PROP_JOIN: return op_join(op);
+    case PROP_PANIC: return op_panic(op);
+    case PROP_SEND: return op_send(op);
+    case PROP_RECV: return op_recv(op);
+    case PROP_CLOSE: return op_close(op);
+    case PROP_SHARED: return op_shared(op);
+    case PROP_UPDATE: return op_update(op);
+    case PROP_UPDATE_ALL: return op_update_all(op);
+    case PROP_ACCESS: return op_read(op, 0);
+    case PROP_GET: return op_read(op, 1);
+    default: return -1;
+    }
+}
+
+int prop_task_check(void)
+{
+    size_t held = rt_held(), blocks = rt__blocks_live();
+
+    if (held != T.t[MAIN].held)
+        return prop_fail("rt_held() of main's task is %zu, the model's live bytes %zu", held,
+                         T.t[MAIN].held);
+    /* The kid's count changes only in its own commands (while it runs it
+    ** is the current task), and each command ends with its rt_held(). */
+    if (T.t[KID].live && K.held != T.t[KID].held)
+        return prop_fail("rt_held() of the spawned task is %zu, the model's live bytes %zu",
+                         K.held, T.t[KID].held);
+    if (blocks != T.blocks)
+        return prop_fail("%zu blocks exist, the model expects %zu (main's, the spawned task's, "
+                         "one a shared value)", blocks, T.blocks);
+    for (unsigned i = 0; i < T.nsh; i++)
+        if (rt_poisoned(T.sh[i].s) != (T.sh[i].poisoned != 0))
+            return prop_fail("shared value %u is %spoisoned, the model says it is %s", i,
+                             rt_poisoned(T.sh[i].s) ? "" : "not ",
+                             T.sh[i].poisoned ? "poisoned" : "not");
+    return 0;
+}
+
+void prop_task_begin(void)
+{
+    memset(&T, 0, sizeof T);
+    T.t[MAIN].live = 1;
+    T.t[MAIN].held = rt_held();
+    T.t[MAIN].budget = rt_budget();
+    T.blocks = rt__blocks_live();
+}
+
+int prop_task_end_checked(void)
+{
+    struct task *m = &T.t[MAIN];
+
+    if (T.t[KID].live && (join_kid(NULL) || prop_task_check()))
+        return 1;
+    while (m->nblk > 0) {
+        struct prop_op f = {PROP_FREE, (uint8_t)(2 * (m->nblk - 1)), 0, 0, 0};
+        if (op_free(&f) || prop_task_check())
+            return 1;
+    }
+    while (m->nout > 0) {
+        struct prop_op f = {PROP_FREE, (uint8_t)(2 * (m->nout - 1) + 1), 0, 0, 0};
+        if (op_free(&f) || prop_task_check())
+            return 1;
+    }
+    for (unsigned i = 0; i < 2; i++) {
+        struct chan *ch = &T.ch[i];
+        if (ch->c == NULL)
+            continue;
+        for (unsigned k = 0; k < ch->count; k++) { /* freed with the channel */
+            struct item *it = &ch->q[(ch->head + k) % QUEUE_MAX];
+            if (it->sender != ENDED)
+                T.t[it->sender].held -= it->n;
+            prop_watch_add(it->p, 0);
+        }
+        rt_chan_free(ch->c);
+        ch->c = NULL;
+        ch->count = 0;
+        if (prop_watch_verify("a value still queued when its channel was freed") ||
+            prop_task_check())
+            return 1;
+    }
+    while (T.nsh > 0) {
+        struct shared *sh = &T.sh[--T.nsh];
+        size_t held = rt_shared_held(sh->s);
+        if (held != shared_held(sh))
+            return prop_fail("shared value %u's block holds %zu bytes between doors, the model "
+                             "%zu (its value's chunk and the values stored into it)", T.nsh,
+                             held, shared_held(sh));
+        stored_drop(sh);
+        rt_shared_free(sh->s);
+        T.blocks--;
+        if (prop_watch_verify("a value stored into a shared value freed") || prop_task_check())
+            return 1;
+    }
+    return 0;
+}
+
+void prop_task_end_unchecked(void)
+{
+    struct task *m = &T.t[MAIN];
+
+    if (K.task != NULL) {
+        struct cmd c = {.kind = C_RETURN};
+        pthread_mutex_lock(&K.lock);
+        int ended = K.ended;
+        pthread_mutex_unlock(&K.lock);
+        if (!ended)
+            post(&c);
+        rt_join(K.task, NULL);
+        K.task = NULL;
+    }
+    for (unsigned i = 0; i < m->nblk; i++)
+        rt_free(m->blk[i].p);
+    for (unsigned i = 0; i < m->nout; i++)
+        rt_free(m->out[i].p);
+    for (unsigned i = 0; i < 2; i++)
+        if (T.ch[i].c != NULL)
+            rt_chan_free(T.ch[i].c);
+    for (unsigned i = 0; i < T.nsh; i++)
+        rt_shared_free(T.sh[i].s);
+    memset(&T, 0, sizeof T);
+}

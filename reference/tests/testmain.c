@@ -1,0 +1,56 @@
+/*
+** testmain.c: the Check main every suite shares (the unit tests, the
+** property tests): runs make_suite() in fork mode, so every test starts in
+** a fresh child, and reports in the results format of docs/conventions.md.
+** Not named check_*.c, which would make it a suite of its own (mk/unit.mk).
+*/
+#define _GNU_SOURCE
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+Suite *make_suite(void);
+
+/* Runs the suite in fork mode. With RT_RESULTS set, appends one
+** "pass <test>" or "fail <test> <where>: <msg>" line a test to that file;
+** with RT_XML set, writes Check's XML log there. */
+int main(void)
+{
+    const char *results = getenv("RT_RESULTS");
+    const char *xml = getenv("RT_XML");
+    SRunner *sr;
+    int failed;
+
+    /* Check's default of 4 s a test is a wall-clock bound, and this suite
+    ** runs on loaded 2-core machines and under sanitizers: the timeout is
+    ** only a guard against a hang, so it is generous (the environment may
+    ** still set its own). */
+    setenv("CK_DEFAULT_TIMEOUT", "300", 0);
+    sr = srunner_create(make_suite());
+
+    srunner_set_fork_status(sr, CK_FORK);
+    if (xml != NULL)
+        srunner_set_xml(sr, xml);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    if (results != NULL) {
+        FILE *f = fopen(results, "a");
+        TestResult **all = srunner_results(sr);
+        int n = srunner_ntests_run(sr);
+        if (f == NULL) {
+            perror(results);
+            return 1;
+        }
+        for (int i = 0; i < n; i++) {
+            if (tr_rtype(all[i]) == CK_PASS)
+                fprintf(f, "pass %s\n", tr_tcname(all[i]));
+            else
+                fprintf(f, "fail %s %s:%d: %s\n", tr_tcname(all[i]), tr_lfile(all[i]),
+                        tr_lno(all[i]), tr_msg(all[i]));
+        }
+        free(all);
+        fclose(f);
+    }
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
