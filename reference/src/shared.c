@@ -79,20 +79,21 @@ static void state_make(struct state *st, size_t size, size_t block_bytes, const 
     memset(st, 0, sizeof *st);
     st->block = rt__block_new(block_bytes);
     if (st->block == NULL) {
-        if (block_bytes > ((size_t)1 << 36))
+        /* rt__block_new refuses a size past 2^36 once rounded down to 16;
+        ** any other NULL is its malloc failing */
+        if ((block_bytes & ~(size_t)15) > ((size_t)1 << 36))
             rt__violation(fn, "block_bytes %zu is more than a block can be", block_bytes);
-        rt__trap(); /* malloc failed */
+        rt__trap();
     }
     st->value = rt__block_alloc(st->block, size);
-    if (st->value == NULL) {
-        rt__block_delete(st->block);
+    if (st->value == NULL)
         rt__violation(fn, "a value of %zu bytes does not fit a block of %zu bytes", size,
                       block_bytes);
-    }
     memset(st->value, 0, size);
 }
 
-/* Frees the state whole: its stored values, then its block. */
+/* Frees the state whole: its stored values, then its block. The state is
+** not used again (its value is freed, or replaced by another state). */
 static void state_drop(struct state *st)
 {
     for (size_t i = 0; i < st->nstored; i++)
@@ -100,7 +101,6 @@ static void state_drop(struct state *st)
     free(st->stored);
     if (st->block != NULL)
         rt__block_delete(st->block);
-    memset(st, 0, sizeof *st);
 }
 
 static void stored_put(struct state *st, void *p, size_t bytes)
