@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -894,6 +895,12 @@ START_TEST(a_supervised_cache_that_outgrows_its_block_is_rebuilt)
 }
 END_TEST
 
+static void *nothing(void *arg)
+{
+    (void)arg;
+    return NULL;
+}
+
 static void *make_failing(void *arg)
 {
     struct builder *b = arg;
@@ -913,10 +920,13 @@ static void supervised_build_panics(void *unused)
     (void)unused;
     init_fixed(64 * KIB);
     struct builder b = {0, true};
+    NEED(run_task(nothing, NULL) == RT_OK); /* what a first task makes, made */
     size_t live = rt__blocks_live();
-    /* a first build that panics frees everything it made */
+    long allocations = allocations_live();
+    /* a first build that panics frees everything it made: the value too */
     NEED(run_task(make_failing, &b) == RT_PANICKED);
     NEED(b.builds == 1 && rt__blocks_live() == live);
+    NEED(allocations_live() == allocations);
 
     rt_shared *cache = rt_shared_supervised(RT_OWNED, sizeof(struct cache), build_cache, &b,
                                             2 * KIB);
@@ -1656,7 +1666,8 @@ START_TEST(null_arguments_are_violations)
 }
 END_TEST
 
-/* A value of no bytes needs no init and no out: NULL is fine for both. */
+/* A value of no bytes needs no init and no out: NULL is fine for both. One
+** of one byte is copied in and out like any other. */
 static void empty_value(void *unused)
 {
     (void)unused;
@@ -1664,6 +1675,11 @@ static void empty_value(void *unused)
     rt_shared *s = rt_shared_new(RT_COPY, 0, NULL, 256);
     NEED(rt_get(s, NULL) == RT_OK);
     NEED(rt_update(s, count_update, NULL) == RT_OK && ran == 1);
+    rt_shared_free(s);
+
+    unsigned char one = 0x5a, out = 0;
+    s = rt_shared_new(RT_COPY, 1, &one, 256);
+    NEED(rt_get(s, &out) == RT_OK && out == 0x5a);
     rt_shared_free(s);
 }
 
@@ -1998,6 +2014,224 @@ START_TEST(every_allocation_failure_in_a_life_of_values_traps)
 }
 END_TEST
 
+/* ---- which block a door allocates from ---------------------------------- */
+
+/* What one rt_alloc in a door changed: the task's figure and the value's. */
+struct alloc_seen {
+    rt_shared *s;
+    size_t task, value;
+};
+
+static void alloc_and_see(struct alloc_seen *a)
+{
+    size_t task = rt_held(), value = rt_shared_held(a->s);
+    void *p = rt_alloc(64);
+    a->task = rt_held() - task;
+    a->value = rt_shared_held(a->s) - value;
+    rt_free(p);
+}
+
+static void alloc_in_update(void *value, void *ctx)
+{
+    (void)value;
+    alloc_and_see(ctx);
+}
+
+static void alloc_in_access(const void *value, void *ctx)
+{
+    (void)value;
+    alloc_and_see(ctx);
+}
+
+static void alloc_from_blocks(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *list = new_list(1 * KIB), *kasse = new_i64(1);
+    rt_shared *cache = rt_shared_supervised(RT_OWNED, sizeof(struct list), build_list_of_one,
+                                            NULL, 1 * KIB);
+    struct alloc_seen a = {list, 0, 0};
+
+    NEED(rt_update(list, alloc_in_update, &a) == RT_OK);
+    NEED(a.task == 0 && a.value >= 64); /* an update in place: the value's block */
+    NEED(rt_access(list, alloc_in_access, &a) == RT_OK);
+    NEED(a.task >= 64 && a.value == 0); /* right after it, a read: the task's */
+    a.s = kasse;
+    NEED(rt_update(kasse, alloc_in_update, &a) == RT_OK);
+    NEED(a.task >= 64 && a.value == 0); /* an update on a copy: the task's */
+    /* a rebuild allocates from the fresh block; the door's fn, after it,
+    ** from the task's */
+    NEED(run_task(update_push_then_panic, cache) == RT_PANICKED && rt_poisoned(cache));
+    a.s = cache;
+    NEED(rt_access(cache, alloc_in_access, &a) == RT_OK && !rt_poisoned(cache));
+    NEED(a.task >= 64 && a.value == 0);
+    rt_shared_free(list);
+    rt_shared_free(kasse);
+    rt_shared_free(cache);
+}
+
+START_TEST(only_an_update_of_an_owned_value_allocates_from_its_block)
+{
+    RUN_OK(alloc_from_blocks, "panicked: after a push");
+}
+END_TEST
+
+/* A door that rebuilds a poisoned value and whose fn then panics: the
+** fresh value is poisoned in its turn, the old block already freed. */
+static void rebuilt_then_panics(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    struct builder b = {0, false};
+    rt_shared *cache = rt_shared_supervised(RT_OWNED, sizeof(struct cache), build_cache, &b,
+                                            2 * KIB);
+    size_t live = rt__blocks_live();
+    struct cache_view v;
+
+    NEED(run_task(outgrow, cache) == RT_PANICKED && rt_poisoned(cache));
+    NEED(run_task(update_push_then_panic, cache) == RT_PANICKED);
+    NEED(b.builds == 2 && rt_poisoned(cache));
+    NEED(rt__blocks_live() == live);
+    NEED(rt_access(cache, view_cache, &v) == RT_OK);
+    NEED(b.builds == 3 && v.generation == 3 && v.n == 1 && !rt_poisoned(cache));
+    rt_shared_free(cache);
+    NEED(rt__blocks_live() == live - 1);
+}
+
+START_TEST(a_rebuilt_value_whose_door_then_panics_is_poisoned_again)
+{
+    RUN_OK(rebuilt_then_panics, "panicked: after a push");
+}
+END_TEST
+
+/* ---- values outside tasks ---------------------------------------------- */
+
+/* Making, reading the figures of and freeing a value need no task: before
+** rt_init, and on a thread that is not a task. */
+static void value_life_without_a_task(void)
+{
+    int64_t v = 7;
+    rt_shared *s = rt_shared_new(RT_OWNED, sizeof v, &v, 256);
+    NEED(!rt_poisoned(s));
+    NEED(rt_shared_held(s) >= sizeof v && rt_shared_held(s) <= 256);
+    rt_shared_free(s);
+}
+
+static void *plain_thread_values(void *unused)
+{
+    (void)unused;
+    value_life_without_a_task();
+    return NULL;
+}
+
+static void values_without_a_task(void *unused)
+{
+    (void)unused;
+    pthread_t t;
+    long allocations = allocations_live();
+    value_life_without_a_task(); /* before rt_init */
+    NEED(allocations_live() == allocations);
+    rt_init();
+    NEED(pthread_create(&t, NULL, plain_thread_values, NULL) == 0);
+    NEED(pthread_join(t, NULL) == 0);
+}
+
+START_TEST(values_are_made_read_and_freed_outside_any_task)
+{
+    RUN_OK(values_without_a_task, NULL);
+}
+END_TEST
+
+/* rt_shared_held from another thread reads under the value's lock: while a
+** door is open on the value it waits, and then reads the closed door's
+** figure, never a block in the middle of a change. */
+struct held_reader {
+    rt_shared *s;
+    atomic_int started, done;
+    size_t seen;
+};
+
+static void *read_held(void *arg)
+{
+    struct held_reader *r = arg;
+    atomic_store(&r->started, 1);
+    r->seen = rt_shared_held(r->s);
+    atomic_store(&r->done, 1);
+    return NULL;
+}
+
+static void change_while_read(void *value, void *ctx)
+{
+    struct held_reader *r = ctx;
+    pthread_t t;
+    NEED(pthread_create(&t, NULL, read_held, r) == 0);
+    while (!atomic_load(&r->started))
+        sched_yield();
+    for (int i = 0; i < 1000; i++) {
+        sched_yield();
+        NEED(!atomic_load(&r->done)); /* it waits for this door */
+    }
+    push(value, 1); /* an allocation in the value's block */
+    NEED(pthread_detach(t) == 0);
+}
+
+static void held_waits(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    struct held_reader r = {new_list(1 * KIB), 0, 0, 0};
+    NEED(rt_update(r.s, change_while_read, &r) == RT_OK);
+    while (!atomic_load(&r.done))
+        sched_yield();
+    NEED(r.seen == rt_shared_held(r.s)); /* with the push */
+    rt_shared_free(r.s);
+}
+
+START_TEST(a_held_figure_read_from_another_thread_waits_for_the_open_door)
+{
+    RUN_OK(held_waits, NULL);
+}
+END_TEST
+
+/* An unstore whose bytes do not fit the task's budget panics the task: the
+** value stays stored (and the owned value, changed in place, poisoned). */
+static void unstore_ctx(void *value, void *ctx)
+{
+    struct store_one *op = ctx;
+    (void)value;
+    rt_unstore(op->s, op->value);
+    NEED(!"the unstore fitted");
+}
+
+static void *unstore_into_a_full_task(void *arg)
+{
+    rt_alloc(32 * KIB);
+    rt_update(((struct store_one *)arg)->s, unstore_ctx, arg);
+    return NULL;
+}
+
+static void unstore_does_not_fit(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK); /* what a first task makes, made */
+    rt_free(rt_alloc_outside(8));           /* and main's table of outside values */
+    long allocations = allocations_live();
+    struct store_one op = {new_list(64 * KIB), rt_alloc_outside(48 * KIB)};
+    NEED(rt_update(op.s, store_one, &op) == RT_OK && rt_held() == 0);
+    size_t held = rt_shared_held(op.s);
+    NEED(run_task(unstore_into_a_full_task, &op) == RT_PANICKED);
+    NEED(rt_poisoned(op.s) && rt_shared_held(op.s) == held && rt_held() == 0);
+    rt_shared_free(op.s); /* and the stored value with it */
+    NEED(allocations_live() == allocations);
+}
+
+START_TEST(an_unstore_that_does_not_fit_the_task_panics_and_the_value_stays_stored)
+{
+    RUN_OK(unstore_does_not_fit, "an unstored value of 49152 bytes does not fit its budget");
+}
+END_TEST
+
 /* ---- stress: 8 tasks, 4 values, seeded panics -------------------------- */
 /*
 ** Each of 8 drivers runs STRESS_ROUNDS workers one after another; a worker
@@ -2251,6 +2485,11 @@ Suite *make_suite(void)
     ADD_TEST(s, stored_values_come_out_one_by_one_each_with_its_bytes);
     ADD_TEST(s, a_rebuild_whose_block_cannot_be_allocated_traps);
     ADD_TEST(s, every_allocation_failure_in_a_life_of_values_traps);
+    ADD_TEST(s, only_an_update_of_an_owned_value_allocates_from_its_block);
+    ADD_TEST(s, a_rebuilt_value_whose_door_then_panics_is_poisoned_again);
+    ADD_TEST(s, values_are_made_read_and_freed_outside_any_task);
+    ADD_TEST(s, a_held_figure_read_from_another_thread_waits_for_the_open_door);
+    ADD_TEST(s, an_unstore_that_does_not_fit_the_task_panics_and_the_value_stays_stored);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
