@@ -241,8 +241,12 @@ static void door_release(struct door *d)
 
 static void door_close(struct rt_hot *h, struct door *d)
 {
+    const char *fn = d->fn;
+
+    /* fn returned with a door of its own still open: it left that door's
+    ** fn by longjmp, which skipped the close */
     if (h->door != &d->hook)
-        rt__violation(d->fn, "a door opened inside this one was not closed");
+        rt__violation(fn, "a door opened inside this one was not closed");
     h->door = d->hook.outer;
     door_release(d);
 }
