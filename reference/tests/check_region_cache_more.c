@@ -412,6 +412,7 @@ START_TEST(a_region_opened_before_init_closes_after_it)
 }
 END_TEST
 
+#if RT_PRIM_DIRECT
 /* The runtime's key at or above the first block of keys (32 keys made
 ** before rt_init): no direct read is known for it, so the path stays off
 ** and every thread's state still comes through pthread_getspecific. */
@@ -433,7 +434,9 @@ START_TEST(a_key_past_the_first_block_keeps_the_direct_path_off)
 }
 END_TEST
 
-#if !UNDER_SANITIZER
+#endif
+
+#if RT_PRIM_DIRECT && !UNDER_SANITIZER
 /* Each pthread_setspecific of the slot search failing in turn (the first
 ** marker, the second, the NULL that clears the slot): the search finds no
 ** slot, the direct path stays off, and the state is published all the same. */
@@ -485,8 +488,10 @@ Suite *make_suite(void)
     tcase_add_test(tc, a_null_region_or_chunk_is_a_violation);
     tcase_add_test(tc, a_region_bumped_past_its_chunk_traps);
     tcase_add_test(tc, a_region_opened_before_init_closes_after_it);
+#if RT_PRIM_DIRECT
     tcase_add_test(tc, a_key_past_the_first_block_keeps_the_direct_path_off);
-#if !UNDER_SANITIZER
+#endif
+#if RT_PRIM_DIRECT && !UNDER_SANITIZER
     tcase_add_test(tc, a_slot_search_whose_setspecific_fails_keeps_the_direct_path_off);
 #endif
     suite_add_tcase(s, tc);
