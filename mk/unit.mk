@@ -1,12 +1,14 @@
 # Unit tests: every reference/tests/check_*.c is one Check suite, linked
-# with testutil.c, testmain.c (the Check main) and the static library, with malloc and free wrapped so
-# the tests can count chunks.
+# with testutil.c, testmain.c (the Check main) and the static library,
+# with malloc and free wrapped so the tests can count chunks, and calloc
+# and realloc too so that they can fail an allocation by injection
+# (testutil.h).
 
 UNIT_SRC := $(sort $(wildcard reference/tests/check_*.c))
 UNIT_BIN := $(UNIT_SRC:reference/tests/%.c=$(BUILD)/unit/%)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(or $(shell pkg-config --libs check 2>/dev/null),-lcheck -lsubunit -lrt -lm)
-UNIT_WRAP := -Wl,--wrap=malloc -Wl,--wrap=free
+UNIT_WRAP := -Wl,--wrap=malloc -Wl,--wrap=free -Wl,--wrap=calloc -Wl,--wrap=realloc
 
 $(BUILD)/unit/%: reference/tests/%.c reference/tests/testutil.c reference/tests/testmain.c reference/tests/testutil.h $(RT_LIB)
 	@mkdir -p $(@D)

@@ -33,6 +33,7 @@
 
 #include <pthread.h>
 #include <stdalign.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 
@@ -79,20 +80,21 @@ static void state_make(struct state *st, size_t size, size_t block_bytes, const 
     memset(st, 0, sizeof *st);
     st->block = rt__block_new(block_bytes);
     if (st->block == NULL) {
-        if (block_bytes > ((size_t)1 << 36))
+        /* rt__block_new refuses a size past 2^36 once rounded down to 16;
+        ** any other NULL is its malloc failing */
+        if ((block_bytes & ~(size_t)15) > ((size_t)1 << 36))
             rt__violation(fn, "block_bytes %zu is more than a block can be", block_bytes);
-        rt__trap(); /* malloc failed */
+        rt__trap();
     }
     st->value = rt__block_alloc(st->block, size);
-    if (st->value == NULL) {
-        rt__block_delete(st->block);
+    if (st->value == NULL)
         rt__violation(fn, "a value of %zu bytes does not fit a block of %zu bytes", size,
                       block_bytes);
-    }
     memset(st->value, 0, size);
 }
 
-/* Frees the state whole: its stored values, then its block. */
+/* Frees the state whole: its stored values, then its block. The state is
+** not used again (its value is freed, or replaced by another state). */
 static void state_drop(struct state *st)
 {
     for (size_t i = 0; i < st->nstored; i++)
@@ -100,7 +102,6 @@ static void state_drop(struct state *st)
     free(st->stored);
     if (st->block != NULL)
         rt__block_delete(st->block);
-    memset(st, 0, sizeof *st);
 }
 
 static void stored_put(struct state *st, void *p, size_t bytes)
@@ -130,10 +131,10 @@ static size_t stored_find(const struct state *st, const void *p)
 
 enum door_what { DOOR_BUILD, DOOR_UPDATE, DOOR_ACCESS, DOOR_GET };
 
-/* A copy an RT_COPY update works on: on the stack when it is small. */
+/* A copy an RT_COPY update works on: on the stack when it is small. p is
+** NULL when the door made no copy, local.bytes or malloc's when it did. */
 struct copy {
     void *p;
-    bool heap;
     union {
         max_align_t align;
         unsigned char bytes[128];
@@ -144,9 +145,8 @@ struct door {
     struct rt_door hook; /* first: the task knows only this part */
     const char *fn;      /* the public function, for messages */
     enum door_what what;
-    unsigned n;        /* 1 or 2 values */
+    unsigned n;        /* 1 or 2 values, each locked while the door is open */
     rt_shared *v[2];   /* in lock order */
-    bool held[2];      /* whose lock this door holds now */
     bool poisons;      /* a panic from here on poisons every v */
     bool constructing; /* v[0] was never handed out: a panic frees it */
     rt_shared *building_for; /* the value `building` is being built for */
@@ -189,13 +189,14 @@ static void check_nesting(struct rt_hot *h, const char *fn, rt_shared *s)
     for (struct rt_door *o = h->door; o != NULL; o = o->outer) {
         struct door *d = as_door(o);
         for (unsigned i = 0; d != NULL && i < d->n; i++) {
+            if (d->v[i]->seq < s->seq)
+                continue;
             if (d->v[i] == s)
                 rt__violation(fn, "a door on shared value #%lu is already open in this "
                               "task (entered again from inside %s)", s->seq, d->fn);
-            if (d->v[i]->seq > s->seq)
-                rt__violation(fn, "a door on shared value #%lu opened inside a door on #%lu, "
-                              "made later: doors nest in the order values were made "
-                              "(or use rt_update_all)", s->seq, d->v[i]->seq);
+            rt__violation(fn, "a door on shared value #%lu opened inside a door on #%lu, "
+                          "made later: doors nest in the order values were made "
+                          "(or use rt_update_all)", s->seq, d->v[i]->seq);
         }
     }
 }
@@ -209,10 +210,7 @@ static void door_open(struct rt_hot *h, struct door *d, const char *fn, enum doo
     d->poisons = false;
     d->constructing = false;
     d->building_for = NULL;
-    d->building.block = NULL;
     d->copy[0].p = d->copy[1].p = NULL;
-    d->copy[0].heap = d->copy[1].heap = false;
-    d->held[0] = d->held[1] = false;
     d->n = b != NULL ? 2 : 1;
     d->v[0] = a;
     d->v[1] = b;
@@ -222,33 +220,33 @@ static void door_open(struct rt_hot *h, struct door *d, const char *fn, enum doo
     }
     for (unsigned i = 0; i < d->n; i++)
         check_nesting(h, fn, d->v[i]);
-    for (unsigned i = 0; i < d->n; i++) {
+    for (unsigned i = 0; i < d->n; i++)
         pthread_mutex_lock(&d->v[i]->lock);
-        d->held[i] = true;
-    }
     d->hook.block = NULL;
     d->hook.unwind = door_unwind;
     d->hook.outer = h->door;
     h->door = &d->hook;
 }
 
-/* Frees the copies and releases the locks still held, last taken first. */
+/* Frees the copies and releases the locks, last taken first. A door is
+** released once: by its close, or by its unwind if it never closed. */
 static void door_release(struct door *d)
 {
-    for (unsigned i = 0; i < 2; i++)
-        if (d->copy[i].heap)
-            free(d->copy[i].p);
-    for (unsigned i = d->n; i-- > 0;)
-        if (d->held[i]) {
-            d->held[i] = false;
-            pthread_mutex_unlock(&d->v[i]->lock);
-        }
+    for (unsigned i = d->n; i-- > 0;) {
+        if (d->copy[i].p != d->copy[i].local.bytes)
+            free(d->copy[i].p); /* malloc's, or NULL */
+        pthread_mutex_unlock(&d->v[i]->lock);
+    }
 }
 
 static void door_close(struct rt_hot *h, struct door *d)
 {
+    const char *fn = d->fn;
+
+    /* fn returned with a door of its own still open: it left that door's
+    ** fn by longjmp, which skipped the close */
     if (h->door != &d->hook)
-        rt__violation(d->fn, "a door opened inside this one was not closed");
+        rt__violation(fn, "a door opened inside this one was not closed");
     h->door = d->hook.outer;
     door_release(d);
 }
@@ -262,7 +260,6 @@ static void door_unwind(struct rt_door *hook)
         /* build panicked: the half-built state goes, the value stays as it
         ** was (poisoned, or never handed out) */
         state_drop(&d->building);
-        d->building_for = NULL;
     } else if (d->poisons) {
         for (unsigned i = 0; i < d->n; i++)
             atomic_store_explicit(&d->v[i]->poisoned, true, memory_order_relaxed);
@@ -278,16 +275,13 @@ static void door_unwind(struct rt_door *hook)
 ** the old one, which is freed whole; s is no longer poisoned. */
 static void rebuild(struct door *d, rt_shared *s)
 {
-    struct rt_block *was = d->hook.block;
-
     state_make(&d->building, s->size, s->block_bytes, d->fn);
     d->building_for = s;
     d->hook.block = s->kind == RT_OWNED ? d->building.block : NULL;
     s->build(d->building.value, s->ctx);
-    d->hook.block = was;
+    d->hook.block = NULL; /* a door allocates from the task until fn runs */
     state_drop(&s->now);
     s->now = d->building;
-    d->building.block = NULL;
     d->building_for = NULL;
     atomic_store_explicit(&s->poisoned, false, memory_order_relaxed);
 }
@@ -312,8 +306,7 @@ static void *copy_of(struct door *d, unsigned i)
     struct copy *c = &d->copy[i];
     size_t size = d->v[i]->size;
 
-    c->heap = size > sizeof c->local.bytes;
-    c->p = c->heap ? malloc(size) : c->local.bytes;
+    c->p = size > sizeof c->local.bytes ? malloc(size) : c->local.bytes;
     if (c->p == NULL)
         rt__trap();
     memcpy(c->p, d->v[i]->now.value, size);
@@ -501,6 +494,21 @@ bool rt_poisoned(rt_shared *s)
 
 /* ---- storing outside values (D9) -------------------------------------- */
 
+/* rt_panic with a message made from fmt: the longest (two 20-digit
+** numbers) fits. */
+static _Noreturn void panic_with(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static _Noreturn void panic_with(const char *fmt, ...)
+{
+    char why[160];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(why, sizeof why, fmt, ap);
+    va_end(ap);
+    rt_panic(why);
+}
+
 /* The state of s that the door open on it in this task may change: the
 ** one being built, or the one in place inside an update of RT_OWNED s. */
 static struct state *writable_state(struct rt_hot *h, const char *fn, rt_shared *s)
@@ -537,11 +545,9 @@ rt_status rt_store(rt_shared *s, void *value)
     }
     bytes = rt__outside_take("rt_store", value);
     if (!rt__block_charge(st->block, bytes)) {
-        char why[160];
         rt__outside_give(value, bytes); /* the task's again: freed by the panic */
-        snprintf(why, sizeof why, "a stored value of %zu bytes does not fit shared value "
-                 "#%lu's budget", bytes, s->seq);
-        rt_panic(why); /* in the door: s is poisoned */
+        panic_with("a stored value of %zu bytes does not fit shared value #%lu's budget",
+                   bytes, s->seq); /* in the door: s is poisoned */
     }
     stored_put(st, value, bytes);
     return RT_OK;
@@ -557,12 +563,9 @@ void *rt_unstore(rt_shared *s, void *value)
         rt__violation("rt_unstore", "%p is not a value stored in shared value #%lu", value,
                       s->seq);
     bytes = st->stored[i].bytes;
-    if (!rt__task_charge(h->task, bytes)) {
-        char why[160];
-        snprintf(why, sizeof why, "an unstored value of %zu bytes does not fit its budget",
-                 bytes);
-        rt_panic(why); /* the value stays stored */
-    }
+    if (!rt__task_charge(h->task, bytes))
+        panic_with("an unstored value of %zu bytes does not fit its budget",
+                   bytes); /* the value stays stored */
     st->stored[i] = st->stored[--st->nstored];
     rt__block_uncharge(st->block, bytes);
     rt__task_hold(h->task, value, bytes);

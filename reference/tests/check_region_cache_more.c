@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -47,11 +48,14 @@
 ** Not under sanitizers: TSan calls it while it starts a thread, before that
 ** thread may run instrumented code. */
 static int fail_setspecific;
+/* When not 0: the calls left until the one that fails (1: the next), and
+** only that one. */
+static int fail_setspecific_at;
 
 int pthread_setspecific(pthread_key_t key, const void *value)
 {
     static int (*real)(pthread_key_t, const void *);
-    if (fail_setspecific)
+    if (fail_setspecific || (fail_setspecific_at != 0 && --fail_setspecific_at == 0))
         return ENOMEM;
     if (real == NULL)
         *(void **)&real = dlsym(RTLD_NEXT, "pthread_setspecific");
@@ -342,6 +346,121 @@ START_TEST(a_closed_region_holds_no_pointer)
 }
 END_TEST
 
+/* ---- edges of regions and of the direct path -------------------------------- */
+
+static void alloc_null(void *unused)
+{
+    (void)unused;
+    rt_init();
+    rt_region_alloc(NULL, 1, 1, 0);
+}
+
+static void close_null(void *unused)
+{
+    (void)unused;
+    rt_init();
+    rt_region_close(NULL);
+}
+
+static void give_null(void *unused)
+{
+    (void)unused;
+    rt_init();
+    rt_chunk_give(NULL, NULL);
+}
+
+START_TEST(a_null_region_or_chunk_is_a_violation)
+{
+    ck_assert_violation(alloc_null, NULL, "refrt: rt_region_alloc: region is not open\n");
+    ck_assert_violation(close_null, NULL, "refrt: rt_region_close: region is not open\n");
+    ck_assert_violation(give_null, NULL,
+                        "refrt: rt_chunk_give: [(nil), (nil)) is not a range inside one chunk\n");
+}
+END_TEST
+
+/* The bump past the end of the chunk (a program that wrote the region's
+** fields): the room left would wrap, so the alloc traps instead. */
+static void alloc_past_the_chunk(void *unused)
+{
+    rt_region r;
+    (void)unused;
+    rt_init();
+    rt_region_open(&r);
+    r.bump = r.base + RT_CHUNK_SIZE + 16;
+    rt_region_alloc(&r, 1, 1, 0);
+    _exit(3);
+}
+
+START_TEST(a_region_bumped_past_its_chunk_traps)
+{
+    ck_assert_trap(alloc_past_the_chunk, NULL);
+}
+END_TEST
+
+/* Opened before rt_init, closed after: no thread state knew it, and its
+** close is no violation; the chunk goes to this thread's cache. */
+START_TEST(a_region_opened_before_init_closes_after_it)
+{
+    rt_region r;
+    rt_region_open(&r);
+    rt_region_alloc(&r, 1, 64, 0x5a);
+    rt_init();
+    ck_assert_uint_eq(rt_chunk_kept(), 0);
+    rt_region_close(&r);
+    ck_assert_uint_eq(rt_chunk_kept(), 1);
+    ck_assert_ptr_null(rt_hot()->innermost);
+}
+END_TEST
+
+#if RT_PRIM_DIRECT
+/* The runtime's key at or above the first block of keys (32 keys made
+** before rt_init): no direct read is known for it, so the path stays off
+** and every thread's state still comes through pthread_getspecific. */
+START_TEST(a_key_past_the_first_block_keeps_the_direct_path_off)
+{
+    pthread_key_t k[RT_PRIM_FIRST_BLOCK_KEYS];
+    struct rt_hot *theirs = NULL;
+    pthread_t t;
+    for (int i = 0; i < RT_PRIM_FIRST_BLOCK_KEYS; i++)
+        ck_assert_int_eq(pthread_key_create(&k[i], NULL), 0);
+    rt_init();
+    ck_assert_ptr_nonnull(rt_hot());
+    ck_assert(!rt_hot_direct());
+    ck_assert_ptr_eq(rt__hot_or_null(), rt_hot());
+    ck_assert_int_eq(pthread_create(&t, NULL, hot_of_this_thread, &theirs), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_ptr_nonnull(theirs);
+    ck_assert_ptr_ne(theirs, rt_hot());
+}
+END_TEST
+
+#endif
+
+#if RT_PRIM_DIRECT && !UNDER_SANITIZER
+/* Each pthread_setspecific of the slot search failing in turn (the first
+** marker, the second, the NULL that clears the slot): the search finds no
+** slot, the direct path stays off, and the state is published all the same. */
+START_TEST(a_slot_search_whose_setspecific_fails_keeps_the_direct_path_off)
+{
+    for (int n = 1; n <= 3; n++) {
+        pid_t pid = fork();
+        ck_assert_int_ge(pid, 0);
+        if (pid == 0) {
+            rt_init();
+            fail_setspecific_at = n;
+            struct rt_hot *h = rt_hot();
+            _exit(h != NULL && !rt_hot_direct() && rt__hot_or_null() == h &&
+                          fail_setspecific_at == 0 ? 0 : 1);
+        }
+        int status;
+        ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                      "setspecific %d failing: status %#x", n, status);
+    }
+}
+END_TEST
+#endif
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("region_cache_more");
@@ -366,6 +485,15 @@ Suite *make_suite(void)
 #endif
     tcase_add_test(tc, a_region_opened_before_init_is_its_own_outer);
     tcase_add_test(tc, a_closed_region_holds_no_pointer);
+    tcase_add_test(tc, a_null_region_or_chunk_is_a_violation);
+    tcase_add_test(tc, a_region_bumped_past_its_chunk_traps);
+    tcase_add_test(tc, a_region_opened_before_init_closes_after_it);
+#if RT_PRIM_DIRECT
+    tcase_add_test(tc, a_key_past_the_first_block_keeps_the_direct_path_off);
+#endif
+#if RT_PRIM_DIRECT && !UNDER_SANITIZER
+    tcase_add_test(tc, a_slot_search_whose_setspecific_fails_keeps_the_direct_path_off);
+#endif
     suite_add_tcase(s, tc);
     return s;
 }

@@ -9,6 +9,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -894,6 +896,12 @@ START_TEST(a_supervised_cache_that_outgrows_its_block_is_rebuilt)
 }
 END_TEST
 
+static void *nothing(void *arg)
+{
+    (void)arg;
+    return NULL;
+}
+
 static void *make_failing(void *arg)
 {
     struct builder *b = arg;
@@ -913,10 +921,13 @@ static void supervised_build_panics(void *unused)
     (void)unused;
     init_fixed(64 * KIB);
     struct builder b = {0, true};
+    NEED(run_task(nothing, NULL) == RT_OK); /* what a first task makes, made */
     size_t live = rt__blocks_live();
-    /* a first build that panics frees everything it made */
+    long allocations = allocations_live();
+    /* a first build that panics frees everything it made: the value too */
     NEED(run_task(make_failing, &b) == RT_PANICKED);
     NEED(b.builds == 1 && rt__blocks_live() == live);
+    NEED(allocations_live() == allocations);
 
     rt_shared *cache = rt_shared_supervised(RT_OWNED, sizeof(struct cache), build_cache, &b,
                                             2 * KIB);
@@ -1066,6 +1077,16 @@ START_TEST(a_stored_value_that_does_not_fit_poisons_the_value)
 }
 END_TEST
 
+static void store_own_block_value(void *value, void *ctx)
+{
+    struct store_op *op = ctx;
+    size_t held = rt_shared_held(op->s);
+    void *p = rt_alloc(16); /* in an update of an RT_OWNED value: its block */
+    NEED(rt_shared_held(op->s) > held);
+    op->status = rt_store(op->s, p);
+    (void)value;
+}
+
 static void store_block_value(void *unused)
 {
     (void)unused;
@@ -1079,6 +1100,11 @@ static void store_block_value(void *unused)
     NEED(rt_held() == task_before && rt_shared_held(s) == value_before);
     NEED(!rt_poisoned(s));
     rt_free(op.value);
+    /* a value of the shared value's own block, allocated in its door */
+    task_before = rt_held();
+    NEED(rt_update(s, store_own_block_value, &op) == RT_OK);
+    NEED(op.status == RT_REFUSED && rt_held() == task_before);
+    NEED(!rt_poisoned(s));
     rt_shared_free(s);
 }
 
@@ -1098,6 +1124,7 @@ struct keep_op {
     rt_shared *s;       /* NULL during the first build: nothing to store into yet */
     char *big;          /* stored by an update */
     char *built_big;    /* stored by the last rebuild */
+    size_t held_in_build; /* rt_shared_held(s) in the last rebuild, after its store */
 };
 
 /* A rebuild stores an outside value of its own: it is charged to the fresh
@@ -1110,6 +1137,7 @@ static void build_kept(void *value, void *ctx)
     k->built_big = rt_alloc_outside(RT_CHUNK_SIZE);
     NEED(rt_store(k->s, k->built_big) == RT_OK);
     ((struct kept *)value)->big = k->built_big;
+    k->held_in_build = rt_shared_held(k->s); /* the fresh state's figure */
 }
 
 static void keep_big(void *value, void *ctx)
@@ -1130,6 +1158,7 @@ static void *store_big(void *arg)
 static void kept_then_panic(void *value, void *ctx)
 {
     (void)value, (void)ctx;
+    rt_alloc(1000); /* in the value's block: the poisoned state holds more */
     rt_panic("poisons the holder");
 }
 
@@ -1143,7 +1172,7 @@ static void stored_values_go_with_their_state(void *unused)
 {
     (void)unused;
     init_fixed(512 * KIB);
-    struct keep_op k = {NULL, NULL, NULL};
+    struct keep_op k = {NULL, NULL, NULL, 0};
     rt_shared *s = rt_shared_supervised(RT_OWNED, sizeof(struct kept), build_kept, &k,
                                         256 * KIB);
     size_t built = rt_shared_held(s);
@@ -1157,6 +1186,7 @@ static void stored_values_go_with_their_state(void *unused)
     /* rebuilt by rt_get: the old state's stored value goes, the build's own
     ** is charged to the fresh block and moved off main's count */
     NEED(rt_get(s, &out) == RT_OK && out.big == k.built_big);
+    NEED(k.held_in_build == built + RT_CHUNK_SIZE); /* read in the build: the fresh block */
     NEED(!chunk_live(k.big) && chunk_live(k.built_big));
     NEED(rt_shared_held(s) == built + RT_CHUNK_SIZE && rt_held() == 0);
 
@@ -1475,6 +1505,853 @@ START_TEST(misuse_of_doors_and_stores_gets_the_contracts_error)
 }
 END_TEST
 
+/* ---- misuse: the arguments --------------------------------------------- */
+
+/* Where a block cannot be made (block.c): past 2^36 bytes once rounded
+** down to 16. The first size it refuses, and the last it takes. */
+#define BLOCK_TOO_BIG (((size_t)1 << 36) + 16)
+#define BLOCK_LARGEST (((size_t)1 << 36) + 15)
+
+static void new_with_too_big_a_block(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    int64_t v = 1;
+    rt_shared_new(RT_COPY, sizeof v, &v, BLOCK_TOO_BIG);
+}
+
+static void supervised_with_too_big_a_block(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared_supervised(RT_COPY, sizeof(int64_t), build_zero, NULL, BLOCK_TOO_BIG);
+}
+
+START_TEST(a_block_bigger_than_a_block_can_be_is_a_violation)
+{
+    violates(new_with_too_big_a_block,
+             "refrt: rt_shared_new: block_bytes 68719476752 is more than a block can be\n");
+    violates(supervised_with_too_big_a_block,
+             "refrt: rt_shared_supervised: block_bytes 68719476752 is more than a block "
+             "can be\n");
+}
+END_TEST
+
+static void new_of_no_kind(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    int64_t v = 1;
+    rt_shared_new((rt_kind)2, sizeof v, &v, 256);
+}
+
+static void new_of_a_negative_kind(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    int64_t v = 1;
+    rt_shared_new((rt_kind)-1, sizeof v, &v, 256);
+}
+
+static void supervised_of_no_kind(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared_supervised((rt_kind)2, sizeof(int64_t), build_zero, NULL, 256);
+}
+
+START_TEST(a_kind_that_is_neither_copy_nor_owned_is_a_violation)
+{
+    violates(new_of_no_kind, "refrt: rt_shared_new: kind 2 is neither RT_COPY nor RT_OWNED\n");
+    violates(new_of_a_negative_kind,
+             "refrt: rt_shared_new: kind -1 is neither RT_COPY nor RT_OWNED\n");
+    violates(supervised_of_no_kind,
+             "refrt: rt_shared_supervised: kind 2 is neither RT_COPY nor RT_OWNED\n");
+}
+END_TEST
+
+/* Each NULL argument a function of shared.c refuses, one scenario each:
+** a value made first, so that only the NULL is wrong. */
+enum null_arg {
+    NULL_INIT,
+    NULL_BUILD,
+    NULL_UPDATE_VALUE,
+    NULL_UPDATE_FN,
+    NULL_UPDATE_ALL_A,
+    NULL_UPDATE_ALL_B,
+    NULL_UPDATE_ALL_FN,
+    NULL_ACCESS_VALUE,
+    NULL_ACCESS_FN,
+    NULL_GET_VALUE,
+    NULL_GET_OUT,
+    NULL_POISONED,
+    NULL_HELD,
+    NULL_STORE_VALUE,
+    NULL_UNSTORE_VALUE,
+    NULL_STORED,
+    NULL_UNSTORED,
+};
+
+static enum null_arg null_case;
+
+static void store_null(void *value, void *ctx)
+{
+    (void)value;
+    rt_store(ctx, NULL);
+}
+
+static void unstore_null(void *value, void *ctx)
+{
+    (void)value;
+    rt_unstore(ctx, NULL);
+}
+
+static void with_a_null(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *s = new_i64(1), *list = new_list(1 * KIB);
+    void *held = rt_alloc_outside(8);
+    switch (null_case) {
+    case NULL_INIT:
+        rt_shared_new(RT_COPY, 8, NULL, 256);
+        break;
+    case NULL_BUILD:
+        rt_shared_supervised(RT_COPY, 8, NULL, NULL, 256);
+        break;
+    case NULL_UPDATE_VALUE:
+        rt_update(NULL, count_update, NULL);
+        break;
+    case NULL_UPDATE_FN:
+        rt_update(s, NULL, NULL);
+        break;
+    case NULL_UPDATE_ALL_A:
+        rt_update_all(NULL, s, count_pair, NULL);
+        break;
+    case NULL_UPDATE_ALL_B:
+        rt_update_all(s, NULL, count_pair, NULL);
+        break;
+    case NULL_UPDATE_ALL_FN:
+        rt_update_all(s, list, NULL, NULL);
+        break;
+    case NULL_ACCESS_VALUE:
+        rt_access(NULL, count_access, NULL);
+        break;
+    case NULL_ACCESS_FN:
+        rt_access(s, NULL, NULL);
+        break;
+    case NULL_GET_VALUE:
+        rt_get(NULL, held);
+        break;
+    case NULL_GET_OUT:
+        rt_get(s, NULL);
+        break;
+    case NULL_POISONED:
+        rt_poisoned(NULL);
+        break;
+    case NULL_HELD:
+        rt_shared_held(NULL);
+        break;
+    case NULL_STORE_VALUE:
+        rt_store(NULL, held);
+        break;
+    case NULL_UNSTORE_VALUE:
+        rt_unstore(NULL, held);
+        break;
+    case NULL_STORED:
+        rt_update(list, store_null, list);
+        break;
+    case NULL_UNSTORED:
+        rt_update(list, unstore_null, list);
+        break;
+    }
+    NEED(!"returned");
+}
+
+static void null_violates(enum null_arg which, const char *msg)
+{
+    struct scenario sc = {with_a_null};
+    null_case = which;
+    ck_assert_violation(scenario_violates, &sc, msg);
+}
+
+START_TEST(null_arguments_are_violations)
+{
+    null_violates(NULL_INIT, "refrt: rt_shared_new: init is NULL for a value of 8 bytes\n");
+    null_violates(NULL_BUILD, "refrt: rt_shared_supervised: build is NULL\n");
+    null_violates(NULL_UPDATE_VALUE, "refrt: rt_update: the shared value is NULL\n");
+    null_violates(NULL_UPDATE_FN, "refrt: rt_update: fn is NULL\n");
+    null_violates(NULL_UPDATE_ALL_A, "refrt: rt_update_all: the shared value is NULL\n");
+    null_violates(NULL_UPDATE_ALL_B, "refrt: rt_update_all: the shared value is NULL\n");
+    null_violates(NULL_UPDATE_ALL_FN, "refrt: rt_update_all: fn is NULL\n");
+    null_violates(NULL_ACCESS_VALUE, "refrt: rt_access: the shared value is NULL\n");
+    null_violates(NULL_ACCESS_FN, "refrt: rt_access: fn is NULL\n");
+    null_violates(NULL_GET_VALUE, "refrt: rt_get: the shared value is NULL\n");
+    null_violates(NULL_GET_OUT, "refrt: rt_get: out is NULL\n");
+    null_violates(NULL_POISONED, "refrt: rt_poisoned: the shared value is NULL\n");
+    null_violates(NULL_HELD, "refrt: rt_shared_held: the shared value is NULL\n");
+    null_violates(NULL_STORE_VALUE, "refrt: rt_store: the shared value is NULL\n");
+    null_violates(NULL_UNSTORE_VALUE, "refrt: rt_unstore: the shared value is NULL\n");
+    null_violates(NULL_STORED, "refrt: rt_store: the value is NULL\n");
+    null_violates(NULL_UNSTORED, "refrt: rt_unstore: (nil) is not a value stored in shared "
+                                 "value #2\n");
+}
+END_TEST
+
+/* A value of no bytes needs no init and no out: NULL is fine for both. One
+** of one byte is copied in and out like any other. */
+static void empty_value(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *s = rt_shared_new(RT_COPY, 0, NULL, 256);
+    NEED(rt_get(s, NULL) == RT_OK);
+    NEED(rt_update(s, count_update, NULL) == RT_OK && ran == 1);
+    rt_shared_free(s);
+
+    unsigned char one = 0x5a, out = 0;
+    s = rt_shared_new(RT_COPY, 1, &one, 256);
+    NEED(rt_get(s, &out) == RT_OK && out == 0x5a);
+    rt_shared_free(s);
+}
+
+START_TEST(a_value_of_no_bytes_takes_null_for_init_and_out)
+{
+    RUN_OK(empty_value, NULL);
+}
+END_TEST
+
+/* ---- out of memory, by injection (testutil.h) --------------------------- */
+
+/* Each allocation shared.c makes, failed on purpose: the runtime traps
+** (SIGILL) rather than go on with NULL. A scenario warms up first (main's
+** task, this thread's state), so that the failure lands where it names. */
+static void make_after_a_failed_calloc(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    int64_t v = 1;
+    inject_alloc_failure(1); /* the rt_shared itself */
+    rt_shared_new(RT_COPY, sizeof v, &v, 256);
+    _exit(3);
+}
+
+static void make_after_a_failed_block(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    int64_t v = 1;
+    inject_alloc_failure(2); /* the rt_shared, then its block */
+    rt_shared_new(RT_COPY, sizeof v, &v, 256);
+    _exit(3);
+}
+
+/* The largest block_bytes a block takes: its malloc failing is a trap, not
+** a size "more than a block can be". */
+static void make_the_largest_block_failing(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    int64_t v = 1;
+    inject_alloc_failure(2);
+    rt_shared_new(RT_COPY, sizeof v, &v, BLOCK_LARGEST);
+    _exit(3);
+}
+
+static void supervised_after_a_failed_block(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_get(new_i64(1), &(int64_t){0}); /* this thread's state, made */
+    inject_alloc_failure(2);
+    rt_shared_supervised(RT_COPY, sizeof(int64_t), build_zero, NULL, 256);
+    _exit(3);
+}
+
+START_TEST(a_value_or_block_that_cannot_be_allocated_traps)
+{
+    ck_assert_trap(make_after_a_failed_calloc, NULL);
+    ck_assert_trap(make_after_a_failed_block, NULL);
+    ck_assert_trap(make_the_largest_block_failing, NULL);
+    ck_assert_trap(supervised_after_a_failed_block, NULL);
+}
+END_TEST
+
+/* A copy of more than 128 bytes is malloc'ed; up to 128 it is on the
+** stack, so a failure injected for it never comes. */
+struct sized {
+    size_t size;
+    unsigned long nth; /* the allocation to fail, counted from the door */
+    bool pair;         /* rt_update_all over two such values */
+};
+
+static void fill_ones(void *value, void *ctx)
+{
+    memset(value, 1, *(size_t *)ctx);
+}
+
+static void fill_both(void *va, void *vb, void *ctx)
+{
+    fill_ones(va, ctx);
+    fill_ones(vb, ctx);
+}
+
+static struct sized sized;
+
+static void copy_door_failing(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    unsigned char zero[256] = {0}, out[256];
+    rt_shared *a = rt_shared_new(RT_COPY, sized.size, zero, 1 * KIB);
+    rt_shared *b = rt_shared_new(RT_COPY, sized.size, zero, 1 * KIB);
+    NEED(rt_get(a, out) == RT_OK); /* this thread's state, made */
+    inject_alloc_failure(sized.nth);
+    if (sized.pair)
+        NEED(rt_update_all(a, b, fill_both, &sized.size) == RT_OK);
+    else
+        NEED(rt_update(a, fill_ones, &sized.size) == RT_OK);
+    NEED(injected_alloc_failures() == 0);
+    inject_alloc_failure(0);
+    NEED(rt_get(a, out) == RT_OK && out[0] == 1 && out[sized.size - 1] == 1);
+    NEED(rt_get(b, out) == RT_OK && out[0] == sized.pair);
+    rt_shared_free(a);
+    rt_shared_free(b);
+    exit(0);
+}
+
+static void copy_door_must_trap(size_t size, unsigned long nth, bool pair)
+{
+    sized = (struct sized){size, nth, pair};
+    ck_assert_trap(copy_door_failing, NULL);
+}
+
+static void copy_door_must_not_allocate(size_t size, bool pair)
+{
+    sized = (struct sized){size, 1, pair};
+    struct death d = run_child(copy_door_failing, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0, "%zu bytes: signal %d exit %d: %s",
+                  size, d.signal, d.exit_status, d.err);
+}
+
+START_TEST(a_copy_that_cannot_be_allocated_traps)
+{
+    copy_door_must_trap(129, 1, false);
+    copy_door_must_trap(256, 1, false);
+    copy_door_must_trap(129, 1, true); /* the first copy */
+    copy_door_must_trap(129, 2, true); /* the second */
+    copy_door_must_not_allocate(128, false);
+    copy_door_must_not_allocate(128, true);
+}
+END_TEST
+
+/* The table of stored values starts at 8 and doubles: the 1st, the 9th and
+** the 17th store grow it, no other. Its growth failing traps; the values
+** stored come out again one by one, each with its own bytes, in any order. */
+#define STORES 17
+
+struct stores {
+    rt_shared *s;
+    void *v[STORES];
+};
+
+static size_t store_bytes(int i)
+{
+    return 8 * (size_t)(i + 1); /* each its own size, so a mix-up shows */
+}
+
+static void store_all(void *value, void *ctx)
+{
+    struct stores *st = ctx;
+    (void)value;
+    for (int i = 0; i < STORES; i++) {
+        fprintf(stderr, "store %d\n", i + 1);
+        NEED(rt_store(st->s, st->v[i]) == RT_OK);
+    }
+}
+
+/* Unstores every value, the 0th last and the others in a scrambled order
+** (7 is prime to 17), each moving exactly its bytes back to the task. */
+static void unstore_all(void *value, void *ctx)
+{
+    struct stores *st = ctx;
+    (void)value;
+    for (int k = 1; k <= STORES; k++) {
+        int i = (k * 7) % STORES;
+        size_t task = rt_held(), held = rt_shared_held(st->s);
+        NEED(rt_unstore(st->s, st->v[i]) == st->v[i]);
+        NEED(rt_held() == task + store_bytes(i));
+        NEED(rt_shared_held(st->s) == held - store_bytes(i));
+    }
+}
+
+static void unstore_one_twice(void *value, void *ctx)
+{
+    struct stores *st = ctx;
+    (void)value;
+    NEED(rt_unstore(st->s, st->v[1]) == st->v[1]);
+    rt_unstore(st->s, st->v[1]); /* sixteen others are still stored */
+}
+
+static unsigned long store_nth; /* the allocation to fail, from the first store */
+
+static void stores(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    struct stores st = {new_list(4 * KIB), {NULL}};
+    for (int i = 0; i < STORES; i++)
+        st.v[i] = rt_alloc_outside(store_bytes(i));
+    size_t held = rt_shared_held(st.s), task = rt_held();
+    inject_alloc_failure(store_nth);
+    NEED(rt_update(st.s, store_all, &st) == RT_OK);
+    NEED(injected_alloc_failures() == 0);
+    inject_alloc_failure(0);
+    NEED(rt_held() == 0 && rt_shared_held(st.s) == held + task);
+    if (store_nth == 0) /* a violation */
+        rt_update(st.s, unstore_one_twice, &st);
+    NEED(rt_update(st.s, unstore_all, &st) == RT_OK);
+    NEED(rt_held() == task && rt_shared_held(st.s) == held);
+    exit(0);
+}
+
+/* The number of the store the child was at when it died, 0 if none. */
+static int last_store(const struct death *d)
+{
+    int last = 0;
+    for (const char *p = d->err; (p = strstr(p, "store ")) != NULL; p++)
+        last = atoi(p + 6);
+    return last;
+}
+
+static void stores_must_trap_at(unsigned long nth, int store)
+{
+    store_nth = nth;
+    struct death d = run_child(stores, NULL);
+    ck_assert_msg(d.signal == SIGILL && last_store(&d) == store,
+                  "allocation %lu failed: expected a trap at store %d, got signal %d at "
+                  "store %d: %s", nth, store, d.signal, last_store(&d), d.err);
+}
+
+START_TEST(a_table_of_stored_values_that_cannot_grow_traps)
+{
+    stores_must_trap_at(1, 1);
+    stores_must_trap_at(2, 9);
+    stores_must_trap_at(3, 17);
+}
+END_TEST
+
+START_TEST(stored_values_come_out_one_by_one_each_with_its_bytes)
+{
+    store_nth = 4; /* 17 stores grow the table three times: never reached */
+    struct death d = run_child(stores, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0, "signal %d exit %d: %s", d.signal,
+                  d.exit_status, d.err);
+    store_nth = 0;
+    ck_assert_violation(stores, NULL, "is not a value stored in shared value #1");
+}
+END_TEST
+
+static void *panic_in_update(void *s)
+{
+    rt_update(s, kept_then_panic, NULL);
+    return NULL;
+}
+
+static void rebuild_failing(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *s = rt_shared_supervised(RT_OWNED, sizeof(int64_t), build_zero, NULL, 256);
+    NEED(run_task(panic_in_update, s) == RT_PANICKED && rt_poisoned(s));
+    inject_alloc_failure(1); /* the fresh block */
+    rt_access(s, count_access, NULL);
+    _exit(3);
+}
+
+START_TEST(a_rebuild_whose_block_cannot_be_allocated_traps)
+{
+    ck_assert_trap(rebuild_failing, NULL);
+}
+END_TEST
+
+/* SQLite's loop: a whole life of shared values (made, copied in doors,
+** built storing an outside value, freed), with its n-th allocation failed,
+** for n = 1, 2, ... until it completes. Every failure traps; the run that
+** completes has failed nothing and leaves no allocation behind. */
+struct store_one {
+    rt_shared *s;
+    void *value;
+};
+
+static void store_one(void *value, void *ctx)
+{
+    struct store_one *op = ctx;
+    (void)value;
+    NEED(rt_store(op->s, op->value) == RT_OK);
+}
+
+static void build_list_of_one(void *value, void *ctx)
+{
+    (void)ctx;
+    push(value, 1);
+}
+
+static unsigned long life_nth;
+
+static void life_of_values(void *unused)
+{
+    (void)unused;
+    init_fixed(256 * KIB);
+    unsigned char zero[200] = {0};
+    size_t size = sizeof zero;
+    rt_free(rt_alloc_outside(8));      /* main's table of outside values, made */
+    rt_get(new_i64(1), &(int64_t){0}); /* this thread's state */
+    long live = allocations_live();
+
+    inject_alloc_failure(life_nth);
+    rt_shared *a = rt_shared_new(RT_COPY, sizeof zero, zero, 1 * KIB);
+    rt_shared *b = rt_shared_new(RT_COPY, sizeof zero, zero, 1 * KIB);
+    NEED(rt_update(a, fill_ones, &size) == RT_OK);
+    NEED(rt_update_all(a, b, fill_both, &size) == RT_OK);
+    struct store_one op = {new_list(1 * KIB), rt_alloc_outside(8)};
+    NEED(rt_update(op.s, store_one, &op) == RT_OK);
+    rt_shared *c = rt_shared_supervised(RT_OWNED, sizeof(struct list), build_list_of_one, NULL,
+                                        1 * KIB);
+    NEED(sum_of(c) == 1);
+    rt_shared_free(a);
+    rt_shared_free(b);
+    rt_shared_free(op.s);
+    rt_shared_free(c);
+    inject_alloc_failure(0); /* exit may allocate (gcov's counters, in a coverage build) */
+    NEED(injected_alloc_failures() == 0);
+    NEED(allocations_live() == live); /* the copies, the table, the value: all freed */
+    exit(0);
+}
+
+START_TEST(every_allocation_failure_in_a_life_of_values_traps)
+{
+    unsigned long n;
+    for (n = 1; n < 64; n++) {
+        life_nth = n;
+        struct death d = run_child(life_of_values, NULL);
+        if (d.signal == 0 && d.exit_status == 0)
+            break; /* fewer than n allocations: the life completed */
+        ck_assert_msg(d.signal == SIGILL, "allocation %lu failed: signal %d exit %d: %s", n,
+                      d.signal, d.exit_status, d.err);
+    }
+    /* 13 allocations, each failed once: two values and their blocks, three
+    ** copies, a list and its block, an outside value and the table it is
+    ** stored in, a supervised value and its block */
+    ck_assert_msg(n == 14, "the life completed at allocation %lu, not 14", n);
+}
+END_TEST
+
+/* ---- which block a door allocates from ---------------------------------- */
+
+/* What one rt_alloc in a door changed: the task's figure and the value's. */
+struct alloc_seen {
+    rt_shared *s;
+    size_t task, value;
+};
+
+static void alloc_and_see(struct alloc_seen *a)
+{
+    size_t task = rt_held(), value = rt_shared_held(a->s);
+    void *p = rt_alloc(64);
+    a->task = rt_held() - task;
+    a->value = rt_shared_held(a->s) - value;
+    rt_free(p);
+}
+
+static void alloc_in_update(void *value, void *ctx)
+{
+    (void)value;
+    alloc_and_see(ctx);
+}
+
+static void alloc_in_access(const void *value, void *ctx)
+{
+    (void)value;
+    alloc_and_see(ctx);
+}
+
+static void alloc_from_blocks(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *list = new_list(1 * KIB), *kasse = new_i64(1);
+    rt_shared *cache = rt_shared_supervised(RT_OWNED, sizeof(struct list), build_list_of_one,
+                                            NULL, 1 * KIB);
+    struct alloc_seen a = {list, 0, 0};
+
+    NEED(rt_update(list, alloc_in_update, &a) == RT_OK);
+    NEED(a.task == 0 && a.value >= 64); /* an update in place: the value's block */
+    NEED(rt_access(list, alloc_in_access, &a) == RT_OK);
+    NEED(a.task >= 64 && a.value == 0); /* right after it, a read: the task's */
+    a.s = kasse;
+    NEED(rt_update(kasse, alloc_in_update, &a) == RT_OK);
+    NEED(a.task >= 64 && a.value == 0); /* an update on a copy: the task's */
+    /* a rebuild allocates from the fresh block; the door's fn, after it,
+    ** from the task's */
+    NEED(run_task(update_push_then_panic, cache) == RT_PANICKED && rt_poisoned(cache));
+    a.s = cache;
+    NEED(rt_access(cache, alloc_in_access, &a) == RT_OK && !rt_poisoned(cache));
+    NEED(a.task >= 64 && a.value == 0);
+    rt_shared_free(list);
+    rt_shared_free(kasse);
+    rt_shared_free(cache);
+}
+
+START_TEST(only_an_update_of_an_owned_value_allocates_from_its_block)
+{
+    RUN_OK(alloc_from_blocks, "panicked: after a push");
+}
+END_TEST
+
+/* A door that rebuilds a poisoned value and whose fn then panics: the
+** fresh value is poisoned in its turn, the old block already freed. */
+static void rebuilt_then_panics(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    struct builder b = {0, false};
+    rt_shared *cache = rt_shared_supervised(RT_OWNED, sizeof(struct cache), build_cache, &b,
+                                            2 * KIB);
+    size_t live = rt__blocks_live();
+    struct cache_view v;
+
+    NEED(run_task(outgrow, cache) == RT_PANICKED && rt_poisoned(cache));
+    NEED(run_task(update_push_then_panic, cache) == RT_PANICKED);
+    NEED(b.builds == 2 && rt_poisoned(cache));
+    NEED(rt__blocks_live() == live);
+    NEED(rt_access(cache, view_cache, &v) == RT_OK);
+    NEED(b.builds == 3 && v.generation == 3 && v.n == 1 && !rt_poisoned(cache));
+    rt_shared_free(cache);
+    NEED(rt__blocks_live() == live - 1);
+}
+
+START_TEST(a_rebuilt_value_whose_door_then_panics_is_poisoned_again)
+{
+    RUN_OK(rebuilt_then_panics, "panicked: after a push");
+}
+END_TEST
+
+/* A door left by longjmp out of its fn is still open when the door around
+** it closes: a violation, not a lock held for ever. */
+static jmp_buf left_by;
+
+static void jump_out(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    longjmp(left_by, 1);
+}
+
+static void leave_a_door(void *value, void *ctx)
+{
+    (void)value;
+    if (setjmp(left_by) == 0)
+        rt_update(ctx, jump_out, NULL);
+}
+
+static void door_left_open(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *outer = new_i64(1), *inner = new_i64(2);
+    rt_update(outer, leave_a_door, inner);
+}
+
+START_TEST(a_door_left_by_longjmp_is_a_violation_when_the_door_around_it_closes)
+{
+    violates(door_left_open,
+             "refrt: rt_update: a door opened inside this one was not closed\n");
+}
+END_TEST
+
+/* A task may carry doors of other mechanisms (internal.h's hook): the
+** doors of shared values look past them, to their own. */
+static void foreign_unwind(struct rt_door *d)
+{
+    (void)d;
+}
+
+struct foreign {
+    rt_shared *list, *later;
+    size_t held, held_nested;
+};
+
+/* In a door on a value made later: the list's door is found past it. */
+static void read_the_list(void *value, void *ctx)
+{
+    struct foreign *f = ctx;
+    (void)value;
+    f->held_nested = rt_shared_held(f->list);
+}
+
+static void inside_a_foreign_door(void *value, void *ctx)
+{
+    struct foreign *f = ctx;
+    struct rt_hot *h = rt__hot_or_null();
+    struct rt_door other = {h->door, NULL, foreign_unwind};
+    void *v = rt_alloc_outside(8);
+    (void)value;
+    h->door = &other;
+    NEED(rt_store(f->list, v) == RT_OK);     /* found past the foreign door */
+    f->held = rt_shared_held(f->list);       /* read in the door, not waiting */
+    NEED(rt_update(f->later, read_the_list, f) == RT_OK && f->held_nested == f->held);
+    NEED(rt_unstore(f->list, v) == v);
+    h->door = other.outer;
+    rt_free(v);
+}
+
+static void foreign_doors(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    struct foreign f = {new_list(1 * KIB), new_i64(1), 0, 0};
+    size_t held = rt_shared_held(f.list);
+    NEED(rt_update(f.list, inside_a_foreign_door, &f) == RT_OK);
+    NEED(f.held == held + 8 && rt_shared_held(f.list) == held);
+    rt_shared_free(f.list);
+    rt_shared_free(f.later);
+}
+
+START_TEST(doors_of_shared_values_look_past_the_doors_of_other_mechanisms)
+{
+    RUN_OK(foreign_doors, NULL);
+}
+END_TEST
+
+/* ---- values outside tasks ---------------------------------------------- */
+
+/* Making, reading the figures of and freeing a value need no task: before
+** rt_init, and on a thread that is not a task. */
+static void value_life_without_a_task(void)
+{
+    int64_t v = 7;
+    rt_shared *s = rt_shared_new(RT_OWNED, sizeof v, &v, 256);
+    NEED(!rt_poisoned(s));
+    NEED(rt_shared_held(s) >= sizeof v && rt_shared_held(s) <= 256);
+    rt_shared_free(s);
+}
+
+static void *plain_thread_values(void *unused)
+{
+    (void)unused;
+    value_life_without_a_task();
+    return NULL;
+}
+
+static void values_without_a_task(void *unused)
+{
+    (void)unused;
+    pthread_t t;
+    long allocations = allocations_live();
+    rt_shared_free(NULL); /* nothing to free */
+    value_life_without_a_task(); /* before rt_init */
+    NEED(allocations_live() == allocations);
+    rt_init();
+    NEED(pthread_create(&t, NULL, plain_thread_values, NULL) == 0);
+    NEED(pthread_join(t, NULL) == 0);
+}
+
+START_TEST(values_are_made_read_and_freed_outside_any_task)
+{
+    RUN_OK(values_without_a_task, NULL);
+}
+END_TEST
+
+/* rt_shared_held from another thread reads under the value's lock: while a
+** door is open on the value it waits, and then reads the closed door's
+** figure, never a block in the middle of a change. */
+struct held_reader {
+    rt_shared *s;
+    atomic_int started, done;
+    size_t seen;
+};
+
+static void *read_held(void *arg)
+{
+    struct held_reader *r = arg;
+    atomic_store(&r->started, 1);
+    r->seen = rt_shared_held(r->s);
+    atomic_store(&r->done, 1);
+    return NULL;
+}
+
+static void change_while_read(void *value, void *ctx)
+{
+    struct held_reader *r = ctx;
+    pthread_t t;
+    NEED(pthread_create(&t, NULL, read_held, r) == 0);
+    while (!atomic_load(&r->started))
+        sched_yield();
+    for (int i = 0; i < 1000; i++) {
+        sched_yield();
+        NEED(!atomic_load(&r->done)); /* it waits for this door */
+    }
+    push(value, 1); /* an allocation in the value's block */
+    NEED(pthread_detach(t) == 0);
+}
+
+static void held_waits(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    struct held_reader r = {new_list(1 * KIB), 0, 0, 0};
+    NEED(rt_update(r.s, change_while_read, &r) == RT_OK);
+    while (!atomic_load(&r.done))
+        sched_yield();
+    NEED(r.seen == rt_shared_held(r.s)); /* with the push */
+    rt_shared_free(r.s);
+}
+
+START_TEST(a_held_figure_read_from_another_thread_waits_for_the_open_door)
+{
+    RUN_OK(held_waits, NULL);
+}
+END_TEST
+
+/* An unstore whose bytes do not fit the task's budget panics the task: the
+** value stays stored (and the owned value, changed in place, poisoned). */
+static void unstore_ctx(void *value, void *ctx)
+{
+    struct store_one *op = ctx;
+    (void)value;
+    rt_unstore(op->s, op->value);
+    NEED(!"the unstore fitted");
+}
+
+static void *unstore_into_a_full_task(void *arg)
+{
+    rt_alloc(32 * KIB);
+    rt_update(((struct store_one *)arg)->s, unstore_ctx, arg);
+    return NULL;
+}
+
+static void unstore_does_not_fit(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK); /* what a first task makes, made */
+    rt_free(rt_alloc_outside(8));           /* and main's table of outside values */
+    long allocations = allocations_live();
+    struct store_one op = {new_list(64 * KIB), rt_alloc_outside(48 * KIB)};
+    NEED(rt_update(op.s, store_one, &op) == RT_OK && rt_held() == 0);
+    size_t held = rt_shared_held(op.s);
+    NEED(run_task(unstore_into_a_full_task, &op) == RT_PANICKED);
+    NEED(rt_poisoned(op.s) && rt_shared_held(op.s) == held && rt_held() == 0);
+    rt_shared_free(op.s); /* and the stored value with it */
+    NEED(allocations_live() == allocations);
+}
+
+START_TEST(an_unstore_that_does_not_fit_the_task_panics_and_the_value_stays_stored)
+{
+    RUN_OK(unstore_does_not_fit, "an unstored value of 49152 bytes does not fit its budget");
+}
+END_TEST
+
 /* ---- stress: 8 tasks, 4 values, seeded panics -------------------------- */
 /*
 ** Each of 8 drivers runs STRESS_ROUNDS workers one after another; a worker
@@ -1718,6 +2595,23 @@ Suite *make_suite(void)
     ADD_TEST(s, update_all_over_one_value_is_a_violation);
     ADD_TEST(s, doors_nest_only_in_the_order_values_were_made);
     ADD_TEST(s, misuse_of_doors_and_stores_gets_the_contracts_error);
+    ADD_TEST(s, a_block_bigger_than_a_block_can_be_is_a_violation);
+    ADD_TEST(s, a_kind_that_is_neither_copy_nor_owned_is_a_violation);
+    ADD_TEST(s, null_arguments_are_violations);
+    ADD_TEST(s, a_value_of_no_bytes_takes_null_for_init_and_out);
+    ADD_TEST(s, a_value_or_block_that_cannot_be_allocated_traps);
+    ADD_TEST(s, a_copy_that_cannot_be_allocated_traps);
+    ADD_TEST(s, a_table_of_stored_values_that_cannot_grow_traps);
+    ADD_TEST(s, stored_values_come_out_one_by_one_each_with_its_bytes);
+    ADD_TEST(s, a_rebuild_whose_block_cannot_be_allocated_traps);
+    ADD_TEST(s, every_allocation_failure_in_a_life_of_values_traps);
+    ADD_TEST(s, only_an_update_of_an_owned_value_allocates_from_its_block);
+    ADD_TEST(s, a_rebuilt_value_whose_door_then_panics_is_poisoned_again);
+    ADD_TEST(s, values_are_made_read_and_freed_outside_any_task);
+    ADD_TEST(s, a_door_left_by_longjmp_is_a_violation_when_the_door_around_it_closes);
+    ADD_TEST(s, doors_of_shared_values_look_past_the_doors_of_other_mechanisms);
+    ADD_TEST(s, a_held_figure_read_from_another_thread_waits_for_the_open_door);
+    ADD_TEST(s, an_unstore_that_does_not_fit_the_task_panics_and_the_value_stays_stored);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }

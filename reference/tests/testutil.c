@@ -57,9 +57,72 @@ static void *live[MAX_LIVE];
 static int live_top; /* no slot at or past it was ever used: frees scan below it */
 static struct chunk_counts counts;
 
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+
+/* Allocations left before the one inject_alloc_failure fails; 0: none. */
+static unsigned long alloc_countdown, alloc_failures;
+static long alloc_live;
+
+/* p, counted among the live allocations when it is one. */
+static void *counted(void *p)
+{
+    if (p != NULL)
+        __atomic_add_fetch(&alloc_live, 1, __ATOMIC_RELAXED);
+    return p;
+}
+
+long allocations_live(void)
+{
+    return __atomic_load_n(&alloc_live, __ATOMIC_RELAXED);
+}
+
+/* Whether this allocation is the one to fail: counts it down when armed. */
+static int alloc_injected(void)
+{
+    unsigned long left = __atomic_load_n(&alloc_countdown, __ATOMIC_RELAXED);
+    while (left != 0)
+        if (__atomic_compare_exchange_n(&alloc_countdown, &left, left - 1, 0,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+            if (left != 1)
+                return 0;
+            __atomic_add_fetch(&alloc_failures, 1, __ATOMIC_RELAXED);
+            return 1;
+        }
+    return 0;
+}
+
+void inject_alloc_failure(unsigned long nth)
+{
+    __atomic_store_n(&alloc_countdown, nth, __ATOMIC_RELAXED);
+}
+
+unsigned long injected_alloc_failures(void)
+{
+    return __atomic_load_n(&alloc_failures, __ATOMIC_RELAXED);
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    return alloc_injected() ? NULL : counted(__real_calloc(n, size));
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+    void *q;
+    if (alloc_injected())
+        return NULL;
+    q = __real_realloc(p, n);
+    if (p == NULL)
+        return counted(q);
+    if (q == NULL && n == 0) /* glibc's realloc(p, 0) frees p */
+        __atomic_sub_fetch(&alloc_live, 1, __ATOMIC_RELAXED);
+    return q;
+}
+
 void *__wrap_malloc(size_t n)
 {
-    void *p = __real_malloc(n);
+    void *p = alloc_injected() ? NULL : counted(__real_malloc(n));
     if (n == RT_CHUNK_SIZE && p != NULL) {
         /* A fresh chunk starts zeroed here, so that a byte found set at its
         ** free was written by the program, not by malloc (ASan fills fresh
@@ -82,6 +145,7 @@ void *__wrap_malloc(size_t n)
 void __wrap_free(void *p)
 {
     if (p != NULL) {
+        __atomic_sub_fetch(&alloc_live, 1, __ATOMIC_RELAXED);
         pthread_mutex_lock(&chunk_lock);
         for (int i = 0; i < live_top; i++)
             if (live[i] == p) {

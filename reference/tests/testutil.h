@@ -79,4 +79,18 @@ struct chunk_counts chunks_counted(void);
 /* Whether p is a chunk that was malloc'ed and not yet freed. */
 int chunk_live(const void *p);
 
+/* Allocation failure by injection (SQLite's discipline: fail the Nth
+** allocation, then N+1, until the operation completes). After
+** inject_alloc_failure(n), the n-th malloc, calloc or realloc from now
+** (1: the next one), in any thread, returns NULL and allocates nothing;
+** those before and after it succeed. 0 disarms. The unit binaries wrap
+** calloc and realloc too (mk/unit.mk), so the runtime's calls count. */
+void inject_alloc_failure(unsigned long nth);
+/* How many allocations the injection has failed since the process began. */
+unsigned long injected_alloc_failures(void);
+/* Allocations made through the wrapped malloc, calloc and realloc and not
+** yet freed, all threads: a difference between two reads that should be
+** zero finds a leak in a plain build, where no sanitizer looks. */
+long allocations_live(void);
+
 #endif
