@@ -47,8 +47,10 @@
 
 #include "refrt.h"
 
-/* How many blocks exist (block.c): not in refrt.h, a test hook. */
+/* Test hooks of the runtime, not in refrt.h: how many blocks exist
+** (block.c), and whether a shared value's lock is held now (shared.h). */
 size_t rt__blocks_live(void);
+bool rt__shared_locked(rt_shared *s);
 
 #define HEADER 8u
 #define MAX_VALS 16    /* block values a task holds in the model */
@@ -963,6 +965,9 @@ static int shared_check(const struct shared *sh, const char *why)
     unsigned char out[MAX_SIZE];
     rt_status st;
 
+    if (rt__shared_locked(sh->s)) /* a door left it locked: rt_get would block for good */
+        return prop_fail("%s: shared value %u is still locked, with no door open", why,
+                         (unsigned)(sh - T.sh));
     if (sh->poisoned)
         return 0;
     st = rt_get(sh->s, out);
@@ -1265,6 +1270,13 @@ int prop_task_check(void)
     if (blocks != T.blocks)
         return prop_fail("%zu blocks exist, the model expects %zu (main's, the spawned task's, "
                          "one a shared value)", blocks, T.blocks);
+    /* Between two operations no door is open: a lock still held is one a
+    ** door left behind, and the next door on the value would block for
+    ** good, so it is a failure here rather than a hang there. */
+    for (unsigned i = 0; i < T.nsh; i++)
+        if (rt__shared_locked(T.sh[i].s))
+            return prop_fail("shared value %u is still locked after the operation, with no door "
+                             "open", i);
     for (unsigned i = 0; i < T.nsh; i++)
         if (rt_poisoned(T.sh[i].s) != (T.sh[i].poisoned != 0))
             return prop_fail("shared value %u is %spoisoned, the model says it is %s", i,
