@@ -406,9 +406,12 @@ static int reads(const unsigned char *p, size_t n, uint8_t v)
 
 static const char *const who_name[2] = {"main's task", "the spawned task"};
 
-/* Whether value v still reads its fill; why says when. */
+/* Whether value v still reads its fill; why says when. The first byte,
+** then each equal to the next (libc's memcmp reads many bytes a cycle). */
 static int val_check(const struct val *v, const char *why)
 {
+    if (v->n == 0 || (v->p[0] == v->fill && memcmp(v->p, v->p + 1, v->n - 1) == 0))
+        return 0;
     for (size_t i = 0; i < v->n; i++)
         if (v->p[i] != v->fill)
             return prop_fail("%s: byte %zu of the %zu-byte value %p reads 0x%02x, the model "
@@ -537,8 +540,8 @@ static int op_alloc(const struct prop_op *op)
     if (t->nblk == MAX_VALS)
         return 0;
     if (op->sel & 0xc0) {
-        if (who == MAIN)
-            return 0; /* main's budget is not to be filled */
+        if (who == MAIN || t->budget > 65536)
+            return 0; /* main's budget, or the default strategy's, is not to be filled */
         if (op->sel & 0x40) { /* all that is left: the budget exactly full when it can be */
             left = room(t) < t->budget - top(t) ? room(t) : t->budget - top(t);
             if ((left & ~(size_t)15) < 16)
