@@ -7,6 +7,11 @@
 # afl-tmin into fuzz/regressions/, where make check replays it from then
 # on; a hang is kept under FUZZ_DIR/hangs/. Exits non-zero if anything
 # crashed or hung, or if afl-fuzz failed.
+#
+# A hang is an input that runs past FUZZ_HANG_MS (500 ms by default), a
+# guard, not a speed bound: afl-fuzz would otherwise calibrate it to 20 ms
+# from the corpus, and on this shared machine an input that spawns tasks
+# now and then takes longer than that without hanging.
 set -u
 dir=$1
 seconds=$2
@@ -16,7 +21,7 @@ out=$dir/afl
 seeds "$dir/afl-in"
 rm -rf "$out" "$dir/hangs"
 echo "fuzz: AFL++ for $seconds s on $dir/afl-persistent (CmpLog: $dir/afl-cmplog), log $dir/afl.log"
-afl-fuzz -V "$seconds" -i "$dir/afl-in" -o "$out" -x fuzz/ops.dict -c "$dir/afl-cmplog" \
+afl-fuzz -V "$seconds" -t "${FUZZ_HANG_MS:-500}" -i "$dir/afl-in" -o "$out" -x fuzz/ops.dict -c "$dir/afl-cmplog" \
     -- "$dir/afl-persistent" > "$dir/afl.log" 2>&1
 status=$?
 stats=$out/default/fuzzer_stats
