@@ -53,6 +53,14 @@ class Runner:
         self.base = base            # WORK/base/tree, built
         self.work = work            # where the copies go
         self.make_vars = make_vars
+        # The schema build holds every mutant at once. Each mutant's own
+        # warnings were judged alone (tce.py compiles it with -Werror);
+        # together they trip warnings no mutant has alone, and a compiler
+        # other than the one TCE asked (clang builds the libFuzzer suite)
+        # warns of things in a mutant (a variable left unset) that would
+        # fail that suite's build and pass for a kill. So the schema is
+        # built, and its suites run, with warnings not fatal.
+        self.schema_vars = dict(make_vars, WERROR="")
         self.order = order          # {suite: seconds in the unmutated run}
         self.limit = limit          # seconds a mutant may take in all
         self.logdir = logdir
@@ -107,7 +115,7 @@ class Runner:
             os.unlink(log)
         return log
 
-    def _suites(self, mutant, suites, tree, log, start, env=None):
+    def _suites(self, mutant, suites, tree, log, start, env=None, make_vars=None):
         """Runs the suites cheapest first; sets the status from the first
         that fails."""
         deadline = start + self.limit
@@ -116,7 +124,7 @@ class Runner:
                 raise KeyboardInterrupt
             shutil.rmtree(os.path.join(tree, project.BUILD_IN_COPY, "results"),
                           ignore_errors=True)
-            status, _ = project.run_make(tree, project.BUILD_IN_COPY, self.make_vars, suite,
+            status, _ = project.run_make(tree, project.BUILD_IN_COPY, make_vars or self.make_vars, suite,
                                          log, timeout=max(1, deadline - time.monotonic()),
                                          env=env)
             if self.stopping.is_set():
@@ -190,12 +198,12 @@ class Runner:
         if not numbers:
             return set()
         env = {"RT_MUTANT": ""}
-        ok = project.run_make(tree, project.BUILD_IN_COPY, self.make_vars, "lib", log,
+        ok = project.run_make(tree, project.BUILD_IN_COPY, self.schema_vars, "lib", log,
                               timeout=self.limit * 10, jobs=self.jobs)[0] == 0
         for s in suites:
             if not ok:
                 break
-            ok = project.run_make(tree, project.BUILD_IN_COPY, self.make_vars, s, log,
+            ok = project.run_make(tree, project.BUILD_IN_COPY, self.schema_vars, s, log,
                                   timeout=self.limit * 10, env=env, jobs=self.jobs)[0] == 0
         if not ok:
             shutil.rmtree(root, ignore_errors=True)
@@ -210,7 +218,8 @@ class Runner:
         log = self._log(mutant)
         try:
             self._suites(mutant, suites, self.schema_slots[slot], log, start,
-                         env={"RT_MUTANT": str(self.numbers[mutant.id])})
+                         env={"RT_MUTANT": str(self.numbers[mutant.id])},
+                         make_vars=self.schema_vars)
             if mutant.status == SURVIVED:
                 # a survivor must survive on its own, not only in the schema
                 return self.run_alone(mutant, suites, slot)
