@@ -56,13 +56,16 @@ struct state {
 };
 
 struct rt_shared {
+    /* First: at a non-zero offset, gcc 12 takes the atomic load of a mutant
+    ** that reads a NULL value (the mutant schema's build) for a write past
+    ** the end of an object, and -Werror stops the whole schema. */
+    atomic_bool poisoned; /* written under the lock, read by rt_poisoned */
     pthread_mutex_t lock;
     unsigned long seq; /* lock order: values made earlier are locked first */
     rt_kind kind;
     size_t size, block_bytes;
     void (*build)(void *value, void *ctx); /* NULL: not supervised */
     void *ctx;
-    atomic_bool poisoned; /* written under the lock, read by rt_poisoned */
     struct state now;
 };
 
