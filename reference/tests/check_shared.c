@@ -2223,6 +2223,49 @@ START_TEST(doors_of_shared_values_look_past_the_doors_of_other_mechanisms)
 }
 END_TEST
 
+/* A fresh state's value is zeroed before build sees it, also when its
+** block is memory just freed by another value that was full of 0xee. */
+static void build_from_zero(void *value, void *ctx)
+{
+    const unsigned char *v = value;
+    (void)ctx;
+    for (size_t i = 0; i < 256; i++)
+        NEED(v[i] == 0);
+    memset(value, 0xee, 256);
+}
+
+static void fill_ee(void *value, void *ctx)
+{
+    (void)ctx;
+    memset(value, 0xee, 256);
+    rt_panic("after filling");
+}
+
+static void *update_fill_ee(void *s)
+{
+    rt_update(s, fill_ee, NULL);
+    return NULL;
+}
+
+static void zeroed_rebuild(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    unsigned char ee[256];
+    memset(ee, 0xee, sizeof ee);
+    rt_shared *s = rt_shared_supervised(RT_OWNED, 256, build_from_zero, NULL, 512);
+    NEED(run_task(update_fill_ee, s) == RT_PANICKED && rt_poisoned(s));
+    rt_shared_free(rt_shared_new(RT_OWNED, sizeof ee, ee, 512)); /* its block: 0xee, freed */
+    NEED(rt_get(s, ee) == RT_OK && ee[0] == 0xee && !rt_poisoned(s));
+    rt_shared_free(s);
+}
+
+START_TEST(a_rebuilt_value_starts_zeroed_in_reused_memory)
+{
+    RUN_OK(zeroed_rebuild, "panicked: after filling");
+}
+END_TEST
+
 /* ---- values outside tasks ---------------------------------------------- */
 
 /* Making, reading the figures of and freeing a value need no task: before
@@ -2608,6 +2651,7 @@ Suite *make_suite(void)
     ADD_TEST(s, only_an_update_of_an_owned_value_allocates_from_its_block);
     ADD_TEST(s, a_rebuilt_value_whose_door_then_panics_is_poisoned_again);
     ADD_TEST(s, values_are_made_read_and_freed_outside_any_task);
+    ADD_TEST(s, a_rebuilt_value_starts_zeroed_in_reused_memory);
     ADD_TEST(s, a_door_left_by_longjmp_is_a_violation_when_the_door_around_it_closes);
     ADD_TEST(s, doors_of_shared_values_look_past_the_doors_of_other_mechanisms);
     ADD_TEST(s, a_held_figure_read_from_another_thread_waits_for_the_open_door);
