@@ -170,9 +170,9 @@ static struct door *door_on(struct rt_hot *h, const rt_shared *s)
 {
     for (struct rt_door *o = h->door; o != NULL; o = o->outer) {
         struct door *d = as_door(o);
-        for (unsigned i = 0; d != NULL && i < d->n; i++)
-            if (d->v[i] == s)
-                return d;
+        /* v[1] is NULL in a door on one value, and s is never NULL */
+        if (d != NULL && (d->v[0] == s || d->v[1] == s))
+            return d;
     }
     return NULL;
 }
