@@ -221,8 +221,8 @@ static void door_open(struct rt_hot *h, struct door *d, const char *fn, enum doo
         d->v[0] = b;
         d->v[1] = a;
     }
-    for (unsigned i = 0; i < d->n; i++)
-        check_nesting(h, fn, d->v[i]);
+    /* v[0] was made first: wherever v[1] may not open, v[0] may not either */
+    check_nesting(h, fn, d->v[0]);
     for (unsigned i = 0; i < d->n; i++)
         pthread_mutex_lock(&d->v[i]->lock);
     d->hook.block = NULL;

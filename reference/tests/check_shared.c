@@ -1350,6 +1350,24 @@ static void nested_against_the_order(void *unused)
     rt_update(newer, update_inside, older);
 }
 
+static void pair_update_all_inside(void *value, void *ctx)
+{
+    rt_shared **ab = ctx;
+    (void)value;
+    rt_update_all(ab[0], ab[1], count_pair, NULL);
+}
+
+/* a, middle, b made in that order: an update_all of a and b inside a door
+** on the middle one is against the order for a, though not for b */
+static void update_all_around_the_middle(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *a = new_i64(1), *middle = new_i64(2), *b = new_i64(3);
+    rt_shared *ab[2] = {b, a};
+    rt_update(middle, pair_update_all_inside, ab);
+}
+
 static void free_in_its_door(void *unused)
 {
     (void)unused;
@@ -1482,6 +1500,9 @@ START_TEST(doors_nest_only_in_the_order_values_were_made)
     violates(nested_against_the_order,
                         "refrt: rt_update: a door on shared value #1 opened inside a door on "
                         "#2, made later");
+    violates(update_all_around_the_middle,
+             "refrt: rt_update_all: a door on shared value #1 opened inside a door on #2, "
+             "made later");
 }
 END_TEST
 
