@@ -2276,7 +2276,8 @@ static void zeroed_rebuild(void *unused)
     memset(ee, 0xee, sizeof ee);
     rt_shared *s = rt_shared_supervised(RT_OWNED, 256, build_from_zero, NULL, 512);
     NEED(run_task(update_fill_ee, s) == RT_PANICKED && rt_poisoned(s));
-    rt_shared_free(rt_shared_new(RT_OWNED, sizeof ee, ee, 512)); /* its block: 0xee, freed */
+    rt_shared *junk = rt_shared_new(RT_OWNED, sizeof ee, ee, 512);
+    rt_shared_free(junk); /* its block, 0xee, freed */
     NEED(rt_get(s, ee) == RT_OK && ee[0] == 0xee && !rt_poisoned(s));
     rt_shared_free(s);
 }
