@@ -364,9 +364,8 @@ rt_shared *rt_shared_supervised(rt_kind kind, size_t size, void (*build)(void *v
     /* The first build is a rebuild from nothing, in a door, so that its
     ** allocations go to the value's block and a panic frees it all. */
     door_open(h, &d, "rt_shared_supervised", DOOR_BUILD, s, NULL);
-    d.constructing = true;
+    d.constructing = true; /* read only by a panic in build: the close ignores it */
     rebuild(&d, s);
-    d.constructing = false;
     door_close(h, &d);
     return s;
 }

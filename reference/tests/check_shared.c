@@ -2288,6 +2288,47 @@ START_TEST(a_rebuilt_value_starts_zeroed_in_reused_memory)
 }
 END_TEST
 
+/* rt_update_all rebuilds each of its values that is poisoned and
+** supervised, the one locked second as well as the first, then runs. */
+static void add_to_both_caches(void *va, void *vb, void *ctx)
+{
+    int64_t seven = 7;
+    (void)ctx;
+    remember(va, &seven);
+    remember(vb, &seven);
+}
+
+static void both_rebuilt(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    struct builder ba = {0, false}, bb = {0, false};
+    rt_shared *a = rt_shared_supervised(RT_OWNED, sizeof(struct cache), build_cache, &ba,
+                                        2 * KIB);
+    rt_shared *b = rt_shared_supervised(RT_OWNED, sizeof(struct cache), build_cache, &bb,
+                                        2 * KIB);
+    struct cache_view v;
+
+    /* only the second poisoned */
+    NEED(run_task(outgrow, b) == RT_PANICKED && rt_poisoned(b) && !rt_poisoned(a));
+    NEED(rt_update_all(b, a, add_to_both_caches, NULL) == RT_OK);
+    NEED(!rt_poisoned(a) && !rt_poisoned(b) && ba.builds == 1 && bb.builds == 2);
+    NEED(rt_access(b, view_cache, &v) == RT_OK && v.generation == 2 && v.n == 2);
+    /* both poisoned */
+    NEED(run_task(outgrow, a) == RT_PANICKED && run_task(outgrow, b) == RT_PANICKED);
+    NEED(rt_update_all(a, b, add_to_both_caches, NULL) == RT_OK);
+    NEED(!rt_poisoned(a) && !rt_poisoned(b) && ba.builds == 2 && bb.builds == 3);
+    NEED(rt_access(a, view_cache, &v) == RT_OK && v.generation == 2 && v.n == 2);
+    rt_shared_free(a);
+    rt_shared_free(b);
+}
+
+START_TEST(update_all_rebuilds_each_poisoned_supervised_value)
+{
+    RUN_OK(both_rebuilt, "does not fit its budget");
+}
+END_TEST
+
 /* ---- values outside tasks ---------------------------------------------- */
 
 /* Making, reading the figures of and freeing a value need no task: before
@@ -2674,6 +2715,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_rebuilt_value_whose_door_then_panics_is_poisoned_again);
     ADD_TEST(s, values_are_made_read_and_freed_outside_any_task);
     ADD_TEST(s, a_rebuilt_value_starts_zeroed_in_reused_memory);
+    ADD_TEST(s, update_all_rebuilds_each_poisoned_supervised_value);
     ADD_TEST(s, a_door_left_by_longjmp_is_a_violation_when_the_door_around_it_closes);
     ADD_TEST(s, doors_of_shared_values_look_past_the_doors_of_other_mechanisms);
     ADD_TEST(s, a_held_figure_read_from_another_thread_waits_for_the_open_door);
