@@ -2329,6 +2329,57 @@ START_TEST(update_all_rebuilds_each_poisoned_supervised_value)
 }
 END_TEST
 
+/* rt_update_all over two RT_COPY values of different sizes writes each
+** copy back whole, by its own size, whichever is locked first. */
+struct three {
+    int64_t n[3];
+};
+
+static void set_pair(void *va, void *vb, void *ctx)
+{
+    size_t *sizes = ctx;
+    memset(va, 0x11, sizes[0]);
+    memset(vb, 0x22, sizes[1]);
+}
+
+static bool all_bytes(rt_shared *s, size_t size, unsigned char b)
+{
+    unsigned char out[sizeof(struct three)];
+    NEED(rt_get(s, out) == RT_OK);
+    for (size_t i = 0; i < size; i++)
+        if (out[i] != b)
+            return false;
+    return true;
+}
+
+static void two_sizes(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    struct three zero3 = {{0}};
+    int64_t zero = 0;
+    rt_shared *big = rt_shared_new(RT_COPY, sizeof zero3, &zero3, 256);
+    rt_shared *small = rt_shared_new(RT_COPY, sizeof zero, &zero, 256);
+    size_t big_small[2] = {sizeof zero3, sizeof zero}, small_big[2] = {sizeof zero, sizeof zero3};
+
+    NEED(rt_update_all(big, small, set_pair, big_small) == RT_OK); /* big locked first */
+    NEED(all_bytes(big, sizeof zero3, 0x11) && all_bytes(small, sizeof zero, 0x22));
+    rt_shared *small2 = rt_shared_new(RT_COPY, sizeof zero, &zero, 256);
+    rt_shared *big2 = rt_shared_new(RT_COPY, sizeof zero3, &zero3, 256);
+    NEED(rt_update_all(small2, big2, set_pair, small_big) == RT_OK); /* small first */
+    NEED(all_bytes(small2, sizeof zero, 0x11) && all_bytes(big2, sizeof zero3, 0x22));
+    rt_shared_free(big);
+    rt_shared_free(small);
+    rt_shared_free(small2);
+    rt_shared_free(big2);
+}
+
+START_TEST(update_all_over_copies_of_two_sizes_writes_each_back_whole)
+{
+    RUN_OK(two_sizes, NULL);
+}
+END_TEST
+
 /* ---- values outside tasks ---------------------------------------------- */
 
 /* Making, reading the figures of and freeing a value need no task: before
@@ -2716,6 +2767,7 @@ Suite *make_suite(void)
     ADD_TEST(s, values_are_made_read_and_freed_outside_any_task);
     ADD_TEST(s, a_rebuilt_value_starts_zeroed_in_reused_memory);
     ADD_TEST(s, update_all_rebuilds_each_poisoned_supervised_value);
+    ADD_TEST(s, update_all_over_copies_of_two_sizes_writes_each_back_whole);
     ADD_TEST(s, a_door_left_by_longjmp_is_a_violation_when_the_door_around_it_closes);
     ADD_TEST(s, doors_of_shared_values_look_past_the_doors_of_other_mechanisms);
     ADD_TEST(s, a_held_figure_read_from_another_thread_waits_for_the_open_door);
