@@ -2380,6 +2380,49 @@ START_TEST(update_all_over_copies_of_two_sizes_writes_each_back_whole)
 }
 END_TEST
 
+/* An unstore makes room in the table: with 8 stored, one unstored and two
+** more stored, the table grows at the second of those, when it is full
+** again, and not before. Its growth is found by failing it. */
+struct room_op {
+    rt_shared *s;
+    void *v[10];
+};
+
+static void store_unstore_store(void *value, void *ctx)
+{
+    struct room_op *op = ctx;
+    (void)value;
+    for (int i = 0; i < 8; i++)
+        NEED(rt_store(op->s, op->v[i]) == RT_OK);
+    NEED(rt_unstore(op->s, op->v[3]) == op->v[3]);
+    inject_alloc_failure(1); /* the next growth of the table fails */
+    fprintf(stderr, "store 9\n");
+    NEED(rt_store(op->s, op->v[8]) == RT_OK); /* fills the slot freed */
+    fprintf(stderr, "store 10\n");
+    NEED(rt_store(op->s, op->v[9]) == RT_OK); /* full: grows, and traps */
+    fprintf(stderr, "stored\n");
+}
+
+static void room_after_unstore(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    struct room_op op = {new_list(1 * KIB), {NULL}};
+    for (int i = 0; i < 10; i++)
+        op.v[i] = rt_alloc_outside(8);
+    rt_update(op.s, store_unstore_store, &op);
+    _exit(3);
+}
+
+START_TEST(an_unstore_makes_room_in_the_table_of_stored_values)
+{
+    struct death d = run_child(room_after_unstore, NULL);
+    ck_assert_msg(d.signal == SIGILL && strstr(d.err, "store 10\n") != NULL &&
+                  strstr(d.err, "stored\n") == NULL, "signal %d exit %d: %s", d.signal,
+                  d.exit_status, d.err);
+}
+END_TEST
+
 /* ---- values outside tasks ---------------------------------------------- */
 
 /* Making, reading the figures of and freeing a value need no task: before
@@ -2768,6 +2811,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_rebuilt_value_starts_zeroed_in_reused_memory);
     ADD_TEST(s, update_all_rebuilds_each_poisoned_supervised_value);
     ADD_TEST(s, update_all_over_copies_of_two_sizes_writes_each_back_whole);
+    ADD_TEST(s, an_unstore_makes_room_in_the_table_of_stored_values);
     ADD_TEST(s, a_door_left_by_longjmp_is_a_violation_when_the_door_around_it_closes);
     ADD_TEST(s, doors_of_shared_values_look_past_the_doors_of_other_mechanisms);
     ADD_TEST(s, a_held_figure_read_from_another_thread_waits_for_the_open_door);
