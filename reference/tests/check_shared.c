@@ -1350,6 +1350,24 @@ static void nested_against_the_order(void *unused)
     rt_update(newer, update_inside, older);
 }
 
+static void pair_update_all_inside(void *value, void *ctx)
+{
+    rt_shared **ab = ctx;
+    (void)value;
+    rt_update_all(ab[0], ab[1], count_pair, NULL);
+}
+
+/* a, middle, b made in that order: an update_all of a and b inside a door
+** on the middle one is against the order for a, though not for b */
+static void update_all_around_the_middle(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *a = new_i64(1), *middle = new_i64(2), *b = new_i64(3);
+    rt_shared *ab[2] = {b, a};
+    rt_update(middle, pair_update_all_inside, ab);
+}
+
 static void free_in_its_door(void *unused)
 {
     (void)unused;
@@ -1482,6 +1500,9 @@ START_TEST(doors_nest_only_in_the_order_values_were_made)
     violates(nested_against_the_order,
                         "refrt: rt_update: a door on shared value #1 opened inside a door on "
                         "#2, made later");
+    violates(update_all_around_the_middle,
+             "refrt: rt_update_all: a door on shared value #1 opened inside a door on #2, "
+             "made later");
 }
 END_TEST
 
@@ -2223,6 +2244,185 @@ START_TEST(doors_of_shared_values_look_past_the_doors_of_other_mechanisms)
 }
 END_TEST
 
+/* A fresh state's value is zeroed before build sees it, also when its
+** block is memory just freed by another value that was full of 0xee. */
+static void build_from_zero(void *value, void *ctx)
+{
+    const unsigned char *v = value;
+    (void)ctx;
+    for (size_t i = 0; i < 256; i++)
+        NEED(v[i] == 0);
+    memset(value, 0xee, 256);
+}
+
+static void fill_ee(void *value, void *ctx)
+{
+    (void)ctx;
+    memset(value, 0xee, 256);
+    rt_panic("after filling");
+}
+
+static void *update_fill_ee(void *s)
+{
+    rt_update(s, fill_ee, NULL);
+    return NULL;
+}
+
+static void zeroed_rebuild(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    unsigned char ee[256];
+    memset(ee, 0xee, sizeof ee);
+    rt_shared *s = rt_shared_supervised(RT_OWNED, 256, build_from_zero, NULL, 512);
+    NEED(run_task(update_fill_ee, s) == RT_PANICKED && rt_poisoned(s));
+    rt_shared *junk = rt_shared_new(RT_OWNED, sizeof ee, ee, 512);
+    rt_shared_free(junk); /* its block, 0xee, freed */
+    NEED(rt_get(s, ee) == RT_OK && ee[0] == 0xee && !rt_poisoned(s));
+    rt_shared_free(s);
+}
+
+START_TEST(a_rebuilt_value_starts_zeroed_in_reused_memory)
+{
+    RUN_OK(zeroed_rebuild, "panicked: after filling");
+}
+END_TEST
+
+/* rt_update_all rebuilds each of its values that is poisoned and
+** supervised, the one locked second as well as the first, then runs. */
+static void add_to_both_caches(void *va, void *vb, void *ctx)
+{
+    int64_t seven = 7;
+    (void)ctx;
+    remember(va, &seven);
+    remember(vb, &seven);
+}
+
+static void both_rebuilt(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    struct builder ba = {0, false}, bb = {0, false};
+    rt_shared *a = rt_shared_supervised(RT_OWNED, sizeof(struct cache), build_cache, &ba,
+                                        2 * KIB);
+    rt_shared *b = rt_shared_supervised(RT_OWNED, sizeof(struct cache), build_cache, &bb,
+                                        2 * KIB);
+    struct cache_view v;
+
+    /* only the second poisoned */
+    NEED(run_task(outgrow, b) == RT_PANICKED && rt_poisoned(b) && !rt_poisoned(a));
+    NEED(rt_update_all(b, a, add_to_both_caches, NULL) == RT_OK);
+    NEED(!rt_poisoned(a) && !rt_poisoned(b) && ba.builds == 1 && bb.builds == 2);
+    NEED(rt_access(b, view_cache, &v) == RT_OK && v.generation == 2 && v.n == 2);
+    /* both poisoned */
+    NEED(run_task(outgrow, a) == RT_PANICKED && run_task(outgrow, b) == RT_PANICKED);
+    NEED(rt_update_all(a, b, add_to_both_caches, NULL) == RT_OK);
+    NEED(!rt_poisoned(a) && !rt_poisoned(b) && ba.builds == 2 && bb.builds == 3);
+    NEED(rt_access(a, view_cache, &v) == RT_OK && v.generation == 2 && v.n == 2);
+    rt_shared_free(a);
+    rt_shared_free(b);
+}
+
+START_TEST(update_all_rebuilds_each_poisoned_supervised_value)
+{
+    RUN_OK(both_rebuilt, "does not fit its budget");
+}
+END_TEST
+
+/* rt_update_all over two RT_COPY values of different sizes writes each
+** copy back whole, by its own size, whichever is locked first. */
+struct three {
+    int64_t n[3];
+};
+
+static void set_pair(void *va, void *vb, void *ctx)
+{
+    size_t *sizes = ctx;
+    memset(va, 0x11, sizes[0]);
+    memset(vb, 0x22, sizes[1]);
+}
+
+static bool all_bytes(rt_shared *s, size_t size, unsigned char b)
+{
+    unsigned char out[sizeof(struct three)];
+    NEED(rt_get(s, out) == RT_OK);
+    for (size_t i = 0; i < size; i++)
+        if (out[i] != b)
+            return false;
+    return true;
+}
+
+static void two_sizes(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    struct three zero3 = {{0}};
+    int64_t zero = 0;
+    rt_shared *big = rt_shared_new(RT_COPY, sizeof zero3, &zero3, 256);
+    rt_shared *small = rt_shared_new(RT_COPY, sizeof zero, &zero, 256);
+    size_t big_small[2] = {sizeof zero3, sizeof zero}, small_big[2] = {sizeof zero, sizeof zero3};
+
+    NEED(rt_update_all(big, small, set_pair, big_small) == RT_OK); /* big locked first */
+    NEED(all_bytes(big, sizeof zero3, 0x11) && all_bytes(small, sizeof zero, 0x22));
+    rt_shared *small2 = rt_shared_new(RT_COPY, sizeof zero, &zero, 256);
+    rt_shared *big2 = rt_shared_new(RT_COPY, sizeof zero3, &zero3, 256);
+    NEED(rt_update_all(small2, big2, set_pair, small_big) == RT_OK); /* small first */
+    NEED(all_bytes(small2, sizeof zero, 0x11) && all_bytes(big2, sizeof zero3, 0x22));
+    rt_shared_free(big);
+    rt_shared_free(small);
+    rt_shared_free(small2);
+    rt_shared_free(big2);
+}
+
+START_TEST(update_all_over_copies_of_two_sizes_writes_each_back_whole)
+{
+    RUN_OK(two_sizes, NULL);
+}
+END_TEST
+
+/* An unstore makes room in the table: with 8 stored, one unstored and two
+** more stored, the table grows at the second of those, when it is full
+** again, and not before. Its growth is found by failing it. */
+struct room_op {
+    rt_shared *s;
+    void *v[10];
+};
+
+static void store_unstore_store(void *value, void *ctx)
+{
+    struct room_op *op = ctx;
+    (void)value;
+    for (int i = 0; i < 8; i++)
+        NEED(rt_store(op->s, op->v[i]) == RT_OK);
+    NEED(rt_unstore(op->s, op->v[3]) == op->v[3]);
+    inject_alloc_failure(1); /* the next growth of the table fails */
+    fprintf(stderr, "store 9\n");
+    NEED(rt_store(op->s, op->v[8]) == RT_OK); /* fills the slot freed */
+    fprintf(stderr, "store 10\n");
+    NEED(rt_store(op->s, op->v[9]) == RT_OK); /* full: grows, and traps */
+    fprintf(stderr, "stored\n");
+}
+
+static void room_after_unstore(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    struct room_op op = {new_list(1 * KIB), {NULL}};
+    for (int i = 0; i < 10; i++)
+        op.v[i] = rt_alloc_outside(8);
+    rt_update(op.s, store_unstore_store, &op);
+    _exit(3);
+}
+
+START_TEST(an_unstore_makes_room_in_the_table_of_stored_values)
+{
+    struct death d = run_child(room_after_unstore, NULL);
+    ck_assert_msg(d.signal == SIGILL && strstr(d.err, "store 10\n") != NULL &&
+                  strstr(d.err, "stored\n") == NULL, "signal %d exit %d: %s", d.signal,
+                  d.exit_status, d.err);
+}
+END_TEST
+
 /* ---- values outside tasks ---------------------------------------------- */
 
 /* Making, reading the figures of and freeing a value need no task: before
@@ -2608,6 +2808,10 @@ Suite *make_suite(void)
     ADD_TEST(s, only_an_update_of_an_owned_value_allocates_from_its_block);
     ADD_TEST(s, a_rebuilt_value_whose_door_then_panics_is_poisoned_again);
     ADD_TEST(s, values_are_made_read_and_freed_outside_any_task);
+    ADD_TEST(s, a_rebuilt_value_starts_zeroed_in_reused_memory);
+    ADD_TEST(s, update_all_rebuilds_each_poisoned_supervised_value);
+    ADD_TEST(s, update_all_over_copies_of_two_sizes_writes_each_back_whole);
+    ADD_TEST(s, an_unstore_makes_room_in_the_table_of_stored_values);
     ADD_TEST(s, a_door_left_by_longjmp_is_a_violation_when_the_door_around_it_closes);
     ADD_TEST(s, doors_of_shared_values_look_past_the_doors_of_other_mechanisms);
     ADD_TEST(s, a_held_figure_read_from_another_thread_waits_for_the_open_door);
