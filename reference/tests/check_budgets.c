@@ -705,6 +705,77 @@ static void task_returns_a_block_value(void *unused)
     run_task(returns_a_block_value, NULL, NULL);
 }
 
+static void *returns_nothing(void *unused)
+{
+    (void)unused;
+    return NULL;
+}
+
+static void join_twice(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_task *t = rt_spawn(returns_nothing, NULL);
+    if (rt_join(t, NULL) != RT_OK)
+        _exit(10);
+    rt_join(t, NULL); /* t was freed: reported, never read */
+}
+
+static void join_what_is_no_task(void *unused)
+{
+    (void)unused;
+    rt_task *kept;
+    init_fixed(64 * KIB);
+    kept = rt_spawn(returns_nothing, NULL); /* a table of tasks to look in */
+    rt_join((rt_task *)&kept, NULL);
+}
+
+struct self_join {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    rt_task *self;
+};
+
+static void *joins_itself(void *arg)
+{
+    struct self_join *k = arg;
+    pthread_mutex_lock(&k->lock);
+    while (k->self == NULL)
+        pthread_cond_wait(&k->cond, &k->lock);
+    pthread_mutex_unlock(&k->lock);
+    rt_join(k->self, NULL);
+    return NULL;
+}
+
+static void task_joins_itself(void *unused)
+{
+    (void)unused;
+    static struct self_join k = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL};
+    init_fixed(64 * KIB);
+    rt_task *t = rt_spawn(joins_itself, &k);
+    pthread_mutex_lock(&k.lock);
+    k.self = t;
+    pthread_cond_signal(&k.cond);
+    pthread_mutex_unlock(&k.lock);
+    rt_join(t, NULL);
+    _exit(10); /* the task's violation ends the process before this */
+}
+
+static void stores_a_value_it_does_not_hold(void *value, void *ctx)
+{
+    (void)value;
+    rt_store(ctx, malloc(8));
+}
+
+static void store_unheld(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_alloc_outside(8); /* a table with something in it */
+    rt_shared *s = rt_shared_new(RT_OWNED, 16, (char[16]){0}, 4 * KIB);
+    rt_update(s, stores_a_value_it_does_not_hold, s);
+}
+
 static void panic_on_a_plain_thread(void *unused)
 {
     (void)unused;
@@ -728,6 +799,12 @@ START_TEST(misuse_gets_the_contracts_error)
     ck_assert_violation(task_returns_a_block_value, NULL,
                         "which is not an outside value it holds");
     ck_assert_violation(panic_on_a_plain_thread, NULL, "refrt: rt_panic: this thread is not a task");
+    ck_assert_violation(join_twice, NULL, "refrt: rt_join: 0x");
+    ck_assert_violation(join_twice, NULL, "is not a task another task can join");
+    ck_assert_violation(join_what_is_no_task, NULL, "is not a task another task can join");
+    ck_assert_violation(task_joins_itself, NULL, "refrt: rt_join: 0x");
+    ck_assert_violation(store_unheld, NULL, "refrt: rt_store: 0x");
+    ck_assert_violation(store_unheld, NULL, "is not an outside value this task holds\n");
 }
 END_TEST
 

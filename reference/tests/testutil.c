@@ -1,9 +1,11 @@
 /*
-** testutil.c: death tests, the Check main, and chunk counting by --wrap.
+** testutil.c: death tests, the Check main, chunk counting and fault
+** injection by --wrap.
 */
 #define _GNU_SOURCE
 #include "testutil.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,8 +58,57 @@ static void *live[MAX_LIVE];
 static int live_top; /* no slot at or past it was ever used: frees scan below it */
 static struct chunk_counts counts;
 
+/* ---- fault injection ------------------------------------------------------ */
+
+void *__real_calloc(size_t n, size_t size);
+void *__real_realloc(void *p, size_t n);
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+                          void *arg);
+
+static _Thread_local unsigned long fail_at, fail_seen;
+
+void fail_nth(unsigned long n)
+{
+    fail_at = n;
+    fail_seen = 0;
+}
+
+unsigned long fail_calls(void)
+{
+    return fail_seen;
+}
+
+/* Counts one fallible call of this thread; true if it is the one to fail. */
+static int failing_now(void)
+{
+    if (fail_at == 0)
+        return 0;
+    if (++fail_seen != fail_at)
+        return 0;
+    fail_at = 0;
+    return 1;
+}
+
+void *__wrap_calloc(size_t n, size_t size)
+{
+    return failing_now() ? NULL : __real_calloc(n, size);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+    return failing_now() ? NULL : __real_realloc(p, n);
+}
+
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+                          void *arg)
+{
+    return failing_now() ? EAGAIN : __real_pthread_create(t, attr, fn, arg);
+}
+
 void *__wrap_malloc(size_t n)
 {
+    if (failing_now())
+        return NULL;
     void *p = __real_malloc(n);
     if (n == RT_CHUNK_SIZE && p != NULL) {
         /* A fresh chunk starts zeroed here, so that a byte found set at its

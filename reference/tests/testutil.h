@@ -10,6 +10,7 @@
 ** - Chunk counting: the unit binaries are linked with --wrap=malloc and
 **   --wrap=free, so chunk traffic (malloc(RT_CHUNK_SIZE) and the free of
 **   such a chunk) is counted as the conformance shim counts it.
+** - Fault injection: fail_nth() makes one allocation or pthread_create fail.
 */
 #ifndef REFRT_TESTUTIL_H
 #define REFRT_TESTUTIL_H
@@ -78,5 +79,19 @@ void chunks_reset(void);
 struct chunk_counts chunks_counted(void);
 /* Whether p is a chunk that was malloc'ed and not yet freed. */
 int chunk_live(const void *p);
+
+/* Fault injection, SQLite's way: the unit binaries are also linked with
+** --wrap=calloc, --wrap=realloc and --wrap=pthread_create, so every
+** malloc, calloc, realloc and pthread_create of the runtime and the tests
+** passes through testutil. After fail_nth(n), the nth of those calls this
+** thread makes (1: the next) fails, as when memory or threads run out
+** (NULL; EAGAIN for pthread_create), and every later call succeeds again;
+** fail_nth(0) disarms. Per thread, so a thread the operation starts
+** cannot take the failure meant for the operation itself.
+** fail_calls() counts this thread's calls since fail_nth, the failed one
+** included: an operation that made fewer calls than n completed untouched,
+** which ends a fail-the-Nth loop. */
+void fail_nth(unsigned long n);
+unsigned long fail_calls(void);
 
 #endif
