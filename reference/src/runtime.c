@@ -37,6 +37,6 @@ void rt_init(void)
         return; /* a second call does nothing */
     if (pthread_key_create(&key, hot_destroy) != 0)
         rt__violation("rt_init", "cannot create the runtime's pthread key");
-    rt__key_plus_one = (uint64_t)key + 1;
-    rt__main_task(); /* main becomes a task with a block */
+    rt__main_task(); /* main becomes a task with a block, before the key is */
+    rt__key_plus_one = (uint64_t)key + 1; /* published: task.c relies on it */
 }

@@ -187,15 +187,15 @@ static void table_free_all(struct outside_table *o)
 
 static RT_COLD struct rt_task *main_task_here(void);
 
-/* The slow way to the task: main's first call attaches main's task; any
-** other thread without a task is a contract violation. */
+/* The slow way to the task, where h is NULL or has no task: main's first
+** call attaches main's task; any other thread is a contract violation. */
 static RT_COLD struct rt_hot *task_hot_slow(struct rt_hot *h, const char *fn)
 {
-    if (h != NULL && h->task == NULL)
-        h->task = main_task_here();
-    if (h == NULL || h->task == NULL)
-        rt__violation(fn, "this thread is not a task%s",
-                      h == NULL ? " (rt_init has not been called)" : "");
+    if (h == NULL)
+        rt__violation(fn, "this thread is not a task (rt_init has not been called)");
+    h->task = main_task_here();
+    if (h->task == NULL)
+        rt__violation(fn, "this thread is not a task");
     return h;
 }
 
@@ -213,15 +213,6 @@ static inline struct rt_hot *task_hot(const char *fn)
 struct rt_hot *rt__task_hot(const char *fn)
 {
     return task_hot(fn);
-}
-
-struct rt_block *rt__current_block(const char *fn)
-{
-    struct rt_hot *h = task_hot(fn);
-
-    if (h->door != NULL && h->door->block != NULL)
-        return h->door->block;
-    return h->task->block;
 }
 
 /* Folds into the block the bytes receivers took off this task's count. */
@@ -666,10 +657,11 @@ rt_status rt_join(rt_task *t, void **result)
 
 /* Main's task: made by rt_init, attached to main's thread state on its
 ** first use (rt__task_hot), so that rt_init publishes no thread state of
-** its own: the first publish stays the program's (hot.c validates it). */
+** its own: the first publish stays the program's (hot.c validates it).
+** rt_init makes it before it publishes the key, so a thread that has a
+** state (it needs the key) finds main's task made. */
 static struct rt_task main_task;
 static pthread_t main_thread;
-static atomic_bool main_made;
 
 void rt__main_task(void)
 {
@@ -680,12 +672,9 @@ void rt__main_task(void)
     main_task.is_main = true;
     atomic_init(&main_task.refs, 1); /* never dropped: main's task stays */
     main_task.thread = main_thread = pthread_self();
-    atomic_store(&main_made, true);
 }
 
 static RT_COLD struct rt_task *main_task_here(void)
 {
-    if (atomic_load(&main_made) && pthread_equal(pthread_self(), main_thread))
-        return &main_task;
-    return NULL;
+    return pthread_equal(pthread_self(), main_thread) ? &main_task : NULL;
 }

@@ -229,6 +229,57 @@ START_TEST(a_pointer_the_block_does_not_hold_is_refused)
 }
 END_TEST
 
+/* A header overwritten in place (a write before the payload) keeps its
+** check word but not its size: the block refuses the chunk rather than
+** follow a size of nothing or one past the carved arena. */
+START_TEST(a_chunk_whose_size_was_overwritten_is_refused)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    bool held;
+    unsigned char *p = rt__block_alloc(b, 100), *q = rt__block_alloc(b, 100);
+    uint64_t h, forged;
+    memcpy(&h, p - 8, sizeof h);
+    forged = h & 0xFFFFFFFFu; /* a size of 0 granules */
+    memcpy(p - 8, &forged, sizeof forged);
+    ck_assert_uint_eq(rt__block_chunk(b, p), 0);
+    ck_assert(!rt__block_free(b, p));
+    ck_assert_ptr_null(rt__block_realloc(b, p, 10, &held));
+    ck_assert(!held);
+    forged = (h & 0xFFFFFFFFu) | (uint64_t)(2 * 112 / 16 + 1) << 32; /* past the bump */
+    memcpy(p - 8, &forged, sizeof forged);
+    ck_assert(!rt__block_free(b, p));
+    forged = (h & 0xFFFFFFFFu) | (uint64_t)(2 * 112 / 16) << 32; /* up to the bump: a size */
+    memcpy(p - 8, &forged, sizeof forged);
+    ck_assert_uint_eq(rt__block_chunk(b, p), 224);
+    memcpy(p - 8, &h, sizeof h);
+    ck_assert_uint_eq(rt__block_chunk(b, p), 112);
+    ck_assert_uint_eq(rt__block_chunk(b, p + 16), 0); /* not a chunk at all */
+    ck_assert(rt__block_free(b, p));
+    ck_assert(rt__block_free(b, q));
+    ck_assert_uint_eq(rt__block_held(b), 0);
+    rt__block_delete(b);
+}
+END_TEST
+
+/* The top chunk cannot grow past the arena's end even when the budget
+** could take it (freed chunks below): it moves into one of them. */
+START_TEST(the_top_chunk_moves_when_the_arena_ends_before_the_budget)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    bool held;
+    unsigned char *a = rt__block_alloc(b, 3000); /* a chunk of 3008 */
+    unsigned char *p = rt__block_alloc(b, 500);  /* 512, the top: 576 bytes after it */
+    memset(p, 0x2B, 500);
+    ck_assert(rt__block_free(b, a));
+    ck_assert_ptr_eq(rt__block_realloc(b, p, 1000, &held), p); /* 496 more: in place */
+    unsigned char *q = rt__block_realloc(b, p, 2000, &held);   /* 1504 more: no */
+    ck_assert_ptr_eq(q, a);
+    ck_assert(filled(q, 500, 0x2B));
+    ck_assert_uint_eq(rt__block_held(b), 2016);
+    rt__block_delete(b);
+}
+END_TEST
+
 START_TEST(charges_count_against_the_budget)
 {
     struct rt_block *b = rt__block_new(4 * KIB);
@@ -401,6 +452,8 @@ Suite *make_suite(void)
     suite_add_test(s, realloc_grows_the_top_chunk_in_place);
     suite_add_test(s, a_full_realloc_leaves_the_value_as_it_was);
     suite_add_test(s, a_pointer_the_block_does_not_hold_is_refused);
+    suite_add_test(s, a_chunk_whose_size_was_overwritten_is_refused);
+    suite_add_test(s, the_top_chunk_moves_when_the_arena_ends_before_the_budget);
     suite_add_test(s, charges_count_against_the_budget);
     suite_add_test(s, freed_neighbours_are_coalesced_before_the_block_is_full);
     suite_add_test(s, a_live_chunk_between_keeps_its_neighbours_apart);

@@ -213,6 +213,43 @@ START_TEST(a_full_channel_blocks_the_sender_and_keeps_the_order)
 }
 END_TEST
 
+struct blocked_sender {
+    rt_chan *c;
+    void *value;
+};
+
+static void *sends_into_a_full_channel(void *arg)
+{
+    struct blocked_sender *k = arg;
+    k->value = rt_alloc_outside(50);
+    memset(k->value, 0x77, 50);
+    /* the one slot is full: waits until main closes the channel */
+    ck_assert_int_eq(rt_send(k->c, k->value), RT_CLOSED);
+    ck_assert_uint_eq(rt_held(), 50); /* still the sender's */
+    ck_assert(filled(k->value, 50, 0x77));
+    rt_free(k->value);
+    return NULL;
+}
+
+START_TEST(closing_a_full_channel_wakes_its_sender)
+{
+    struct blocked_sender k;
+    init_fixed(64 * KIB);
+    k.c = rt_chan_new(1);
+    void *first = rt_alloc_outside(10);
+    ck_assert_int_eq(rt_send(k.c, first), RT_OK);
+    rt_task *t = rt_spawn(sends_into_a_full_channel, &k);
+    rt_chan_close(k.c);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    ck_assert_ptr_eq(rt_recv(k.c), first); /* what was queued is still there */
+    ck_assert_ptr_null(rt_recv(k.c));
+    rt_free(first);
+    rt_chan_free(k.c);
+    rt_chan_free(NULL); /* does nothing, as free(NULL) */
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
 START_TEST(freeing_a_channel_frees_what_is_queued)
 {
     init_fixed(256 * KIB);
@@ -442,6 +479,19 @@ static void recv_on_null(void *unused)
     rt_recv(NULL);
 }
 
+static void send_on_null(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_send(NULL, rt_alloc_outside(8));
+}
+
+static void close_null(void *unused)
+{
+    (void)unused;
+    rt_chan_close(NULL);
+}
+
 static void chan_of_nothing(void *unused)
 {
     (void)unused;
@@ -458,6 +508,8 @@ START_TEST(channel_misuse_gets_the_contracts_error)
     ck_assert_violation(send_twice, NULL, "refrt: rt_send: ");
     ck_assert_violation(send_null, NULL, "refrt: rt_send: (nil) is not an outside value");
     ck_assert_violation(recv_on_null, NULL, "refrt: rt_recv: channel is NULL");
+    ck_assert_violation(send_on_null, NULL, "refrt: rt_send: channel is NULL\n");
+    ck_assert_violation(close_null, NULL, "refrt: rt_chan_close: channel is NULL\n");
 }
 END_TEST
 
@@ -471,6 +523,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_block_value_is_refused_and_nothing_is_sent);
     suite_add_test(s, a_closed_channel_takes_nothing_and_gives_what_it_has);
     suite_add_test(s, a_full_channel_blocks_the_sender_and_keeps_the_order);
+    suite_add_test(s, closing_a_full_channel_wakes_its_sender);
     suite_add_test(s, freeing_a_channel_frees_what_is_queued);
     suite_add_test(s, a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it);
     suite_add_test(s, sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing);

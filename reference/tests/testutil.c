@@ -105,6 +105,22 @@ int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
     return failing_now() ? EAGAIN : __real_pthread_create(t, attr, fn, arg);
 }
 
+long __real_sysconf(int name);
+
+static int sysconf_failing = -1;
+
+void fail_sysconf(int name)
+{
+    __atomic_store_n(&sysconf_failing, name, __ATOMIC_RELAXED);
+}
+
+long __wrap_sysconf(int name)
+{
+    if (name == __atomic_load_n(&sysconf_failing, __ATOMIC_RELAXED))
+        return -1;
+    return __real_sysconf(name);
+}
+
 void *__wrap_malloc(size_t n)
 {
     if (failing_now())

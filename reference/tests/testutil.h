@@ -10,7 +10,8 @@
 ** - Chunk counting: the unit binaries are linked with --wrap=malloc and
 **   --wrap=free, so chunk traffic (malloc(RT_CHUNK_SIZE) and the free of
 **   such a chunk) is counted as the conformance shim counts it.
-** - Fault injection: fail_nth() makes one allocation or pthread_create fail.
+** - Fault injection: fail_nth() makes one allocation or pthread_create fail,
+**   fail_sysconf() a sysconf name.
 */
 #ifndef REFRT_TESTUTIL_H
 #define REFRT_TESTUTIL_H
@@ -93,5 +94,8 @@ int chunk_live(const void *p);
 ** which ends a fail-the-Nth loop. */
 void fail_nth(unsigned long n);
 unsigned long fail_calls(void);
+/* sysconf(name) fails (-1) from now on, on every thread, as on a system
+** that cannot tell (also --wrap); fail_sysconf(-1) stops it. */
+void fail_sysconf(int name);
 
 #endif
