@@ -70,8 +70,8 @@ struct rt_door {
 ** the caller panics the task or poisons the value (D6). A block is used by
 ** one thread at a time. */
 
-/* A block of `bytes` rounded down to 16; NULL when malloc fails or bytes
-** is past 2^36. Its budget is rt__block_size. */
+/* A block of `bytes` rounded down to 16; NULL when malloc fails or that
+** is 2^36 or more. Its budget is rt__block_size. */
 struct rt_block *rt__block_new(size_t bytes);
 /* Frees the block whole, whatever it still holds. */
 void rt__block_delete(struct rt_block *b);

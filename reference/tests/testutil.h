@@ -91,7 +91,8 @@ int chunk_live(const void *p);
 ** cannot take the failure meant for the operation itself.
 ** fail_calls() counts this thread's calls since fail_nth, the failed one
 ** included: an operation that made fewer calls than n completed untouched,
-** which ends a fail-the-Nth loop. */
+** which ends a fail-the-Nth loop. Check's own asserts allocate too: read
+** the counts, disarm, then assert. */
 void fail_nth(unsigned long n);
 unsigned long fail_calls(void);
 /* sysconf(name) fails (-1) from now on, on every thread, as on a system
