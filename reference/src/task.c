@@ -505,6 +505,7 @@ static void task_empty(struct rt_task *t)
 ** longjmp could clobber (t is never written after setjmp). */
 static __attribute__((noinline)) void task_run(struct rt_task *t)
 {
+    /* t was calloc'ed: no result and RT_OK until set here. */
     if (setjmp(t->start) == 0) {
         void *result = t->fn(t->arg);
         if (result != NULL) {
@@ -516,9 +517,7 @@ static __attribute__((noinline)) void task_run(struct rt_task *t)
             t->result = result;
             t->result_bytes = bytes;
         }
-        t->status = RT_OK;
     } else {
-        t->result = NULL;
         t->status = RT_PANICKED;
     }
 }

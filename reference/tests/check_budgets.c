@@ -422,6 +422,83 @@ START_TEST(a_realloc_settles_what_receivers_took_before_it_panics)
 }
 END_TEST
 
+/* Hundreds of outside values, freed in scrambled orders with new ones made
+** in between: the task's table finds every one (its removals shift the
+** entries that probed past a freed slot back, never losing one). */
+START_TEST(many_outside_values_are_found_whatever_order_they_go_in)
+{
+    enum { N = 600 };
+    static unsigned char *v[N];
+    size_t held = 0;
+    init_fixed(1024 * KIB);
+    for (int i = 0; i < N; i++) {
+        v[i] = rt_alloc_outside(8 + (size_t)i % 5);
+        held += 8 + (size_t)i % 5;
+    }
+    for (int k = 0; k < N; k++) {
+        int i = (k * 7 + 3) % N; /* 7 and 600 share no factor: a permutation */
+        ck_require(rt_held() == held);
+        rt_free(v[i]);
+        held -= 8 + (size_t)i % 5;
+        v[i] = NULL;
+        if (k % 3 == 0) { /* a new value where the freed one was */
+            v[i] = rt_alloc_outside(8 + (size_t)i % 5);
+            held += 8 + (size_t)i % 5;
+        }
+    }
+    ck_assert_uint_eq(rt_held(), held);
+    for (int k = 0; k < N; k++) {
+        int i = (k * 11 + 5) % N;
+        if (v[i] != NULL) {
+            rt_free(v[i]);
+            held -= 8 + (size_t)i % 5;
+            ck_require(rt_held() == held);
+        }
+    }
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+/* ---- nothing leaks -------------------------------------------------------- */
+
+static rt_chan *leak_chan;
+
+static void *sends_two_and_returns_one(void *unused)
+{
+    (void)unused;
+    rt_send(leak_chan, rt_alloc_outside(100));
+    rt_send(leak_chan, rt_alloc_outside(3000));
+    rt_alloc(500); /* left in the block: freed with it */
+    rt_alloc_outside(200); /* held at the end: freed with the task */
+    return rt_alloc_outside(50);
+}
+
+static void spawn_send_join_receive(void)
+{
+    void *r;
+    rt_task *t = rt_spawn(sends_two_and_returns_one, NULL);
+    if (rt_join(t, &r) != RT_OK) /* t's values still queued */
+        ck_abort_msg("the task did not end well");
+    rt_free(r);
+    rt_free(rt_recv(leak_chan));
+    rt_free(rt_recv(leak_chan)); /* the last reference to t goes */
+}
+
+START_TEST(a_task_joined_and_its_values_received_leave_nothing_allocated)
+{
+    init_fixed(64 * KIB);
+    leak_chan = rt_chan_new(4);
+    spawn_send_join_receive(); /* main's table of outside values is made */
+    long before = allocs_live();
+    for (int i = 0; i < 3; i++)
+        spawn_send_join_receive();
+    long after = allocs_live();
+    ck_assert_int_eq(after, before);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(leak_chan);
+}
+END_TEST
+
 /* ---- panics --------------------------------------------------------------- */
 
 static void *panics_for_no_reason(void *unused)
@@ -1111,6 +1188,8 @@ Suite *make_suite(void)
     suite_add_test(s, a_long_task_frees_and_allocates_a_megabyte_under_sixty_four_kib);
     suite_add_test(s, realloc_keeps_contents_past_size_classes);
     suite_add_test(s, nothing_and_null_are_values_too);
+    suite_add_test(s, many_outside_values_are_found_whatever_order_they_go_in);
+    suite_add_test(s, a_task_joined_and_its_values_received_leave_nothing_allocated);
     suite_add_test(s, an_outside_value_grown_past_the_budget_panics);
     suite_add_test(s, a_realloc_settles_what_receivers_took_before_it_panics);
     suite_add_test(s, a_panic_without_a_reason_says_so);

@@ -89,14 +89,36 @@ static int failing_now(void)
     return 1;
 }
 
+/* Blocks malloc, calloc and realloc gave out and free did not take back. */
+static long live_allocs;
+
+long allocs_live(void)
+{
+    return __atomic_load_n(&live_allocs, __ATOMIC_RELAXED);
+}
+
+static void *counted(void *p)
+{
+    if (p != NULL)
+        __atomic_add_fetch(&live_allocs, 1, __ATOMIC_RELAXED);
+    return p;
+}
+
 void *__wrap_calloc(size_t n, size_t size)
 {
-    return failing_now() ? NULL : __real_calloc(n, size);
+    return failing_now() ? NULL : counted(__real_calloc(n, size));
 }
 
 void *__wrap_realloc(void *p, size_t n)
 {
-    return failing_now() ? NULL : __real_realloc(p, n);
+    if (failing_now())
+        return NULL;
+    if (p == NULL)
+        return counted(__real_realloc(p, n));
+    void *q = __real_realloc(p, n);
+    if (q == NULL && n == 0)
+        __atomic_sub_fetch(&live_allocs, 1, __ATOMIC_RELAXED); /* glibc freed p */
+    return q;
 }
 
 int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
@@ -125,7 +147,7 @@ void *__wrap_malloc(size_t n)
 {
     if (failing_now())
         return NULL;
-    void *p = __real_malloc(n);
+    void *p = counted(__real_malloc(n));
     if (n == RT_CHUNK_SIZE && p != NULL) {
         /* A fresh chunk starts zeroed here, so that a byte found set at its
         ** free was written by the program, not by malloc (ASan fills fresh
@@ -148,6 +170,7 @@ void *__wrap_malloc(size_t n)
 void __wrap_free(void *p)
 {
     if (p != NULL) {
+        __atomic_sub_fetch(&live_allocs, 1, __ATOMIC_RELAXED);
         pthread_mutex_lock(&chunk_lock);
         for (int i = 0; i < live_top; i++)
             if (live[i] == p) {

@@ -95,6 +95,10 @@ int chunk_live(const void *p);
 ** the counts, disarm, then assert. */
 void fail_nth(unsigned long n);
 unsigned long fail_calls(void);
+/* How many blocks malloc, calloc and realloc (of NULL) gave out that free
+** has not taken back, all threads: an operation that leaks nothing leaves
+** it as it was. Check's asserts allocate too: read it around them. */
+long allocs_live(void);
 /* sysconf(name) fails (-1) from now on, on every thread, as on a system
 ** that cannot tell (also --wrap); fail_sysconf(-1) stops it. */
 void fail_sysconf(int name);
