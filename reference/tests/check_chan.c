@@ -4,6 +4,8 @@
 */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +335,65 @@ START_TEST(a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it)
 }
 END_TEST
 
+/* Two receivers asleep on an empty channel, neither with the budget for what
+** comes: the one woken panics and wakes the other, which panics too; the
+** value stays for a third. */
+struct sleeper {
+    rt_chan *c;
+    pid_t tid;
+};
+
+static void *receives_in_vain(void *arg)
+{
+    struct sleeper *s = arg;
+    __atomic_store_n(&s->tid, gettid(), __ATOMIC_RELEASE);
+    rt_recv(s->c); /* 20 KiB into a 16 KiB budget: panics here */
+    return NULL;
+}
+
+/* Waits until thread tid sleeps: here, in rt_recv's wait on the channel. */
+static void wait_asleep(struct sleeper *s)
+{
+    char path[64], stat[512];
+    pid_t tid;
+    while ((tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE)) == 0)
+        sched_yield();
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    for (;;) {
+        FILE *f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        size_t n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = '\0';
+        const char *state = strrchr(stat, ')');
+        if (state != NULL && state[2] == 'S')
+            return;
+        sched_yield();
+    }
+}
+
+START_TEST(a_receiver_that_panics_wakes_the_next_one)
+{
+    struct sleeper a = {NULL, 0}, b = {NULL, 0};
+    init_fixed(64 * KIB);
+    a.c = b.c = rt_chan_new(1);
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    rt_task *ta = rt_spawn(receives_in_vain, &a);
+    wait_asleep(&a);
+    rt_task *tb = rt_spawn(receives_in_vain, &b);
+    wait_asleep(&b);
+    unsigned char *v = rt_alloc_outside(20 * KIB);
+    memset(v, 0x3D, 20 * KIB);
+    ck_assert_int_eq(rt_send(a.c, v), RT_OK); /* wakes one */
+    ck_assert_int_eq(rt_join(ta, NULL), RT_PANICKED);
+    ck_assert_int_eq(rt_join(tb, NULL), RT_PANICKED);
+    ck_assert_ptr_eq(rt_recv(a.c), v);
+    ck_assert(filled(v, 20 * KIB, 0x3D));
+    rt_free(v);
+    rt_chan_free(a.c);
+}
+END_TEST
+
 /* ---- 64 tasks in a ring ---------------------------------------------------- */
 
 #define RING 64
@@ -526,6 +587,7 @@ Suite *make_suite(void)
     suite_add_test(s, closing_a_full_channel_wakes_its_sender);
     suite_add_test(s, freeing_a_channel_frees_what_is_queued);
     suite_add_test(s, a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it);
+    suite_add_test(s, a_receiver_that_panics_wakes_the_next_one);
     suite_add_test(s, sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing);
     suite_add_test(s, channel_misuse_gets_the_contracts_error);
     return s;
