@@ -215,18 +215,54 @@ START_TEST(a_full_channel_blocks_the_sender_and_keeps_the_order)
 }
 END_TEST
 
-struct blocked_sender {
+struct sleeper {
     rt_chan *c;
+    pid_t tid;
+};
+
+static void *receives_in_vain(void *arg)
+{
+    struct sleeper *s = arg;
+    __atomic_store_n(&s->tid, gettid(), __ATOMIC_RELEASE);
+    rt_recv(s->c); /* 20 KiB into a 16 KiB budget: panics here */
+    return NULL;
+}
+
+/* Waits until thread tid sleeps: here, in rt_recv's wait on the channel. */
+static void wait_asleep(struct sleeper *s)
+{
+    char path[64], stat[512];
+    pid_t tid;
+    while ((tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE)) == 0)
+        sched_yield();
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    for (;;) {
+        FILE *f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        size_t n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = '\0';
+        const char *state = strrchr(stat, ')');
+        if (state != NULL && state[2] == 'S')
+            return;
+        sched_yield();
+    }
+}
+
+struct blocked_sender {
+    struct sleeper s;
     void *value;
 };
 
 static void *sends_into_a_full_channel(void *arg)
 {
     struct blocked_sender *k = arg;
+    rt_chan *c = k->s.c;
     k->value = rt_alloc_outside(50);
+    __atomic_store_n(&k->s.tid, gettid(), __ATOMIC_RELEASE);
     memset(k->value, 0x77, 50);
     /* the one slot is full: waits until main closes the channel */
-    ck_assert_int_eq(rt_send(k->c, k->value), RT_CLOSED);
+    ck_assert_int_eq(rt_send(c, k->value), RT_CLOSED);
     ck_assert_uint_eq(rt_held(), 50); /* still the sender's */
     ck_assert(filled(k->value, 50, 0x77));
     rt_free(k->value);
@@ -235,20 +271,45 @@ static void *sends_into_a_full_channel(void *arg)
 
 START_TEST(closing_a_full_channel_wakes_its_sender)
 {
-    struct blocked_sender k;
+    struct blocked_sender k = {{NULL, 0}, NULL};
     init_fixed(64 * KIB);
-    k.c = rt_chan_new(1);
+    rt_chan *c = k.s.c = rt_chan_new(1);
     void *first = rt_alloc_outside(10);
-    ck_assert_int_eq(rt_send(k.c, first), RT_OK);
+    ck_assert_int_eq(rt_send(c, first), RT_OK);
     rt_task *t = rt_spawn(sends_into_a_full_channel, &k);
-    rt_chan_close(k.c);
+    wait_asleep(&k.s); /* in rt_send, waiting for room */
+    rt_chan_close(c);
     ck_assert_int_eq(rt_join(t, NULL), RT_OK);
-    ck_assert_ptr_eq(rt_recv(k.c), first); /* what was queued is still there */
-    ck_assert_ptr_null(rt_recv(k.c));
+    ck_assert_ptr_eq(rt_recv(c), first); /* what was queued is still there */
+    ck_assert_ptr_null(rt_recv(c));
     rt_free(first);
-    rt_chan_free(k.c);
+    rt_chan_free(c);
     rt_chan_free(NULL); /* does nothing, as free(NULL) */
     ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+static void *receives_nothing(void *arg)
+{
+    struct sleeper *s = arg;
+    __atomic_store_n(&s->tid, gettid(), __ATOMIC_RELEASE);
+    ck_assert_ptr_null(rt_recv(s->c)); /* closed while it waited */
+    return NULL;
+}
+
+START_TEST(closing_an_empty_channel_wakes_its_receivers)
+{
+    struct sleeper a = {NULL, 0}, b = {NULL, 0};
+    init_fixed(64 * KIB);
+    a.c = b.c = rt_chan_new(2);
+    rt_task *ta = rt_spawn(receives_nothing, &a);
+    rt_task *tb = rt_spawn(receives_nothing, &b);
+    wait_asleep(&a);
+    wait_asleep(&b);
+    rt_chan_close(a.c); /* both wake: a broadcast */
+    ck_assert_int_eq(rt_join(ta, NULL), RT_OK);
+    ck_assert_int_eq(rt_join(tb, NULL), RT_OK);
+    rt_chan_free(a.c);
 }
 END_TEST
 
@@ -338,40 +399,6 @@ END_TEST
 /* Two receivers asleep on an empty channel, neither with the budget for what
 ** comes: the one woken panics and wakes the other, which panics too; the
 ** value stays for a third. */
-struct sleeper {
-    rt_chan *c;
-    pid_t tid;
-};
-
-static void *receives_in_vain(void *arg)
-{
-    struct sleeper *s = arg;
-    __atomic_store_n(&s->tid, gettid(), __ATOMIC_RELEASE);
-    rt_recv(s->c); /* 20 KiB into a 16 KiB budget: panics here */
-    return NULL;
-}
-
-/* Waits until thread tid sleeps: here, in rt_recv's wait on the channel. */
-static void wait_asleep(struct sleeper *s)
-{
-    char path[64], stat[512];
-    pid_t tid;
-    while ((tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE)) == 0)
-        sched_yield();
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-    for (;;) {
-        FILE *f = fopen(path, "r");
-        ck_assert_ptr_nonnull(f);
-        size_t n = fread(stat, 1, sizeof stat - 1, f);
-        fclose(f);
-        stat[n] = '\0';
-        const char *state = strrchr(stat, ')');
-        if (state != NULL && state[2] == 'S')
-            return;
-        sched_yield();
-    }
-}
-
 START_TEST(a_receiver_that_panics_wakes_the_next_one)
 {
     struct sleeper a = {NULL, 0}, b = {NULL, 0};
@@ -585,6 +612,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_closed_channel_takes_nothing_and_gives_what_it_has);
     suite_add_test(s, a_full_channel_blocks_the_sender_and_keeps_the_order);
     suite_add_test(s, closing_a_full_channel_wakes_its_sender);
+    suite_add_test(s, closing_an_empty_channel_wakes_its_receivers);
     suite_add_test(s, freeing_a_channel_frees_what_is_queued);
     suite_add_test(s, a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it);
     suite_add_test(s, a_receiver_that_panics_wakes_the_next_one);
