@@ -421,6 +421,51 @@ START_TEST(a_receiver_that_panics_wakes_the_next_one)
 }
 END_TEST
 
+/* ---- many senders, one receiver ------------------------------------------- */
+
+#define SENDERS 8
+#define SENT 20000
+
+static rt_chan *crowded;
+
+static void *sends_numbered(void *arg)
+{
+    uintptr_t me = (uintptr_t)arg;
+    for (uintptr_t i = 0; i < SENT; i++) {
+        uintptr_t *v = rt_alloc_outside(2 * sizeof *v);
+        v[0] = me;
+        v[1] = i;
+        ck_require(rt_send(crowded, v) == RT_OK);
+    }
+    return NULL;
+}
+
+/* Senders and the receiver race for the ring all the time: every value
+** arrives once, each sender's in the order it sent them. */
+START_TEST(many_senders_into_a_small_channel_lose_nothing)
+{
+    uintptr_t next[SENDERS] = {0};
+    rt_task *t[SENDERS];
+    init_fixed(256 * KIB);
+    crowded = rt_chan_new(64);
+    for (uintptr_t k = 0; k < SENDERS; k++)
+        t[k] = rt_spawn(sends_numbered, (void *)k);
+    for (unsigned n = 0; n < SENDERS * SENT; n++) {
+        uintptr_t *v = rt_recv(crowded);
+        ck_require(v != NULL && v[0] < SENDERS);
+        ck_require(v[1] == next[v[0]]);
+        next[v[0]]++;
+        rt_free(v);
+    }
+    for (int k = 0; k < SENDERS; k++)
+        ck_assert_int_eq(rt_join(t[k], NULL), RT_OK);
+    rt_chan_close(crowded);
+    ck_assert_ptr_null(rt_recv(crowded));
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(crowded);
+}
+END_TEST
+
 /* ---- 64 tasks in a ring ---------------------------------------------------- */
 
 #define RING 64
@@ -616,6 +661,7 @@ Suite *make_suite(void)
     suite_add_test(s, freeing_a_channel_frees_what_is_queued);
     suite_add_test(s, a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it);
     suite_add_test(s, a_receiver_that_panics_wakes_the_next_one);
+    suite_add_test(s, many_senders_into_a_small_channel_lose_nothing);
     suite_add_test(s, sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing);
     suite_add_test(s, channel_misuse_gets_the_contracts_error);
     return s;
