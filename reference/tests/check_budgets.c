@@ -459,6 +459,37 @@ START_TEST(many_outside_values_are_found_whatever_order_they_go_in)
 }
 END_TEST
 
+static void *returns_nothing(void *unused);
+
+/* Eight tasks spawn and join their own children all at once: the table of
+** tasks not yet joined, shared by all, loses none and keeps none. */
+static void *spawns_and_joins(void *unused)
+{
+    (void)unused;
+    for (int round = 0; round < 100; round++) {
+        rt_task *kids[12];
+        for (int k = 0; k < 12; k++)
+            ck_require((kids[k] = rt_spawn(returns_nothing, NULL)) != NULL);
+        for (int k = 0; k < 12; k++)
+            ck_require(rt_join(kids[k], NULL) == RT_OK);
+    }
+    return NULL;
+}
+
+START_TEST(tasks_spawning_and_joining_at_once_lose_no_task)
+{
+    rt_task *t[8];
+    init_fixed(64 * KIB);
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    for (int i = 0; i < 8; i++)
+        t[i] = rt_spawn(spawns_and_joins, NULL);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(rt_join(t[i], NULL), RT_OK);
+    ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
 /* ---- nothing leaks -------------------------------------------------------- */
 
 static rt_chan *leak_chan;
@@ -567,9 +598,11 @@ static void *panics_holding_things(void *arg)
 START_TEST(a_panic_frees_outside_values_and_closes_open_regions)
 {
     struct held_things k;
+    void *result = &k;
     init_fixed(256 * KIB);
     chunks_reset();
-    ck_assert_int_eq(run_task(panics_holding_things, &k, NULL), RT_PANICKED);
+    ck_assert_int_eq(rt_join(rt_spawn(panics_holding_things, &k), &result), RT_PANICKED);
+    ck_assert_ptr_null(result); /* a panicked task has no result */
     for (int i = 0; i < 3; i++)
         ck_require(!chunk_live(k.outside[i]));
     /* the regions were closed (cleared, kept), then freed with the thread */
@@ -1189,6 +1222,7 @@ Suite *make_suite(void)
     suite_add_test(s, realloc_keeps_contents_past_size_classes);
     suite_add_test(s, nothing_and_null_are_values_too);
     suite_add_test(s, many_outside_values_are_found_whatever_order_they_go_in);
+    suite_add_test(s, tasks_spawning_and_joining_at_once_lose_no_task);
     suite_add_test(s, a_task_joined_and_its_values_received_leave_nothing_allocated);
     suite_add_test(s, an_outside_value_grown_past_the_budget_panics);
     suite_add_test(s, a_realloc_settles_what_receivers_took_before_it_panics);
