@@ -559,13 +559,15 @@ static bool unjoined_add(struct rt_task *t)
 static bool unjoined_take(struct rt_task *t)
 {
     size_t i;
+    bool found;
 
     pthread_mutex_lock(&unjoined_lock);
     i = table_find(&unjoined, t);
-    if (i != unjoined.cap)
+    found = i != unjoined.cap; /* under the lock: another spawn may grow it */
+    if (found)
         table_remove(&unjoined, i);
     pthread_mutex_unlock(&unjoined_lock);
-    return i != unjoined.cap;
+    return found;
 }
 
 size_t rt__tasks_unjoined(void)
