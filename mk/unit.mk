@@ -1,14 +1,17 @@
 # Unit tests: every reference/tests/check_*.c is one Check suite, linked
 # with testutil.c, testmain.c (the Check main) and the static library,
-# with malloc and free wrapped so the tests can count chunks, and calloc
-# and realloc too so that they can fail an allocation by injection
-# (testutil.h).
+# with malloc and free wrapped so the tests can count chunks, and calloc,
+# realloc, pthread_create and sysconf too, so they can make one fail
+# (testutil.h: fail_nth, fail_sysconf).
 
 UNIT_SRC := $(sort $(wildcard reference/tests/check_*.c))
 UNIT_BIN := $(UNIT_SRC:reference/tests/%.c=$(BUILD)/unit/%)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(or $(shell pkg-config --libs check 2>/dev/null),-lcheck -lsubunit -lrt -lm)
-UNIT_WRAP := -Wl,--wrap=malloc -Wl,--wrap=free -Wl,--wrap=calloc -Wl,--wrap=realloc
+UNIT_WRAP := -Wl,--wrap=malloc -Wl,--wrap=free
+# Fault injection (testutil.h, fail_nth, fail_sysconf): the calls that can fail.
+UNIT_WRAP += -Wl,--wrap=calloc -Wl,--wrap=realloc -Wl,--wrap=pthread_create \
+  -Wl,--wrap=sysconf
 
 $(BUILD)/unit/%: reference/tests/%.c reference/tests/testutil.c reference/tests/testmain.c reference/tests/testutil.h $(RT_LIB)
 	@mkdir -p $(@D)

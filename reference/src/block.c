@@ -33,7 +33,9 @@
 #define HEADER 8u
 #define SMALL_MAX 1024u
 #define SMALL_CLASSES (SMALL_MAX / GRANULE)
-#define MAX_BLOCK ((size_t)1 << 36) /* 2^32 granules fit the header */
+/* The largest block: a chunk as big as the whole arena is 2^32 - 1 granules,
+** the most the header's 32 bits of size can say (2^32 would read as 0). */
+#define MAX_BLOCK (((size_t)1 << 36) - GRANULE)
 #define LIVE 0u
 #define FREED 0xA5A5A5A5u
 

@@ -35,9 +35,11 @@ rt_chan *rt_chan_new(size_t capacity)
 
     if (capacity == 0)
         rt__violation("rt_chan_new", "capacity is 0");
+    /* The size first, so the trap leaks nothing (calloc checks it too). */
+    if (capacity > SIZE_MAX / sizeof(struct item))
+        rt__trap();
     c = calloc(1, sizeof *c);
-    if (c == NULL || capacity > SIZE_MAX / sizeof *c->ring ||
-        (c->ring = calloc(capacity, sizeof *c->ring)) == NULL)
+    if (c == NULL || (c->ring = calloc(capacity, sizeof *c->ring)) == NULL)
         rt__trap();
     c->capacity = capacity;
     pthread_mutex_init(&c->lock, NULL);

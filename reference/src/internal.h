@@ -38,7 +38,7 @@ struct rt_hot {
     /* The task this thread runs (task.c), NULL on a thread that is not a
     ** task: rt_alloc and the rest are then contract violations. Main's
     ** task is attached on main's first rt__task_hot, so read it through
-    ** that (or rt__current_block), not straight from a fresh state. */
+    ** that, not straight from a fresh state. */
     struct rt_task *task;
     /* The innermost open door (shared.c), NULL outside every door. */
     struct rt_door *door;
@@ -70,8 +70,8 @@ struct rt_door {
 ** the caller panics the task or poisons the value (D6). A block is used by
 ** one thread at a time. */
 
-/* A block of `bytes` rounded down to 16; NULL when malloc fails or bytes
-** is past 2^36. Its budget is rt__block_size. */
+/* A block of `bytes` rounded down to 16; NULL when malloc fails or that
+** is 2^36 or more. Its budget is rt__block_size. */
 struct rt_block *rt__block_new(size_t bytes);
 /* Frees the block whole, whatever it still holds. */
 void rt__block_delete(struct rt_block *b);
@@ -117,9 +117,6 @@ bool rt__outside_held(const void *p);
 /* This thread's state, after checking it runs a task (else a contract
 ** violation naming fn): h->task is then set. */
 struct rt_hot *rt__task_hot(const char *fn);
-/* The current task's block (the door's if one is open), after checking
-** the thread is a task (else a violation naming fn). */
-struct rt_block *rt__current_block(const char *fn);
 
 /* task.c, for rt_init: makes main's task and its block; it is attached to
 ** the calling thread's state on first use. */

@@ -35,8 +35,10 @@ void rt_init(void)
 
     if (rt__key_plus_one != 0)
         return; /* a second call does nothing */
+    /* Main becomes a task with a block before the key is published:
+    ** task.c relies on it (a thread with a state finds main's task made). */
+    rt__main_task();
     if (pthread_key_create(&key, hot_destroy) != 0)
         rt__violation("rt_init", "cannot create the runtime's pthread key");
     rt__key_plus_one = (uint64_t)key + 1;
-    rt__main_task(); /* main becomes a task with a block */
 }

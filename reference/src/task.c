@@ -92,41 +92,54 @@ static struct rt_block *block_for_new_task(void)
     return b;
 }
 
-/* ---- the outside table: pointer -> bytes, open addressing ------------- */
+/* ---- pointer tables: a task's outside values (pointer -> bytes) and the
+** tasks not yet joined; open addressing with linear probing ------------- */
 
 static size_t slot_of(const struct outside_table *o, const void *p)
 {
     return (size_t)(((uintptr_t)p >> 4) * 0x9E3779B97F4A7C15u >> 20) & (o->cap - 1);
 }
 
-static void table_put(struct outside_table *o, void *p, size_t bytes);
-
-static void table_grow(struct outside_table *o)
-{
-    struct outside_table old = *o;
-
-    o->cap = old.cap != 0 ? old.cap * 2 : 16;
-    o->count = 0;
-    o->slots = calloc(o->cap, sizeof *o->slots);
-    if (o->slots == NULL)
-        rt__trap();
-    for (size_t i = 0; i < old.cap; i++)
-        if (old.slots[i].p != NULL)
-            table_put(o, old.slots[i].p, old.slots[i].bytes);
-    free(old.slots);
-}
-
+/* Puts p in a table with room for it (table_room said so). */
 static void table_put(struct outside_table *o, void *p, size_t bytes)
 {
     size_t i;
 
-    if ((o->count + 1) * 2 > o->cap)
-        table_grow(o);
     for (i = slot_of(o, p); o->slots[i].p != NULL; i = (i + 1) & (o->cap - 1))
         ;
     o->slots[i].p = p;
     o->slots[i].bytes = bytes;
     o->count++;
+}
+
+/* Makes room for one more entry, keeping the table at most half full;
+** false (the table unchanged) when calloc fails. */
+static bool table_room(struct outside_table *o)
+{
+    struct outside_table old = *o;
+
+    if ((o->count + 1) * 2 <= o->cap)
+        return true;
+    o->cap = old.cap != 0 ? old.cap * 2 : 16;
+    o->count = 0;
+    o->slots = calloc(o->cap, sizeof *o->slots);
+    if (o->slots == NULL) {
+        *o = old;
+        return false;
+    }
+    for (size_t i = 0; i < old.cap; i++)
+        if (old.slots[i].p != NULL)
+            table_put(o, old.slots[i].p, old.slots[i].bytes);
+    free(old.slots);
+    return true;
+}
+
+/* A task's table takes p; out of memory traps (the contract's out of room). */
+static void hold(struct outside_table *o, void *p, size_t bytes)
+{
+    if (!table_room(o))
+        rt__trap();
+    table_put(o, p, bytes);
 }
 
 /* The slot holding p, or cap if none does. */
@@ -174,15 +187,15 @@ static void table_free_all(struct outside_table *o)
 
 static RT_COLD struct rt_task *main_task_here(void);
 
-/* The slow way to the task: main's first call attaches main's task; any
-** other thread without a task is a contract violation. */
+/* The slow way to the task, where h is NULL or has no task: main's first
+** call attaches main's task; any other thread is a contract violation. */
 static RT_COLD struct rt_hot *task_hot_slow(struct rt_hot *h, const char *fn)
 {
-    if (h != NULL && h->task == NULL)
-        h->task = main_task_here();
-    if (h == NULL || h->task == NULL)
-        rt__violation(fn, "this thread is not a task%s",
-                      h == NULL ? " (rt_init has not been called)" : "");
+    if (h == NULL)
+        rt__violation(fn, "this thread is not a task (rt_init has not been called)");
+    h->task = main_task_here();
+    if (h->task == NULL)
+        rt__violation(fn, "this thread is not a task");
     return h;
 }
 
@@ -200,15 +213,6 @@ static inline struct rt_hot *task_hot(const char *fn)
 struct rt_hot *rt__task_hot(const char *fn)
 {
     return task_hot(fn);
-}
-
-struct rt_block *rt__current_block(const char *fn)
-{
-    struct rt_hot *h = task_hot(fn);
-
-    if (h->door != NULL && h->door->block != NULL)
-        return h->door->block;
-    return h->task->block;
 }
 
 /* Folds into the block the bytes receivers took off this task's count. */
@@ -312,7 +316,7 @@ static void *realloc_outside(struct rt_task *t, void *p, size_t n)
     if (n < old)
         rt__block_uncharge(t->block, old - n);
     table_remove(&t->outside, i);
-    table_put(&t->outside, q, n);
+    table_put(&t->outside, q, n); /* into the slot just emptied: no growth */
     return q;
 }
 
@@ -379,7 +383,7 @@ static void *outside_new(size_t n)
     p = malloc(n != 0 ? n : 1);
     if (p == NULL)
         rt__trap();
-    table_put(&t->outside, p, n);
+    hold(&t->outside, p, n);
     return p;
 }
 
@@ -439,7 +443,7 @@ void rt__outside_give(void *p, size_t bytes)
     struct rt_task *t = task_hot("rt__outside_give")->task;
 
     /* Held first, so that a panic for want of room frees it too. */
-    table_put(&t->outside, p, bytes);
+    hold(&t->outside, p, bytes);
     if (!charge(t, bytes))
         rt__task_full("a value taken over", bytes);
 }
@@ -471,7 +475,7 @@ bool rt__task_charge(struct rt_task *t, size_t bytes)
 
 void rt__task_hold(struct rt_task *t, void *p, size_t bytes)
 {
-    table_put(&t->outside, p, bytes);
+    hold(&t->outside, p, bytes);
 }
 
 void rt__task_ref(struct rt_task *t)
@@ -501,6 +505,7 @@ static void task_empty(struct rt_task *t)
 ** longjmp could clobber (t is never written after setjmp). */
 static __attribute__((noinline)) void task_run(struct rt_task *t)
 {
+    /* t was calloc'ed: no result and RT_OK until set here. */
     if (setjmp(t->start) == 0) {
         void *result = t->fn(t->arg);
         if (result != NULL) {
@@ -512,9 +517,7 @@ static __attribute__((noinline)) void task_run(struct rt_task *t)
             t->result = result;
             t->result_bytes = bytes;
         }
-        t->status = RT_OK;
     } else {
-        t->result = NULL;
         t->status = RT_PANICKED;
     }
 }
@@ -522,15 +525,67 @@ static __attribute__((noinline)) void task_run(struct rt_task *t)
 static void *task_start(void *arg)
 {
     struct rt_task *t = arg;
+    /* Never NULL: rt_spawn checked that rt_init made the key, and hot.c
+    ** traps when it cannot make this thread's state. */
     struct rt_hot *h = rt__hot_or_null();
 
-    if (h == NULL)
-        rt__trap(); /* rt_spawn checked the key exists */
     h->task = t;
     task_run(t);
     h->task = NULL;
     h->door = NULL;
     task_empty(t);
+    return NULL;
+}
+
+/* The tasks spawned and not yet joined (task -> 0). rt_join takes its task
+** out of this table before it reads it, so a pointer that is no task, or a
+** task joined already (freed by that join), is reported and never read. */
+static pthread_mutex_t unjoined_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct outside_table unjoined;
+
+static bool unjoined_add(struct rt_task *t)
+{
+    bool room;
+
+    pthread_mutex_lock(&unjoined_lock);
+    room = table_room(&unjoined);
+    if (room)
+        table_put(&unjoined, t, 0);
+    pthread_mutex_unlock(&unjoined_lock);
+    return room;
+}
+
+/* Whether t was a task not yet joined; it is not one any more. */
+static bool unjoined_take(struct rt_task *t)
+{
+    size_t i;
+    bool found;
+
+    pthread_mutex_lock(&unjoined_lock);
+    i = table_find(&unjoined, t);
+    found = i != unjoined.cap; /* under the lock: another spawn may grow it */
+    if (found)
+        table_remove(&unjoined, i);
+    pthread_mutex_unlock(&unjoined_lock);
+    return found;
+}
+
+size_t rt__tasks_unjoined(void)
+{
+    size_t n;
+
+    pthread_mutex_lock(&unjoined_lock);
+    n = unjoined.count;
+    pthread_mutex_unlock(&unjoined_lock);
+    return n;
+}
+
+/* Undoes a spawn that made no thread: nothing else has seen t. */
+static rt_task *spawn_failed(struct rt_task *t, int err)
+{
+    task_empty(t);
+    free(t);
+    errno = err;
     return NULL;
 }
 
@@ -558,12 +613,12 @@ rt_task *rt_spawn(void *(*fn)(void *), void *arg)
     t->fn = fn;
     t->arg = arg;
     atomic_init(&t->refs, 1); /* the joiner's */
+    if (!unjoined_add(t))
+        return spawn_failed(t, ENOMEM);
     err = pthread_create(&t->thread, NULL, task_start, t);
     if (err != 0) {
-        task_empty(t);
-        free(t);
-        errno = err;
-        return NULL;
+        unjoined_take(t);
+        return spawn_failed(t, err);
     }
     return t;
 }
@@ -575,10 +630,13 @@ rt_status rt_join(rt_task *t, void **result)
     size_t bytes;
     rt_status status;
 
-    if (t == NULL || t == me || t->is_main)
-        rt__violation("rt_join", "%p is not a task another task can join", (void *)t);
-    if (pthread_join(t->thread, NULL) != 0)
-        rt__violation("rt_join", "task %lu cannot be joined (joined twice?)", t->id);
+    /* A task joining itself would wait for ever: it stays unjoined. */
+    if (t == me || !unjoined_take(t))
+        rt__violation("rt_join", "%p is not a task another task can join (NULL, main's, the "
+                      "caller, or joined already)", (void *)t);
+    /* Cannot fail: t's thread is joinable, not the caller's, and no other
+    ** join of it got past unjoined_take. */
+    pthread_join(t->thread, NULL);
     status = t->status;
     value = t->result;
     bytes = t->result_bytes;
@@ -600,10 +658,11 @@ rt_status rt_join(rt_task *t, void **result)
 
 /* Main's task: made by rt_init, attached to main's thread state on its
 ** first use (rt__task_hot), so that rt_init publishes no thread state of
-** its own: the first publish stays the program's (hot.c validates it). */
+** its own: the first publish stays the program's (hot.c validates it).
+** rt_init makes it before it publishes the key, so a thread that has a
+** state (it needs the key) finds main's task made. */
 static struct rt_task main_task;
 static pthread_t main_thread;
-static atomic_bool main_made;
 
 void rt__main_task(void)
 {
@@ -614,12 +673,9 @@ void rt__main_task(void)
     main_task.is_main = true;
     atomic_init(&main_task.refs, 1); /* never dropped: main's task stays */
     main_task.thread = main_thread = pthread_self();
-    atomic_store(&main_made, true);
 }
 
 static RT_COLD struct rt_task *main_task_here(void)
 {
-    if (atomic_load(&main_made) && pthread_equal(pthread_self(), main_thread))
-        return &main_task;
-    return NULL;
+    return pthread_equal(pthread_self(), main_thread) ? &main_task : NULL;
 }

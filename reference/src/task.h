@@ -54,5 +54,8 @@ void rt__task_ref(struct rt_task *t);
 /* Panics the current task: `what` of `bytes` does not fit its budget. */
 _Noreturn RT_COLD void rt__task_full(const char *what, size_t bytes);
 void rt__task_unref(struct rt_task *t);
+/* Tasks spawned and not yet joined, all threads: tests prove a failed
+** spawn or a join leaves none behind. */
+size_t rt__tasks_unjoined(void);
 
 #endif

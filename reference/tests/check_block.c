@@ -12,6 +12,19 @@
 
 #define KIB 1024u
 
+/* Sanitizers bring their own allocator: it neither hands freed bytes back
+** at once nor takes a 4 GiB block lightly. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+#ifndef UNDER_SANITIZER
+#define UNDER_SANITIZER 0
+#endif
+
 static int filled(const unsigned char *p, size_t n, unsigned char v)
 {
     for (size_t i = 0; i < n; i++)
@@ -229,6 +242,276 @@ START_TEST(a_pointer_the_block_does_not_hold_is_refused)
 }
 END_TEST
 
+/* A header overwritten in place (a write before the payload) keeps its
+** check word but not its size: the block refuses the chunk rather than
+** follow a size of nothing or one past the carved arena. */
+START_TEST(a_chunk_whose_size_was_overwritten_is_refused)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    bool held;
+    unsigned char *p = rt__block_alloc(b, 100), *q = rt__block_alloc(b, 100);
+    uint64_t h, forged;
+    memcpy(&h, p - 8, sizeof h);
+    forged = h & 0xFFFFFFFFu; /* a size of 0 granules */
+    memcpy(p - 8, &forged, sizeof forged);
+    ck_assert_uint_eq(rt__block_chunk(b, p), 0);
+    ck_assert(!rt__block_free(b, p));
+    ck_assert_ptr_null(rt__block_realloc(b, p, 10, &held));
+    ck_assert(!held);
+    forged = (h & 0xFFFFFFFFu) | (uint64_t)(2 * 112 / 16 + 1) << 32; /* past the bump */
+    memcpy(p - 8, &forged, sizeof forged);
+    ck_assert(!rt__block_free(b, p));
+    forged = (h & 0xFFFFFFFFu) | (uint64_t)(2 * 112 / 16) << 32; /* up to the bump: a size */
+    memcpy(p - 8, &forged, sizeof forged);
+    ck_assert_uint_eq(rt__block_chunk(b, p), 224);
+    memcpy(p - 8, &h, sizeof h);
+    ck_assert_uint_eq(rt__block_chunk(b, p), 112);
+    ck_assert_uint_eq(rt__block_chunk(b, p + 16), 0); /* not a chunk at all */
+    ck_assert(rt__block_free(b, p));
+    ck_assert(rt__block_free(b, q));
+    ck_assert_uint_eq(rt__block_held(b), 0);
+    rt__block_delete(b);
+}
+END_TEST
+
+/* The top chunk cannot grow past the arena's end even when the budget
+** could take it (freed chunks below): it moves into one of them. */
+START_TEST(the_top_chunk_moves_when_the_arena_ends_before_the_budget)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    bool held;
+    unsigned char *a = rt__block_alloc(b, 3000); /* a chunk of 3008 */
+    unsigned char *p = rt__block_alloc(b, 500);  /* 512, the top: 576 bytes after it */
+    memset(p, 0x2B, 500);
+    ck_assert(rt__block_free(b, a));
+    ck_assert_ptr_eq(rt__block_realloc(b, p, 1000, &held), p); /* 496 more: in place */
+    unsigned char *q = rt__block_realloc(b, p, 2000, &held);   /* 1504 more: no */
+    ck_assert_ptr_eq(q, a);
+    ck_assert(filled(q, 500, 0x2B));
+    ck_assert_uint_eq(rt__block_held(b), 2016);
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(the_largest_block_is_one_granule_short_of_two_to_the_36)
+{
+    /* a chunk of the whole arena must fit the header's 32 bits of granules */
+    struct rt_block *over, *rounded, *largest;
+    unsigned long asked_over;
+    /* counts the mallocs, the first one asked fails (no 64 GiB is taken);
+    ** Check's asserts allocate too, so they come after */
+    fail_nth(1);
+    over = rt__block_new((size_t)1 << 36);
+    rounded = rt__block_new(((size_t)1 << 36) + 15); /* rounds down to 2^36 */
+    asked_over = fail_calls();
+    largest = rt__block_new(((size_t)1 << 36) - 1); /* 2^36 - 16 */
+    unsigned long asked = fail_calls();
+    fail_nth(0);
+    ck_assert_ptr_null(over);
+    ck_assert_ptr_null(rounded);
+    ck_assert_uint_eq(asked_over, 0); /* refused before malloc is asked */
+    ck_assert_ptr_null(largest);
+    ck_assert_uint_eq(asked, 1); /* the largest: malloc is asked */
+}
+END_TEST
+
+START_TEST(the_block_owns_its_whole_arena_and_nothing_past_it)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    unsigned char *p = rt__block_alloc(b, 4 * KIB - 8); /* the whole arena: p is its start + 8 */
+    ck_assert(rt__block_owns(b, p - 8));
+    ck_assert(rt__block_owns(b, p + 4 * KIB - 9));
+    ck_assert(!rt__block_owns(b, p + 4 * KIB - 8));
+    ck_assert(!rt__block_owns(b, p - 9));
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(freed_chunks_of_one_size_are_all_used_again_before_the_bump)
+{
+    struct rt_block *b = rt__block_new(64 * KIB);
+    unsigned char *v[4], *guard;
+    for (int i = 0; i < 4; i++)
+        v[i] = rt__block_alloc(b, 100);
+    guard = rt__block_alloc(b, 8);
+    for (int i = 0; i < 3; i++)
+        ck_assert(rt__block_free(b, v[i]));
+    ck_assert_ptr_eq(rt__block_alloc(b, 100), v[2]); /* last freed, first used */
+    ck_assert_ptr_eq(rt__block_alloc(b, 100), v[1]);
+    ck_assert_ptr_eq(rt__block_alloc(b, 100), v[0]);
+    ck_assert_ptr_eq(rt__block_alloc(b, 100), guard + 16); /* then the bump */
+    rt__block_delete(b);
+}
+END_TEST
+
+/* 1024 bytes is the largest small class, 1040 the smallest large chunk:
+** each is used again at once, though the bump could serve it. */
+START_TEST(chunks_on_each_side_of_the_small_classes_are_used_again)
+{
+    struct rt_block *b = rt__block_new(64 * KIB);
+    unsigned char *a = rt__block_alloc(b, 1016), *l;
+    rt__block_alloc(b, 8);
+    ck_assert(rt__block_free(b, a));
+    ck_assert_ptr_eq(rt__block_alloc(b, 1016), a);
+    l = rt__block_alloc(b, 1032);
+    rt__block_alloc(b, 8);
+    ck_assert(rt__block_free(b, l));
+    ck_assert_ptr_eq(rt__block_alloc(b, 1032), l);
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(a_coalesced_run_of_1024_bytes_is_a_small_chunk)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    /* chunks of 512, 512, 16 (kept) and 3056 fill the arena */
+    unsigned char *a = rt__block_alloc(b, 504), *c = rt__block_alloc(b, 504);
+    rt__block_alloc(b, 8);
+    unsigned char *top = rt__block_alloc(b, 3048);
+    ck_assert_ptr_null(rt__block_alloc(b, 0));
+    ck_assert(rt__block_free(b, a));
+    ck_assert(rt__block_free(b, c));
+    ck_assert(rt__block_free(b, top)); /* back to the bump: 3056 there */
+    ck_assert_ptr_null(rt__block_alloc(b, 3064)); /* 3072: none, but a and c merge */
+    /* the bump could serve 1024 bytes; the merged run is used first */
+    ck_assert_ptr_eq(rt__block_alloc(b, 1016), a);
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(an_exact_fit_at_the_bump_comes_from_the_bump)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    /* chunks of 2016, 16 and 2032; 32 bytes of bump left */
+    unsigned char *l = rt__block_alloc(b, 2008);
+    rt__block_alloc(b, 8);
+    unsigned char *x = rt__block_alloc(b, 2024);
+    ck_assert(rt__block_free(b, l)); /* a large freed chunk that could serve it too */
+    ck_assert_ptr_eq(rt__block_alloc(b, 24), x + 2032);
+    ck_assert_ptr_eq(rt__block_alloc(b, 24), l); /* now the freed one, split */
+    rt__block_delete(b);
+}
+END_TEST
+
+/* The top chunk goes back to the bump marked freed, so a stale pointer to
+** it stays refused when the bump later grows over its old header. */
+START_TEST(a_pointer_freed_at_the_top_stays_refused_under_a_later_chunk)
+{
+    struct rt_block *b = rt__block_new(64 * KIB);
+    rt__block_alloc(b, 8);
+    unsigned char *q = rt__block_alloc(b, 100), *p = rt__block_alloc(b, 100);
+    ck_assert(rt__block_free(b, p)); /* the top */
+    ck_assert(rt__block_free(b, q)); /* the top now */
+    unsigned char *w = rt__block_alloc(b, 300); /* from q's place, over p's old header */
+    ck_assert_ptr_eq(w, q);
+    ck_assert(!rt__block_free(b, p));
+    ck_assert_uint_eq(rt__block_chunk(b, p), 0);
+    ck_assert_uint_eq(rt__block_held(b), 16 + 320);
+    rt__block_delete(b);
+}
+END_TEST
+
+/* malloc hands a new block bytes an earlier owner wrote: the block reads
+** none it did not set (a search past the last small class would). */
+START_TEST(a_block_made_over_dirty_memory_works_as_a_clean_one)
+{
+    void *(*volatile allocate)(size_t) = malloc;
+    void (*volatile release)(void *) = free;
+    unsigned char *dirty = allocate(8 * KIB);
+    ck_assert_ptr_nonnull(dirty);
+    memset(dirty, 0xA5, 8 * KIB);
+    release(dirty);
+    struct rt_block *b = rt__block_new(4 * KIB);
+    if (!UNDER_SANITIZER)
+        ck_assert_ptr_eq((void *)b, (void *)dirty); /* glibc: the same bytes */
+    /* chunks of 16, 16, 16 and the rest; the first and third freed: 32
+    ** bytes of budget left, in no chunk that can hold 32 */
+    unsigned char *x = rt__block_alloc(b, 8), *y;
+    rt__block_alloc(b, 8);
+    y = rt__block_alloc(b, 8);
+    ck_assert_ptr_nonnull(rt__block_alloc(b, 4 * KIB - 48 - 8));
+    ck_assert(rt__block_free(b, x));
+    ck_assert(rt__block_free(b, y));
+    ck_assert_ptr_null(rt__block_alloc(b, 24)); /* every bigger small class searched: none */
+    ck_assert_uint_eq(rt__block_held(b), 4 * KIB - 32);
+    rt__block_delete(b);
+}
+END_TEST
+
+/* A block made where a deleted one was: a stale pointer into the old one,
+** whose header is still there inside a new chunk, is refused (the cookie
+** differs from block to block). */
+START_TEST(a_stale_pointer_into_a_deleted_block_is_refused_by_the_next)
+{
+    struct rt_block *a = rt__block_new(4 * KIB);
+    uintptr_t was = (uintptr_t)a;
+    rt__block_alloc(a, 100);
+    unsigned char *stale = rt__block_alloc(a, 100);
+    uintptr_t stale_at = (uintptr_t)stale;
+    rt__block_delete(a);
+    struct rt_block *b = rt__block_new(4 * KIB);
+    if (!UNDER_SANITIZER)
+        ck_assert_uint_eq((uintptr_t)b, was); /* glibc: the same bytes */
+    unsigned char *big = rt__block_alloc(b, 1000); /* over the old header, untouched */
+    ck_assert(!rt__block_free(b, (void *)stale_at));
+    ck_assert_uint_eq(rt__block_chunk(b, (void *)stale_at), 0);
+    ck_assert(rt__block_free(b, big));
+    rt__block_delete(b);
+}
+END_TEST
+
+/* A header copied 2^29 and 2^32 bytes further into the block: the check
+** word holds enough of the address that neither copy makes a chunk. */
+START_TEST(a_header_copied_far_into_a_big_block_makes_no_chunk)
+{
+    const size_t far[] = {(size_t)1 << 29, (size_t)1 << 32};
+    if (UNDER_SANITIZER)
+        return;
+    struct rt_block *b = rt__block_new(((size_t)1 << 32) + 64 * KIB);
+    ck_assert_ptr_nonnull(b); /* 4 GiB of address space; three pages touched */
+    unsigned char *first = rt__block_alloc(b, 8);
+    unsigned char *big = rt__block_alloc(b, ((size_t)1 << 32) + 32 * KIB);
+    ck_assert_ptr_nonnull(big);
+    for (size_t i = 0; i < sizeof far / sizeof far[0]; i++) {
+        unsigned char *fake = first + far[i]; /* inside big's payload */
+        memcpy(fake - 8, first - 8, 8);
+        ck_assert(!rt__block_free(b, fake));
+        ck_assert_uint_eq(rt__block_chunk(b, fake), 0);
+    }
+    ck_assert_uint_eq(rt__block_chunk(b, first), 16);
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(a_realloc_within_its_chunk_stays_put)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    bool held;
+    unsigned char *p = rt__block_alloc(b, 100); /* a chunk of 112, not the top */
+    rt__block_alloc(b, 8);
+    memset(p, 7, 100);
+    ck_assert_ptr_eq(rt__block_realloc(b, p, 104, &held), p); /* 104 + 8: still 112 */
+    ck_assert(held);
+    ck_assert(filled(p, 100, 7));
+    ck_assert_uint_eq(rt__block_held(b), 128);
+    rt__block_delete(b);
+}
+END_TEST
+
+START_TEST(the_top_chunk_grows_in_place_up_to_exactly_full)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    bool held;
+    unsigned char *p = rt__block_alloc(b, 1000); /* 1008, the top; 3088 left */
+    memset(p, 4, 1000);
+    ck_assert_ptr_eq(rt__block_realloc(b, p, 3000, &held), p); /* 2000 more */
+    ck_assert_ptr_eq(rt__block_realloc(b, p, 4 * KIB - 8, &held), p); /* the last 1088 */
+    ck_assert_uint_eq(rt__block_held(b), 4 * KIB);
+    ck_assert(filled(p, 1000, 4));
+    rt__block_delete(b);
+}
+END_TEST
+
 START_TEST(charges_count_against_the_budget)
 {
     struct rt_block *b = rt__block_new(4 * KIB);
@@ -401,6 +684,20 @@ Suite *make_suite(void)
     suite_add_test(s, realloc_grows_the_top_chunk_in_place);
     suite_add_test(s, a_full_realloc_leaves_the_value_as_it_was);
     suite_add_test(s, a_pointer_the_block_does_not_hold_is_refused);
+    suite_add_test(s, a_chunk_whose_size_was_overwritten_is_refused);
+    suite_add_test(s, the_top_chunk_moves_when_the_arena_ends_before_the_budget);
+    suite_add_test(s, the_largest_block_is_one_granule_short_of_two_to_the_36);
+    suite_add_test(s, the_block_owns_its_whole_arena_and_nothing_past_it);
+    suite_add_test(s, freed_chunks_of_one_size_are_all_used_again_before_the_bump);
+    suite_add_test(s, chunks_on_each_side_of_the_small_classes_are_used_again);
+    suite_add_test(s, a_coalesced_run_of_1024_bytes_is_a_small_chunk);
+    suite_add_test(s, an_exact_fit_at_the_bump_comes_from_the_bump);
+    suite_add_test(s, a_pointer_freed_at_the_top_stays_refused_under_a_later_chunk);
+    suite_add_test(s, a_block_made_over_dirty_memory_works_as_a_clean_one);
+    suite_add_test(s, a_stale_pointer_into_a_deleted_block_is_refused_by_the_next);
+    suite_add_test(s, a_header_copied_far_into_a_big_block_makes_no_chunk);
+    suite_add_test(s, a_realloc_within_its_chunk_stays_put);
+    suite_add_test(s, the_top_chunk_grows_in_place_up_to_exactly_full);
     suite_add_test(s, charges_count_against_the_budget);
     suite_add_test(s, freed_neighbours_are_coalesced_before_the_block_is_full);
     suite_add_test(s, a_live_chunk_between_keeps_its_neighbours_apart);

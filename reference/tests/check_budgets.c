@@ -13,6 +13,7 @@
 
 #include "internal.h"
 #include "refrt.h"
+#include "task.h"
 #include "testutil.h"
 
 #define KIB ((size_t)1024)
@@ -50,6 +51,19 @@ START_TEST(the_default_strategy_follows_its_formula)
     /* more tasks, never bigger blocks; never below 64 KiB */
     ck_assert_uint_ge(s.block_bytes(s.ctx, 1), s.block_bytes(s.ctx, 2));
     ck_assert_uint_eq(s.block_bytes(s.ctx, (size_t)1 << 40), 65536);
+    ck_assert_uint_eq(s.block_bytes(s.ctx, 0), expected_default(1)); /* none yet: as one */
+}
+END_TEST
+
+START_TEST(a_system_that_cannot_tell_its_memory_gets_the_smallest_default)
+{
+    rt_strategy s = rt_default_strategy();
+    fail_sysconf(_SC_PHYS_PAGES);
+    ck_assert_uint_eq(s.block_bytes(s.ctx, 1), 65536);
+    fail_sysconf(_SC_PAGESIZE);
+    ck_assert_uint_eq(s.block_bytes(s.ctx, 1), 65536);
+    fail_sysconf(-1);
+    ck_assert_uint_eq(s.block_bytes(s.ctx, 1), expected_default(1));
 }
 END_TEST
 
@@ -317,7 +331,229 @@ START_TEST(realloc_keeps_contents_past_size_classes)
 }
 END_TEST
 
+START_TEST(nothing_and_null_are_values_too)
+{
+    init_fixed(64 * KIB);
+    rt_free(NULL); /* does nothing, as free(NULL) */
+    ck_assert_uint_eq(rt_held(), 0);
+    void *none = rt_clone_outside(NULL, 0); /* an outside value of no bytes */
+    ck_assert_ptr_nonnull(none);
+    ck_assert_uint_eq(rt_held(), 0);
+    char *o = rt_alloc_outside(300);
+    ck_assert_uint_eq(rt_held(), 300);
+    o = rt_realloc(o, 0); /* shrunk to nothing, still a value to free */
+    ck_assert_ptr_nonnull(o);
+    ck_assert_uint_eq(rt_held(), 0);
+    o = rt_realloc(o, 40);
+    ck_assert_uint_eq(rt_held(), 40);
+    rt_free(o);
+    rt_free(none);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+static void *grows_outside_past_the_budget(void *unused)
+{
+    (void)unused;
+    char *o = rt_alloc_outside(100);
+    o = rt_realloc(o, rt_budget() - rt_held() + 100); /* exactly full: fits */
+    ck_assert_uint_eq(rt_held(), rt_budget());
+    o = rt_realloc(o, rt_budget() + 1);
+    ck_abort_msg("an outside value grown past the budget did not panic");
+    return NULL;
+}
+
+static void outside_realloc_over_budget(void *unused)
+{
+    (void)unused;
+    init_fixed(16 * KIB);
+    if (run_task(grows_outside_past_the_budget, NULL, NULL) != RT_PANICKED)
+        _exit(10);
+    if (rt__blocks_live() != 1)
+        _exit(11);
+}
+
+START_TEST(an_outside_value_grown_past_the_budget_panics)
+{
+    struct death d = run_child(outside_realloc_over_budget, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0, "signal %d exit %d: %s", d.signal,
+                  d.exit_status, d.err);
+    ck_assert_ptr_nonnull(strstr(d.err, "refrt: task 1 panicked: a reallocation of 16385 bytes "
+                                        "does not fit its budget"));
+}
+END_TEST
+
+/* A block value grows into bytes a receiver released: the first try fails
+** on the stale count, the settled one fits. */
+struct settling {
+    rt_chan *out, *back;
+};
+
+static void *grows_into_released_bytes(void *arg)
+{
+    struct settling *k = arg;
+    char *v = rt_alloc(100);
+    memset(v, 'v', 100);
+    rt_send(k->out, rt_alloc_outside(10 * KIB)); /* 10 KiB of 16 in flight */
+    rt_free(rt_recv(k->back)); /* main received it: its go-ahead */
+    v = rt_realloc(v, 8 * KIB); /* fits only once the 10 KiB are settled */
+    for (int i = 0; i < 100; i++)
+        ck_require(v[i] == 'v');
+    ck_assert_uint_eq(rt_held(), 8 * KIB + 16);
+    return NULL;
+}
+
+START_TEST(a_realloc_settles_what_receivers_took_before_it_panics)
+{
+    struct settling k;
+    init_fixed(64 * KIB);
+    k.out = rt_chan_new(1);
+    k.back = rt_chan_new(1);
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    rt_task *t = rt_spawn(grows_into_released_bytes, &k);
+    void *big = rt_recv(k.out);
+    ck_assert_uint_eq(rt_held(), 10 * KIB);
+    rt_send(k.back, rt_alloc_outside(1));
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    rt_free(big);
+    rt_chan_free(k.out);
+    rt_chan_free(k.back);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+/* Hundreds of outside values, freed in scrambled orders with new ones made
+** in between: the task's table finds every one (its removals shift the
+** entries that probed past a freed slot back, never losing one). */
+START_TEST(many_outside_values_are_found_whatever_order_they_go_in)
+{
+    enum { N = 600 };
+    static unsigned char *v[N];
+    size_t held = 0;
+    init_fixed(1024 * KIB);
+    for (int i = 0; i < N; i++) {
+        v[i] = rt_alloc_outside(8 + (size_t)i % 5);
+        held += 8 + (size_t)i % 5;
+    }
+    for (int k = 0; k < N; k++) {
+        int i = (k * 7 + 3) % N; /* 7 and 600 share no factor: a permutation */
+        ck_require(rt_held() == held);
+        rt_free(v[i]);
+        held -= 8 + (size_t)i % 5;
+        v[i] = NULL;
+        if (k % 3 == 0) { /* a new value where the freed one was */
+            v[i] = rt_alloc_outside(8 + (size_t)i % 5);
+            held += 8 + (size_t)i % 5;
+        }
+    }
+    ck_assert_uint_eq(rt_held(), held);
+    for (int k = 0; k < N; k++) {
+        int i = (k * 11 + 5) % N;
+        if (v[i] != NULL) {
+            rt_free(v[i]);
+            held -= 8 + (size_t)i % 5;
+            ck_require(rt_held() == held);
+        }
+    }
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+static void *returns_nothing(void *unused);
+
+/* Eight tasks spawn and join their own children all at once: the table of
+** tasks not yet joined, shared by all, loses none and keeps none. */
+static void *spawns_and_joins(void *unused)
+{
+    (void)unused;
+    for (int round = 0; round < 100; round++) {
+        rt_task *kids[12];
+        for (int k = 0; k < 12; k++)
+            ck_require((kids[k] = rt_spawn(returns_nothing, NULL)) != NULL);
+        for (int k = 0; k < 12; k++)
+            ck_require(rt_join(kids[k], NULL) == RT_OK);
+    }
+    return NULL;
+}
+
+START_TEST(tasks_spawning_and_joining_at_once_lose_no_task)
+{
+    rt_task *t[8];
+    init_fixed(64 * KIB);
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    for (int i = 0; i < 8; i++)
+        t[i] = rt_spawn(spawns_and_joins, NULL);
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(rt_join(t[i], NULL), RT_OK);
+    ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+/* ---- nothing leaks -------------------------------------------------------- */
+
+static rt_chan *leak_chan;
+
+static void *sends_two_and_returns_one(void *unused)
+{
+    (void)unused;
+    rt_send(leak_chan, rt_alloc_outside(100));
+    rt_send(leak_chan, rt_alloc_outside(3000));
+    rt_alloc(500); /* left in the block: freed with it */
+    rt_alloc_outside(200); /* held at the end: freed with the task */
+    return rt_alloc_outside(50);
+}
+
+static void spawn_send_join_receive(void)
+{
+    void *r;
+    rt_task *t = rt_spawn(sends_two_and_returns_one, NULL);
+    if (rt_join(t, &r) != RT_OK) /* t's values still queued */
+        ck_abort_msg("the task did not end well");
+    rt_free(r);
+    rt_free(rt_recv(leak_chan));
+    rt_free(rt_recv(leak_chan)); /* the last reference to t goes */
+}
+
+START_TEST(a_task_joined_and_its_values_received_leave_nothing_allocated)
+{
+    init_fixed(64 * KIB);
+    leak_chan = rt_chan_new(4);
+    spawn_send_join_receive(); /* main's table of outside values is made */
+    long before = allocs_live();
+    for (int i = 0; i < 3; i++)
+        spawn_send_join_receive();
+    long after = allocs_live();
+    ck_assert_int_eq(after, before);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(leak_chan);
+}
+END_TEST
+
 /* ---- panics --------------------------------------------------------------- */
+
+static void *panics_for_no_reason(void *unused)
+{
+    (void)unused;
+    rt_panic(NULL);
+}
+
+static void panic_without_a_reason(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    if (run_task(panics_for_no_reason, NULL, NULL) != RT_PANICKED)
+        _exit(10);
+}
+
+START_TEST(a_panic_without_a_reason_says_so)
+{
+    struct death d = run_child(panic_without_a_reason, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0, "signal %d exit %d: %s", d.signal,
+                  d.exit_status, d.err);
+    ck_assert_str_eq(d.err, "refrt: task 1 panicked: (no reason)\n");
+}
+END_TEST
 
 static void main_panics(void *unused)
 {
@@ -362,9 +598,11 @@ static void *panics_holding_things(void *arg)
 START_TEST(a_panic_frees_outside_values_and_closes_open_regions)
 {
     struct held_things k;
+    void *result = &k;
     init_fixed(256 * KIB);
     chunks_reset();
-    ck_assert_int_eq(run_task(panics_holding_things, &k, NULL), RT_PANICKED);
+    ck_assert_int_eq(rt_join(rt_spawn(panics_holding_things, &k), &result), RT_PANICKED);
+    ck_assert_ptr_null(result); /* a panicked task has no result */
     for (int i = 0; i < 3; i++)
         ck_require(!chunk_live(k.outside[i]));
     /* the regions were closed (cleared, kept), then freed with the thread */
@@ -541,6 +779,26 @@ START_TEST(a_block_value_is_refused_and_the_message_names_the_copy)
 }
 END_TEST
 
+static void stores_it(void *value, void *ctx)
+{
+    (void)value;
+    ck_assert_int_eq(rt_store(((void **)ctx)[0], ((void **)ctx)[1]), RT_OK);
+}
+
+START_TEST(a_stored_value_leaves_the_tasks_count)
+{
+    init_fixed(64 * KIB);
+    void *keep = rt_alloc_outside(10), *v = rt_alloc_outside(300);
+    rt_shared *s = rt_shared_new(RT_OWNED, 16, (char[16]){0}, 4 * KIB);
+    ck_assert_uint_eq(rt_held(), 310);
+    ck_assert_int_eq(rt_update(s, stores_it, (void *[]){s, v}), RT_OK);
+    ck_assert_uint_eq(rt_held(), 10);
+    rt_free(keep);
+    rt_shared_free(s);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
 /* ---- the door hook -------------------------------------------------------- */
 
 static int unwound;
@@ -594,6 +852,91 @@ START_TEST(a_door_with_a_block_allocates_there_and_a_panic_unwinds_it)
                   d.exit_status, d.err);
     ck_assert_ptr_nonnull(strstr(d.err, "panicked: an allocation of 2000 bytes does not fit its "
                                         "budget\nunwound 1\nunwound 2\n"));
+}
+END_TEST
+
+/* Inside a door without a block everything is the task's; inside one with
+** a block, the task's values stay the task's and the door's stay in it. */
+static void *works_in_doors(void *arg)
+{
+    struct rt_block *vb = arg;
+    struct rt_door plain = {NULL, NULL, count_unwind}, owned = {&plain, vb, count_unwind};
+    struct rt_hot *h = rt_hot();
+    rt_chan *c = rt_chan_new(2);
+    char *mine = rt_alloc(10), *out = rt_alloc_outside(10);
+
+    h->door = &plain;
+    mine = rt_realloc(mine, 20);
+    void *tmp = rt_alloc(30);
+    ck_assert(!rt__block_owns(vb, tmp));
+    rt_free(tmp);
+    ck_assert_int_eq(rt_send(c, out), RT_OK);
+    ck_assert_ptr_eq(rt_recv(c), out);
+    ck_assert_ptr_eq(rt_hand_over(out), out);
+    free(out);
+
+    h->door = &owned;
+    mine = rt_realloc(mine, 600); /* a task value grows in the task's block */
+    ck_assert(!rt__block_owns(vb, mine));
+    char *its = rt_alloc(16);
+    ck_assert(rt__block_owns(vb, its));
+    ck_assert_int_eq(rt_send(c, its), RT_REFUSED); /* a block value, the door's */
+    out = rt_alloc_outside(10);
+    ck_assert_int_eq(rt_send(c, out), RT_OK);
+    ck_assert_ptr_eq(rt_recv(c), out);
+    errno = 0;
+    ck_assert_ptr_null(rt_hand_over(its));
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_ptr_eq(rt_hand_over(out), out);
+    free(out);
+    ck_assert_uint_eq(rt__block_held(vb), 32);
+    rt_free(its);
+    ck_assert_uint_eq(rt__block_held(vb), 0);
+    ck_assert_uint_eq(rt_held(), 608); /* mine: a chunk of 600 + 8 */
+
+    h->door = NULL;
+    rt_free(mine);
+    rt_chan_free(c);
+    ck_assert_uint_eq(rt_held(), 0);
+    return NULL;
+}
+
+START_TEST(values_inside_doors_stay_where_they_belong)
+{
+    init_fixed(64 * KIB);
+    struct rt_block *b = rt__block_new(1024);
+    ck_assert_int_eq(run_task(works_in_doors, b, NULL), RT_OK);
+    rt__block_delete(b);
+}
+END_TEST
+
+static void *grows_past_the_door_block(void *value_block)
+{
+    struct rt_door owned = {NULL, value_block, count_unwind};
+    void *its;
+    rt_hot()->door = &owned;
+    its = rt_alloc(100);
+    rt_realloc(its, 2000); /* the value's block is 1 KiB */
+    ck_abort_msg("a realloc past the door's block did not panic");
+    return NULL;
+}
+
+static void door_realloc_full(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    struct rt_block *b = rt__block_new(1024);
+    if (run_task(grows_past_the_door_block, b, NULL) != RT_PANICKED)
+        _exit(10);
+}
+
+START_TEST(a_realloc_past_a_door_block_panics)
+{
+    struct death d = run_child(door_realloc_full, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0, "signal %d exit %d: %s", d.signal,
+                  d.exit_status, d.err);
+    ck_assert_ptr_nonnull(strstr(d.err, "panicked: a reallocation of 2000 bytes does not fit its "
+                                        "budget\nunwound 1\n"));
 }
 END_TEST
 
@@ -654,6 +997,22 @@ static void free_an_interior_pointer(void *unused)
     rt_free(p + 32);
 }
 
+static void realloc_an_interior_pointer(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    char *p = rt_alloc(100);
+    rt_realloc(p + 16, 200);
+}
+
+static void realloc_a_malloc_pointer(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_alloc_outside(8); /* a table with something in it */
+    rt_realloc(malloc(10), 200);
+}
+
 static void free_outside_twice(void *unused)
 {
     (void)unused;
@@ -705,6 +1064,108 @@ static void task_returns_a_block_value(void *unused)
     run_task(returns_a_block_value, NULL, NULL);
 }
 
+static void *returns_nothing(void *unused)
+{
+    (void)unused;
+    return NULL;
+}
+
+static void join_twice(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_task *t = rt_spawn(returns_nothing, NULL);
+    if (rt_join(t, NULL) != RT_OK)
+        _exit(10);
+    rt_join(t, NULL); /* t was freed: reported, never read */
+}
+
+/* Zeroed memory the size of a task: a join that read it would find no sign
+** that it is not one (NULL, main's), so only the table can tell. */
+static void join_what_is_no_task(void *unused)
+{
+    (void)unused;
+    static struct rt_task zeroed;
+    rt_task *kept;
+    init_fixed(64 * KIB);
+    kept = rt_spawn(returns_nothing, NULL); /* a table of tasks to look in */
+    (void)kept;
+    rt_join(&zeroed, NULL);
+    _exit(10);
+}
+
+struct self_join {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    rt_task *self;
+};
+
+static void *joins_itself(void *arg)
+{
+    struct self_join *k = arg;
+    pthread_mutex_lock(&k->lock);
+    while (k->self == NULL)
+        pthread_cond_wait(&k->cond, &k->lock);
+    pthread_mutex_unlock(&k->lock);
+    rt_join(k->self, NULL);
+    return NULL;
+}
+
+static void task_joins_itself(void *unused)
+{
+    (void)unused;
+    static struct self_join k = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL};
+    init_fixed(64 * KIB);
+    rt_task *t = rt_spawn(joins_itself, &k);
+    pthread_mutex_lock(&k.lock);
+    k.self = t;
+    pthread_cond_signal(&k.cond);
+    pthread_mutex_unlock(&k.lock);
+    rt_join(t, NULL);
+    _exit(10); /* the task's violation ends the process before this */
+}
+
+static void stores_a_value_it_does_not_hold(void *value, void *ctx)
+{
+    (void)value;
+    rt_store(ctx, malloc(8));
+}
+
+static void store_unheld(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_alloc_outside(8); /* a table with something in it */
+    rt_shared *s = rt_shared_new(RT_OWNED, 16, (char[16]){0}, 4 * KIB);
+    rt_update(s, stores_a_value_it_does_not_hold, s);
+}
+
+static void strategy_without_a_function(void *unused)
+{
+    (void)unused;
+    rt_set_strategy((rt_strategy){NULL, NULL});
+}
+
+static void clone_null_with_bytes(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_clone_outside(NULL, 5);
+}
+
+static void spawn_before_init(void *unused)
+{
+    (void)unused;
+    rt_spawn(returns_nothing, NULL);
+}
+
+static void spawn_no_function(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_spawn(NULL, NULL);
+}
+
 static void panic_on_a_plain_thread(void *unused)
 {
     (void)unused;
@@ -715,19 +1176,35 @@ START_TEST(misuse_gets_the_contracts_error)
 {
     ck_assert_violation(alloc_on_a_plain_thread, NULL,
                         "refrt: rt_alloc: this thread is not a task\n");
-    ck_assert_violation(alloc_before_init, NULL, "refrt: rt_alloc: this thread is not a task");
+    ck_assert_violation(alloc_before_init, NULL,
+                        "refrt: rt_alloc: this thread is not a task (rt_init has not been called)\n");
     ck_assert_violation(free_a_stack_pointer, NULL, "refrt: rt_free: 0x");
     ck_assert_violation(free_a_stack_pointer, NULL, "is not a value this task holds");
     ck_assert_violation(free_a_malloc_pointer, NULL, "is not a value this task holds");
     ck_assert_violation(free_twice, NULL, "refrt: rt_free: ");
     ck_assert_violation(free_an_interior_pointer, NULL, "refrt: rt_free: ");
     ck_assert_violation(free_outside_twice, NULL, "refrt: rt_free: ");
+    ck_assert_violation(realloc_an_interior_pointer, NULL, "refrt: rt_realloc: 0x");
+    ck_assert_violation(realloc_a_malloc_pointer, NULL, "refrt: rt_realloc: 0x");
+    ck_assert_violation(realloc_a_malloc_pointer, NULL, "is not a value this task holds\n");
     ck_assert_violation(free_another_tasks_value, NULL, "refrt: rt_free: ");
     ck_assert_violation(hand_over_unheld, NULL, "refrt: rt_hand_over: ");
     ck_assert_violation(hand_over_null, NULL, "refrt: rt_hand_over: (nil) is not a value");
     ck_assert_violation(task_returns_a_block_value, NULL,
                         "which is not an outside value it holds");
     ck_assert_violation(panic_on_a_plain_thread, NULL, "refrt: rt_panic: this thread is not a task");
+    ck_assert_violation(strategy_without_a_function, NULL,
+                        "refrt: rt_set_strategy: block_bytes is NULL\n");
+    ck_assert_violation(clone_null_with_bytes, NULL,
+                        "refrt: rt_clone_outside: NULL with 5 bytes\n");
+    ck_assert_violation(spawn_before_init, NULL, "refrt: rt_spawn: rt_init has not been called\n");
+    ck_assert_violation(spawn_no_function, NULL, "refrt: rt_spawn: fn is NULL\n");
+    ck_assert_violation(join_twice, NULL, "refrt: rt_join: 0x");
+    ck_assert_violation(join_twice, NULL, "is not a task another task can join");
+    ck_assert_violation(join_what_is_no_task, NULL, "is not a task another task can join");
+    ck_assert_violation(task_joins_itself, NULL, "refrt: rt_join: 0x");
+    ck_assert_violation(store_unheld, NULL, "refrt: rt_store: 0x");
+    ck_assert_violation(store_unheld, NULL, "is not an outside value this task holds\n");
 }
 END_TEST
 
@@ -735,6 +1212,7 @@ Suite *make_suite(void)
 {
     Suite *s = suite_create("budgets");
     suite_add_test(s, the_default_strategy_follows_its_formula);
+    suite_add_test(s, a_system_that_cannot_tell_its_memory_gets_the_smallest_default);
     suite_add_test(s, main_is_a_task_with_a_default_block);
     suite_add_test(s, a_fixed_strategy_sizes_every_later_block);
     suite_add_test(s, held_returns_to_exactly_its_old_figure);
@@ -742,6 +1220,13 @@ Suite *make_suite(void)
     suite_add_test(s, a_task_reading_past_its_budget_panics_and_another_runs_on);
     suite_add_test(s, a_long_task_frees_and_allocates_a_megabyte_under_sixty_four_kib);
     suite_add_test(s, realloc_keeps_contents_past_size_classes);
+    suite_add_test(s, nothing_and_null_are_values_too);
+    suite_add_test(s, many_outside_values_are_found_whatever_order_they_go_in);
+    suite_add_test(s, tasks_spawning_and_joining_at_once_lose_no_task);
+    suite_add_test(s, a_task_joined_and_its_values_received_leave_nothing_allocated);
+    suite_add_test(s, an_outside_value_grown_past_the_budget_panics);
+    suite_add_test(s, a_realloc_settles_what_receivers_took_before_it_panics);
+    suite_add_test(s, a_panic_without_a_reason_says_so);
     suite_add_test(s, a_panic_in_main_exits_with_101);
     suite_add_test(s, a_panic_frees_outside_values_and_closes_open_regions);
     suite_add_test(s, a_task_that_ends_frees_its_block_and_what_it_still_holds);
@@ -751,7 +1236,10 @@ Suite *make_suite(void)
     suite_add_test(s, a_block_that_cannot_be_made_is_no_task);
     suite_add_test(s, a_handed_over_value_arrives_where_it_was_built);
     suite_add_test(s, a_block_value_is_refused_and_the_message_names_the_copy);
+    suite_add_test(s, a_stored_value_leaves_the_tasks_count);
     suite_add_test(s, a_door_with_a_block_allocates_there_and_a_panic_unwinds_it);
+    suite_add_test(s, values_inside_doors_stay_where_they_belong);
+    suite_add_test(s, a_realloc_past_a_door_block_panics);
     suite_add_test(s, misuse_gets_the_contracts_error);
     return s;
 }

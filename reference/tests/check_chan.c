@@ -4,6 +4,8 @@
 */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +215,104 @@ START_TEST(a_full_channel_blocks_the_sender_and_keeps_the_order)
 }
 END_TEST
 
+struct sleeper {
+    rt_chan *c;
+    pid_t tid;
+};
+
+static void *receives_in_vain(void *arg)
+{
+    struct sleeper *s = arg;
+    __atomic_store_n(&s->tid, gettid(), __ATOMIC_RELEASE);
+    rt_recv(s->c); /* 20 KiB into a 16 KiB budget: panics here */
+    return NULL;
+}
+
+/* Waits until thread tid sleeps: here, in rt_recv's wait on the channel. */
+static void wait_asleep(struct sleeper *s)
+{
+    char path[64], stat[512];
+    pid_t tid;
+    while ((tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE)) == 0)
+        sched_yield();
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    for (;;) {
+        FILE *f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        size_t n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = '\0';
+        const char *state = strrchr(stat, ')');
+        if (state != NULL && state[2] == 'S')
+            return;
+        sched_yield();
+    }
+}
+
+struct blocked_sender {
+    struct sleeper s;
+    void *value;
+};
+
+static void *sends_into_a_full_channel(void *arg)
+{
+    struct blocked_sender *k = arg;
+    rt_chan *c = k->s.c;
+    k->value = rt_alloc_outside(50);
+    __atomic_store_n(&k->s.tid, gettid(), __ATOMIC_RELEASE);
+    memset(k->value, 0x77, 50);
+    /* the one slot is full: waits until main closes the channel */
+    ck_assert_int_eq(rt_send(c, k->value), RT_CLOSED);
+    ck_assert_uint_eq(rt_held(), 50); /* still the sender's */
+    ck_assert(filled(k->value, 50, 0x77));
+    rt_free(k->value);
+    return NULL;
+}
+
+START_TEST(closing_a_full_channel_wakes_its_sender)
+{
+    struct blocked_sender k = {{NULL, 0}, NULL};
+    init_fixed(64 * KIB);
+    rt_chan *c = k.s.c = rt_chan_new(1);
+    void *first = rt_alloc_outside(10);
+    ck_assert_int_eq(rt_send(c, first), RT_OK);
+    rt_task *t = rt_spawn(sends_into_a_full_channel, &k);
+    wait_asleep(&k.s); /* in rt_send, waiting for room */
+    rt_chan_close(c);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    ck_assert_ptr_eq(rt_recv(c), first); /* what was queued is still there */
+    ck_assert_ptr_null(rt_recv(c));
+    rt_free(first);
+    rt_chan_free(c);
+    rt_chan_free(NULL); /* does nothing, as free(NULL) */
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+static void *receives_nothing(void *arg)
+{
+    struct sleeper *s = arg;
+    __atomic_store_n(&s->tid, gettid(), __ATOMIC_RELEASE);
+    ck_assert_ptr_null(rt_recv(s->c)); /* closed while it waited */
+    return NULL;
+}
+
+START_TEST(closing_an_empty_channel_wakes_its_receivers)
+{
+    struct sleeper a = {NULL, 0}, b = {NULL, 0};
+    init_fixed(64 * KIB);
+    a.c = b.c = rt_chan_new(2);
+    rt_task *ta = rt_spawn(receives_nothing, &a);
+    rt_task *tb = rt_spawn(receives_nothing, &b);
+    wait_asleep(&a);
+    wait_asleep(&b);
+    rt_chan_close(a.c); /* both wake: a broadcast */
+    ck_assert_int_eq(rt_join(ta, NULL), RT_OK);
+    ck_assert_int_eq(rt_join(tb, NULL), RT_OK);
+    rt_chan_free(a.c);
+}
+END_TEST
+
 START_TEST(freeing_a_channel_frees_what_is_queued)
 {
     init_fixed(256 * KIB);
@@ -293,6 +393,76 @@ START_TEST(a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it)
                   d.exit_status, d.err);
     ck_assert_ptr_nonnull(strstr(d.err, "refrt: task 2 panicked: a received value of 20480 bytes "
                                         "does not fit its budget"));
+}
+END_TEST
+
+/* Two receivers asleep on an empty channel, neither with the budget for what
+** comes: the one woken panics and wakes the other, which panics too; the
+** value stays for a third. */
+START_TEST(a_receiver_that_panics_wakes_the_next_one)
+{
+    struct sleeper a = {NULL, 0}, b = {NULL, 0};
+    init_fixed(64 * KIB);
+    a.c = b.c = rt_chan_new(1);
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    rt_task *ta = rt_spawn(receives_in_vain, &a);
+    wait_asleep(&a);
+    rt_task *tb = rt_spawn(receives_in_vain, &b);
+    wait_asleep(&b);
+    unsigned char *v = rt_alloc_outside(20 * KIB);
+    memset(v, 0x3D, 20 * KIB);
+    ck_assert_int_eq(rt_send(a.c, v), RT_OK); /* wakes one */
+    ck_assert_int_eq(rt_join(ta, NULL), RT_PANICKED);
+    ck_assert_int_eq(rt_join(tb, NULL), RT_PANICKED);
+    ck_assert_ptr_eq(rt_recv(a.c), v);
+    ck_assert(filled(v, 20 * KIB, 0x3D));
+    rt_free(v);
+    rt_chan_free(a.c);
+}
+END_TEST
+
+/* ---- many senders, one receiver ------------------------------------------- */
+
+#define SENDERS 8
+#define SENT 20000
+
+static rt_chan *crowded;
+
+static void *sends_numbered(void *arg)
+{
+    uintptr_t me = (uintptr_t)arg;
+    for (uintptr_t i = 0; i < SENT; i++) {
+        uintptr_t *v = rt_alloc_outside(2 * sizeof *v);
+        v[0] = me;
+        v[1] = i;
+        ck_require(rt_send(crowded, v) == RT_OK);
+    }
+    return NULL;
+}
+
+/* Senders and the receiver race for the ring all the time: every value
+** arrives once, each sender's in the order it sent them. */
+START_TEST(many_senders_into_a_small_channel_lose_nothing)
+{
+    uintptr_t next[SENDERS] = {0};
+    rt_task *t[SENDERS];
+    init_fixed(256 * KIB);
+    crowded = rt_chan_new(64);
+    for (uintptr_t k = 0; k < SENDERS; k++)
+        t[k] = rt_spawn(sends_numbered, (void *)k);
+    for (unsigned n = 0; n < SENDERS * SENT; n++) {
+        uintptr_t *v = rt_recv(crowded);
+        ck_require(v != NULL && v[0] < SENDERS);
+        ck_require(v[1] == next[v[0]]);
+        next[v[0]]++;
+        rt_free(v);
+    }
+    for (int k = 0; k < SENDERS; k++)
+        ck_assert_int_eq(rt_join(t[k], NULL), RT_OK);
+    rt_chan_close(crowded);
+    ck_assert_ptr_null(rt_recv(crowded));
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(crowded);
 }
 END_TEST
 
@@ -442,6 +612,19 @@ static void recv_on_null(void *unused)
     rt_recv(NULL);
 }
 
+static void send_on_null(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_send(NULL, rt_alloc_outside(8));
+}
+
+static void close_null(void *unused)
+{
+    (void)unused;
+    rt_chan_close(NULL);
+}
+
 static void chan_of_nothing(void *unused)
 {
     (void)unused;
@@ -458,6 +641,8 @@ START_TEST(channel_misuse_gets_the_contracts_error)
     ck_assert_violation(send_twice, NULL, "refrt: rt_send: ");
     ck_assert_violation(send_null, NULL, "refrt: rt_send: (nil) is not an outside value");
     ck_assert_violation(recv_on_null, NULL, "refrt: rt_recv: channel is NULL");
+    ck_assert_violation(send_on_null, NULL, "refrt: rt_send: channel is NULL\n");
+    ck_assert_violation(close_null, NULL, "refrt: rt_chan_close: channel is NULL\n");
 }
 END_TEST
 
@@ -471,8 +656,12 @@ Suite *make_suite(void)
     suite_add_test(s, a_block_value_is_refused_and_nothing_is_sent);
     suite_add_test(s, a_closed_channel_takes_nothing_and_gives_what_it_has);
     suite_add_test(s, a_full_channel_blocks_the_sender_and_keeps_the_order);
+    suite_add_test(s, closing_a_full_channel_wakes_its_sender);
+    suite_add_test(s, closing_an_empty_channel_wakes_its_receivers);
     suite_add_test(s, freeing_a_channel_frees_what_is_queued);
     suite_add_test(s, a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it);
+    suite_add_test(s, a_receiver_that_panics_wakes_the_next_one);
+    suite_add_test(s, many_senders_into_a_small_channel_lose_nothing);
     suite_add_test(s, sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing);
     suite_add_test(s, channel_misuse_gets_the_contracts_error);
     return s;

@@ -923,11 +923,11 @@ static void supervised_build_panics(void *unused)
     struct builder b = {0, true};
     NEED(run_task(nothing, NULL) == RT_OK); /* what a first task makes, made */
     size_t live = rt__blocks_live();
-    long allocations = allocations_live();
+    long allocations = allocs_live();
     /* a first build that panics frees everything it made: the value too */
     NEED(run_task(make_failing, &b) == RT_PANICKED);
     NEED(b.builds == 1 && rt__blocks_live() == live);
-    NEED(allocations_live() == allocations);
+    NEED(allocs_live() == allocations);
 
     rt_shared *cache = rt_shared_supervised(RT_OWNED, sizeof(struct cache), build_cache, &b,
                                             2 * KIB);
@@ -1752,7 +1752,7 @@ static void make_after_a_failed_calloc(void *unused)
     (void)unused;
     init_fixed(64 * KIB);
     int64_t v = 1;
-    inject_alloc_failure(1); /* the rt_shared itself */
+    fail_nth(1); /* the rt_shared itself */
     rt_shared_new(RT_COPY, sizeof v, &v, 256);
     _exit(3);
 }
@@ -1762,7 +1762,7 @@ static void make_after_a_failed_block(void *unused)
     (void)unused;
     init_fixed(64 * KIB);
     int64_t v = 1;
-    inject_alloc_failure(2); /* the rt_shared, then its block */
+    fail_nth(2); /* the rt_shared, then its block */
     rt_shared_new(RT_COPY, sizeof v, &v, 256);
     _exit(3);
 }
@@ -1774,7 +1774,7 @@ static void make_the_largest_block_failing(void *unused)
     (void)unused;
     init_fixed(64 * KIB);
     int64_t v = 1;
-    inject_alloc_failure(2);
+    fail_nth(2);
     rt_shared_new(RT_COPY, sizeof v, &v, BLOCK_LARGEST);
     _exit(3);
 }
@@ -1784,7 +1784,7 @@ static void supervised_after_a_failed_block(void *unused)
     (void)unused;
     init_fixed(64 * KIB);
     rt_get(new_i64(1), &(int64_t){0}); /* this thread's state, made */
-    inject_alloc_failure(2);
+    fail_nth(2);
     rt_shared_supervised(RT_COPY, sizeof(int64_t), build_zero, NULL, 256);
     _exit(3);
 }
@@ -1827,13 +1827,13 @@ static void copy_door_failing(void *unused)
     rt_shared *a = rt_shared_new(RT_COPY, sized.size, zero, 1 * KIB);
     rt_shared *b = rt_shared_new(RT_COPY, sized.size, zero, 1 * KIB);
     NEED(rt_get(a, out) == RT_OK); /* this thread's state, made */
-    inject_alloc_failure(sized.nth);
+    fail_nth(sized.nth);
     if (sized.pair)
         NEED(rt_update_all(a, b, fill_both, &sized.size) == RT_OK);
     else
         NEED(rt_update(a, fill_ones, &sized.size) == RT_OK);
-    NEED(injected_alloc_failures() == 0);
-    inject_alloc_failure(0);
+    NEED(fail_count() == 0);
+    fail_nth(0);
     NEED(rt_get(a, out) == RT_OK && out[0] == 1 && out[sized.size - 1] == 1);
     NEED(rt_get(b, out) == RT_OK && out[0] == sized.pair);
     rt_shared_free(a);
@@ -1924,10 +1924,10 @@ static void stores(void *unused)
     for (int i = 0; i < STORES; i++)
         st.v[i] = rt_alloc_outside(store_bytes(i));
     size_t held = rt_shared_held(st.s), task = rt_held();
-    inject_alloc_failure(store_nth);
+    fail_nth(store_nth);
     NEED(rt_update(st.s, store_all, &st) == RT_OK);
-    NEED(injected_alloc_failures() == 0);
-    inject_alloc_failure(0);
+    NEED(fail_count() == 0);
+    fail_nth(0);
     NEED(rt_held() == 0 && rt_shared_held(st.s) == held + task);
     if (store_nth == 0) /* a violation */
         rt_update(st.s, unstore_one_twice, &st);
@@ -1985,7 +1985,7 @@ static void rebuild_failing(void *unused)
     init_fixed(64 * KIB);
     rt_shared *s = rt_shared_supervised(RT_OWNED, sizeof(int64_t), build_zero, NULL, 256);
     NEED(run_task(panic_in_update, s) == RT_PANICKED && rt_poisoned(s));
-    inject_alloc_failure(1); /* the fresh block */
+    fail_nth(1); /* the fresh block */
     rt_access(s, count_access, NULL);
     _exit(3);
 }
@@ -2028,9 +2028,9 @@ static void life_of_values(void *unused)
     size_t size = sizeof zero;
     rt_free(rt_alloc_outside(8));      /* main's table of outside values, made */
     rt_get(new_i64(1), &(int64_t){0}); /* this thread's state */
-    long live = allocations_live();
+    long live = allocs_live();
 
-    inject_alloc_failure(life_nth);
+    fail_nth(life_nth);
     rt_shared *a = rt_shared_new(RT_COPY, sizeof zero, zero, 1 * KIB);
     rt_shared *b = rt_shared_new(RT_COPY, sizeof zero, zero, 1 * KIB);
     NEED(rt_update(a, fill_ones, &size) == RT_OK);
@@ -2044,9 +2044,9 @@ static void life_of_values(void *unused)
     rt_shared_free(b);
     rt_shared_free(op.s);
     rt_shared_free(c);
-    inject_alloc_failure(0); /* exit may allocate (gcov's counters, in a coverage build) */
-    NEED(injected_alloc_failures() == 0);
-    NEED(allocations_live() == live); /* the copies, the table, the value: all freed */
+    fail_nth(0); /* exit may allocate (gcov's counters, in a coverage build) */
+    NEED(fail_count() == 0);
+    NEED(allocs_live() == live); /* the copies, the table, the value: all freed */
     exit(0);
 }
 
@@ -2395,7 +2395,7 @@ static void store_unstore_store(void *value, void *ctx)
     for (int i = 0; i < 8; i++)
         NEED(rt_store(op->s, op->v[i]) == RT_OK);
     NEED(rt_unstore(op->s, op->v[3]) == op->v[3]);
-    inject_alloc_failure(1); /* the next growth of the table fails */
+    fail_nth(1); /* the next growth of the table fails */
     fprintf(stderr, "store 9\n");
     NEED(rt_store(op->s, op->v[8]) == RT_OK); /* fills the slot freed */
     fprintf(stderr, "store 10\n");
@@ -2447,10 +2447,10 @@ static void values_without_a_task(void *unused)
 {
     (void)unused;
     pthread_t t;
-    long allocations = allocations_live();
+    long allocations = allocs_live();
     rt_shared_free(NULL); /* nothing to free */
     value_life_without_a_task(); /* before rt_init */
-    NEED(allocations_live() == allocations);
+    NEED(allocs_live() == allocations);
     rt_init();
     NEED(pthread_create(&t, NULL, plain_thread_values, NULL) == 0);
     NEED(pthread_join(t, NULL) == 0);
@@ -2536,14 +2536,14 @@ static void unstore_does_not_fit(void *unused)
     init_fixed(64 * KIB);
     NEED(run_task(nothing, NULL) == RT_OK); /* what a first task makes, made */
     rt_free(rt_alloc_outside(8));           /* and main's table of outside values */
-    long allocations = allocations_live();
+    long allocations = allocs_live();
     struct store_one op = {new_list(64 * KIB), rt_alloc_outside(48 * KIB)};
     NEED(rt_update(op.s, store_one, &op) == RT_OK && rt_held() == 0);
     size_t held = rt_shared_held(op.s);
     NEED(run_task(unstore_into_a_full_task, &op) == RT_PANICKED);
     NEED(rt_poisoned(op.s) && rt_shared_held(op.s) == held && rt_held() == 0);
     rt_shared_free(op.s); /* and the stored value with it */
-    NEED(allocations_live() == allocations);
+    NEED(allocs_live() == allocations);
 }
 
 START_TEST(an_unstore_that_does_not_fit_the_task_panics_and_the_value_stays_stored)

@@ -1,10 +1,11 @@
 /*
-** testutil.c: death tests and chunk counting by --wrap (the Check main is
-** testmain.c).
+** testutil.c: death tests, chunk counting and fault injection by --wrap
+** (the Check main is testmain.c).
 */
 #define _GNU_SOURCE
 #include "testutil.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,72 +58,103 @@ static void *live[MAX_LIVE];
 static int live_top; /* no slot at or past it was ever used: frees scan below it */
 static struct chunk_counts counts;
 
+/* ---- fault injection ------------------------------------------------------ */
+
 void *__real_calloc(size_t n, size_t size);
 void *__real_realloc(void *p, size_t n);
+int __real_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+                          void *arg);
 
-/* Allocations left before the one inject_alloc_failure fails; 0: none. */
-static unsigned long alloc_countdown, alloc_failures;
-static long alloc_live;
+static _Thread_local unsigned long fail_at, fail_seen;
+static unsigned long failures_injected; /* all threads, since the process began */
 
-/* p, counted among the live allocations when it is one. */
+void fail_nth(unsigned long n)
+{
+    fail_at = n;
+    fail_seen = 0;
+}
+
+unsigned long fail_calls(void)
+{
+    return fail_seen;
+}
+
+unsigned long fail_count(void)
+{
+    return __atomic_load_n(&failures_injected, __ATOMIC_RELAXED);
+}
+
+/* Counts one fallible call of this thread; true if it is the one to fail. */
+static int failing_now(void)
+{
+    if (fail_at == 0)
+        return 0;
+    if (++fail_seen != fail_at)
+        return 0;
+    fail_at = 0;
+    __atomic_add_fetch(&failures_injected, 1, __ATOMIC_RELAXED);
+    return 1;
+}
+
+/* Blocks malloc, calloc and realloc gave out and free did not take back. */
+static long live_allocs;
+
+long allocs_live(void)
+{
+    return __atomic_load_n(&live_allocs, __ATOMIC_RELAXED);
+}
+
 static void *counted(void *p)
 {
     if (p != NULL)
-        __atomic_add_fetch(&alloc_live, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&live_allocs, 1, __ATOMIC_RELAXED);
     return p;
-}
-
-long allocations_live(void)
-{
-    return __atomic_load_n(&alloc_live, __ATOMIC_RELAXED);
-}
-
-/* Whether this allocation is the one to fail: counts it down when armed. */
-static int alloc_injected(void)
-{
-    unsigned long left = __atomic_load_n(&alloc_countdown, __ATOMIC_RELAXED);
-    while (left != 0)
-        if (__atomic_compare_exchange_n(&alloc_countdown, &left, left - 1, 0,
-                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-            if (left != 1)
-                return 0;
-            __atomic_add_fetch(&alloc_failures, 1, __ATOMIC_RELAXED);
-            return 1;
-        }
-    return 0;
-}
-
-void inject_alloc_failure(unsigned long nth)
-{
-    __atomic_store_n(&alloc_countdown, nth, __ATOMIC_RELAXED);
-}
-
-unsigned long injected_alloc_failures(void)
-{
-    return __atomic_load_n(&alloc_failures, __ATOMIC_RELAXED);
 }
 
 void *__wrap_calloc(size_t n, size_t size)
 {
-    return alloc_injected() ? NULL : counted(__real_calloc(n, size));
+    return failing_now() ? NULL : counted(__real_calloc(n, size));
 }
 
 void *__wrap_realloc(void *p, size_t n)
 {
-    void *q;
-    if (alloc_injected())
+    if (failing_now())
         return NULL;
-    q = __real_realloc(p, n);
     if (p == NULL)
-        return counted(q);
-    if (q == NULL && n == 0) /* glibc's realloc(p, 0) frees p */
-        __atomic_sub_fetch(&alloc_live, 1, __ATOMIC_RELAXED);
+        return counted(__real_realloc(p, n));
+    void *q = __real_realloc(p, n);
+    if (q == NULL && n == 0)
+        __atomic_sub_fetch(&live_allocs, 1, __ATOMIC_RELAXED); /* glibc freed p */
     return q;
+}
+
+int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
+                          void *arg)
+{
+    return failing_now() ? EAGAIN : __real_pthread_create(t, attr, fn, arg);
+}
+
+long __real_sysconf(int name);
+
+static int sysconf_failing = -1;
+
+void fail_sysconf(int name)
+{
+    __atomic_store_n(&sysconf_failing, name, __ATOMIC_RELAXED);
+}
+
+long __wrap_sysconf(int name)
+{
+    if (name == __atomic_load_n(&sysconf_failing, __ATOMIC_RELAXED))
+        return -1;
+    return __real_sysconf(name);
 }
 
 void *__wrap_malloc(size_t n)
 {
-    void *p = alloc_injected() ? NULL : counted(__real_malloc(n));
+    if (failing_now())
+        return NULL;
+    void *p = counted(__real_malloc(n));
     if (n == RT_CHUNK_SIZE && p != NULL) {
         /* A fresh chunk starts zeroed here, so that a byte found set at its
         ** free was written by the program, not by malloc (ASan fills fresh
@@ -145,7 +177,7 @@ void *__wrap_malloc(size_t n)
 void __wrap_free(void *p)
 {
     if (p != NULL) {
-        __atomic_sub_fetch(&alloc_live, 1, __ATOMIC_RELAXED);
+        __atomic_sub_fetch(&live_allocs, 1, __ATOMIC_RELAXED);
         pthread_mutex_lock(&chunk_lock);
         for (int i = 0; i < live_top; i++)
             if (live[i] == p) {

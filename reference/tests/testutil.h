@@ -10,6 +10,8 @@
 ** - Chunk counting: the unit binaries are linked with --wrap=malloc and
 **   --wrap=free, so chunk traffic (malloc(RT_CHUNK_SIZE) and the free of
 **   such a chunk) is counted as the conformance shim counts it.
+** - Fault injection: fail_nth() makes one allocation or pthread_create fail,
+**   fail_sysconf() a sysconf name.
 */
 #ifndef REFRT_TESTUTIL_H
 #define REFRT_TESTUTIL_H
@@ -79,18 +81,29 @@ struct chunk_counts chunks_counted(void);
 /* Whether p is a chunk that was malloc'ed and not yet freed. */
 int chunk_live(const void *p);
 
-/* Allocation failure by injection (SQLite's discipline: fail the Nth
-** allocation, then N+1, until the operation completes). After
-** inject_alloc_failure(n), the n-th malloc, calloc or realloc from now
-** (1: the next one), in any thread, returns NULL and allocates nothing;
-** those before and after it succeed. 0 disarms. The unit binaries wrap
-** calloc and realloc too (mk/unit.mk), so the runtime's calls count. */
-void inject_alloc_failure(unsigned long nth);
-/* How many allocations the injection has failed since the process began. */
-unsigned long injected_alloc_failures(void);
-/* Allocations made through the wrapped malloc, calloc and realloc and not
-** yet freed, all threads: a difference between two reads that should be
-** zero finds a leak in a plain build, where no sanitizer looks. */
-long allocations_live(void);
+/* Fault injection, SQLite's way: the unit binaries are also linked with
+** --wrap=calloc, --wrap=realloc and --wrap=pthread_create, so every
+** malloc, calloc, realloc and pthread_create of the runtime and the tests
+** passes through testutil. After fail_nth(n), the nth of those calls this
+** thread makes (1: the next) fails, as when memory or threads run out
+** (NULL; EAGAIN for pthread_create), and every later call succeeds again;
+** fail_nth(0) disarms. Per thread, so a thread the operation starts
+** cannot take the failure meant for the operation itself.
+** fail_calls() counts this thread's calls since fail_nth, the failed one
+** included: an operation that made fewer calls than n completed untouched,
+** which ends a fail-the-Nth loop. Check's own asserts allocate too: read
+** the counts, disarm, then assert. */
+void fail_nth(unsigned long n);
+unsigned long fail_calls(void);
+/* How many calls the injection has failed, in all threads, since the
+** process began: unchanged across an operation, it completed untouched. */
+unsigned long fail_count(void);
+/* How many blocks malloc, calloc and realloc (of NULL) gave out that free
+** has not taken back, all threads: an operation that leaks nothing leaves
+** it as it was. Check's asserts allocate too: read it around them. */
+long allocs_live(void);
+/* sysconf(name) fails (-1) from now on, on every thread, as on a system
+** that cannot tell (also --wrap); fail_sysconf(-1) stops it. */
+void fail_sysconf(int name);
 
 #endif

@@ -1,0 +1,328 @@
+/*
+** check_task_faults.c: tasks, channels and blocks when memory or threads
+** run out, found by injection (testutil.h, fail_nth), SQLite's way: fail
+** the first call, then the second, ... until the operation completes.
+**
+** The contract says what each failure does: rt_spawn returns NULL with
+** errno set and leaks nothing; an outside value, a task's table or a
+** channel that cannot be allocated traps (SIGILL, out of room); main's
+** block that cannot be made is rt_init's contract violation.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "refrt.h"
+#include "task.h"
+#include "testutil.h"
+
+#define KIB ((size_t)1024)
+
+/* rt_init, then main's first use: its thread state is made here, so no
+** test's fail_nth lands on that calloc (hot.c's, tested there). */
+static void init_fixed(size_t bytes)
+{
+    rt_set_strategy(rt_fixed_strategy(bytes));
+    rt_init();
+    ck_assert_uint_eq(rt_held(), 0);
+}
+
+static size_t expected_default(size_t running)
+{
+    size_t phys = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+    size_t bytes = phys / 64 / running / 4096 * 4096;
+    return bytes > 65536 ? bytes : 65536;
+}
+
+static void *report_budget(void *unused)
+{
+    (void)unused;
+    size_t *b = rt_alloc_outside(sizeof *b);
+    *b = rt_budget();
+    return b;
+}
+
+/* ---- rt_spawn ---------------------------------------------------------------- */
+
+/* The calls a first spawn makes, in order, and what its failure returns:
+** the task (calloc), its block (malloc), room in the table of tasks not
+** yet joined (calloc: the first spawn makes it), the thread. */
+static const int spawn_errno[] = {ENOMEM, ENOMEM, ENOMEM, EAGAIN};
+#define SPAWN_CALLS (sizeof spawn_errno / sizeof spawn_errno[0])
+
+START_TEST(a_spawn_that_cannot_get_what_it_needs_fails_cleanly)
+{
+    unsigned long n;
+    rt_task *t = NULL;
+    size_t *b;
+
+    init_fixed(64 * KIB);
+    for (n = 1; t == NULL; n++) {
+        fail_nth(n);
+        errno = 0;
+        t = rt_spawn(report_budget, NULL);
+        int err = errno;
+        unsigned long calls = fail_calls();
+        fail_nth(0);
+        if (t != NULL) {
+            ck_assert_uint_lt(calls, n); /* it completed: no call failed */
+            break;
+        }
+        ck_assert_uint_le(n, SPAWN_CALLS);
+        ck_assert_int_eq(err, spawn_errno[n - 1]);
+        ck_assert_uint_eq(rt__blocks_live(), 1); /* main's: the task's went */
+        ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+    }
+    ck_assert_uint_eq(n, SPAWN_CALLS + 1);
+    ck_assert_uint_eq(rt__tasks_unjoined(), 1);
+    ck_assert_int_eq(rt_join(t, (void **)&b), RT_OK);
+    ck_assert_uint_eq(*b, 64 * KIB);
+    rt_free(b);
+    ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+    /* no failed spawn is still counted among the tasks running */
+    rt_set_strategy(rt_default_strategy());
+    t = rt_spawn(report_budget, NULL);
+    ck_assert_int_eq(rt_join(t, (void **)&b), RT_OK);
+    ck_assert_uint_eq(*b, expected_default(2));
+    rt_free(b);
+}
+END_TEST
+
+static void *returns_its_arg(void *arg)
+{
+    return arg;
+}
+
+/* Past the table's first size: a spawn whose table cannot grow fails, and
+** the tasks spawned before it are joined as if nothing happened. */
+START_TEST(a_table_of_tasks_that_cannot_grow_fails_the_spawn_only)
+{
+    enum { BEFORE = 8 }; /* 16 slots, at most half full: the 9th grows it */
+    rt_task *t[BEFORE + 1];
+
+    init_fixed(64 * KIB);
+    for (int i = 0; i < BEFORE; i++)
+        ck_assert_ptr_nonnull(t[i] = rt_spawn(returns_its_arg, NULL));
+    fail_nth(3); /* the task, its block, then the table's growth */
+    errno = 0;
+    ck_assert_ptr_null(rt_spawn(returns_its_arg, NULL));
+    ck_assert_int_eq(errno, ENOMEM);
+    fail_nth(0);
+    ck_assert_uint_eq(rt__tasks_unjoined(), BEFORE);
+    ck_assert_ptr_nonnull(t[BEFORE] = rt_spawn(returns_its_arg, NULL));
+    for (int i = 0; i <= BEFORE; i++)
+        ck_assert_int_eq(rt_join(t[i], NULL), RT_OK);
+    ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+/* ---- traps: outside values, tables and channels --------------------------- */
+
+/* op(n) sets up what it needs, calls fail_nth(n), then runs the operation
+** whose nth fallible call is to fail. */
+struct fault {
+    void (*op)(unsigned long n);
+    unsigned long n;
+};
+
+static void run_fault(void *arg)
+{
+    struct fault *f = arg;
+    f->op(f->n);
+    unsigned long calls = fail_calls();
+    fail_nth(0); /* _exit may allocate too (a coverage build's dump) */
+    _exit(calls < f->n ? 0 : 3); /* 3: a failure that did not trap */
+}
+
+/* The operation's calls 1 to `calls` each trap when they fail, and with
+** none of them failing it completes. */
+static void traps_at_each_call(void (*op)(unsigned long), unsigned long calls)
+{
+    for (unsigned long n = 1; n <= calls; n++) {
+        struct fault f = {op, n};
+        ck_assert_trap(run_fault, &f);
+    }
+    struct fault f = {op, calls + 1};
+    struct death d = run_child(run_fault, &f);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0, "signal %d exit %d: %s", d.signal,
+                  d.exit_status, d.err);
+}
+
+static void alloc_outside(unsigned long n)
+{
+    init_fixed(64 * KIB);
+    fail_nth(n);
+    rt_alloc_outside(100);
+}
+
+START_TEST(an_outside_value_that_cannot_be_made_traps)
+{
+    traps_at_each_call(alloc_outside, 2); /* the value, then the task's first table */
+}
+END_TEST
+
+static void grow_outside(unsigned long n)
+{
+    init_fixed(64 * KIB);
+    char *p = rt_alloc_outside(100);
+    memset(p, 'o', 100);
+    fail_nth(n);
+    p = rt_realloc(p, 5000);
+    fail_nth(0);
+    if (p[99] != 'o' || rt_held() != 5000)
+        _exit(4);
+}
+
+START_TEST(an_outside_value_that_cannot_grow_traps)
+{
+    traps_at_each_call(grow_outside, 1);
+}
+END_TEST
+
+/* The ninth outside value grows the task's table (16 slots, at most half
+** full); a value received on a channel or a result taken at a join goes in
+** the same table. */
+static void ninth_outside(unsigned long n)
+{
+    init_fixed(64 * KIB);
+    for (int i = 0; i < 8; i++)
+        rt_alloc_outside(10);
+    fail_nth(n);
+    rt_alloc_outside(10);
+}
+
+struct receiver {
+    rt_chan *c;
+    unsigned long n;
+};
+
+static void *ninth_received(void *arg)
+{
+    struct receiver *r = arg;
+    for (int i = 0; i < 8; i++)
+        rt_alloc_outside(10);
+    fail_nth(r->n); /* this thread's calls: the test's fail_nth is main's */
+    rt_recv(r->c);
+    unsigned long calls = fail_calls();
+    fail_nth(0);
+    if (calls >= r->n)
+        _exit(3);
+    return NULL;
+}
+
+static void receive_into_a_full_table(unsigned long n)
+{
+    init_fixed(64 * KIB);
+    struct receiver r = {rt_chan_new(1), n};
+    rt_send(r.c, rt_alloc_outside(10));
+    rt_join(rt_spawn(ninth_received, &r), NULL);
+}
+
+static void *returns_outside(void *unused)
+{
+    (void)unused;
+    return rt_alloc_outside(10);
+}
+
+static void join_into_a_full_table(unsigned long n)
+{
+    init_fixed(64 * KIB);
+    rt_task *t = rt_spawn(returns_outside, NULL);
+    void *r;
+    for (int i = 0; i < 8; i++)
+        rt_alloc_outside(10);
+    fail_nth(n);
+    rt_join(t, &r);
+}
+
+START_TEST(a_table_of_outside_values_that_cannot_grow_traps)
+{
+    traps_at_each_call(ninth_outside, 2); /* the value, then the table */
+    traps_at_each_call(receive_into_a_full_table, 1);
+    traps_at_each_call(join_into_a_full_table, 1);
+}
+END_TEST
+
+static void make_channel(unsigned long n)
+{
+    init_fixed(64 * KIB);
+    fail_nth(n);
+    rt_chan *c = rt_chan_new(3);
+    fail_nth(0);
+    rt_chan_free(c);
+}
+
+START_TEST(a_channel_that_cannot_be_made_traps)
+{
+    traps_at_each_call(make_channel, 2); /* the channel, then its ring */
+}
+END_TEST
+
+/* A trap that reports how many fallible calls came before it, then dies
+** of it as it would have (through a coverage build's handler, if any). */
+static void (*trap_before)(int);
+
+static void report_calls_and_die(int sig)
+{
+    char line[64];
+    int n = snprintf(line, sizeof line, "calls %lu\n", fail_calls());
+    if (write(2, line, (size_t)n) != n)
+        _exit(5);
+    signal(sig, trap_before);
+    raise(sig);
+}
+
+static void overflowing_channel(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    trap_before = signal(SIGILL, report_calls_and_die);
+    fail_nth(1000); /* counts the calls, fails none */
+    rt_chan_new(SIZE_MAX / 8);
+    _exit(3);
+}
+
+START_TEST(an_overflowing_capacity_traps_before_anything_is_allocated)
+{
+    struct death d = run_child(overflowing_channel, NULL);
+    ck_assert_int_eq(d.signal, SIGILL);
+    ck_assert_str_eq(d.err, "calls 0\n"); /* nothing allocated, nothing leaked */
+}
+END_TEST
+
+/* ---- main's block ------------------------------------------------------------ */
+
+static void init_without_memory(void *unused)
+{
+    (void)unused;
+    fail_nth(1); /* rt_init's one allocation: main's block */
+    rt_init();
+    _exit(3);
+}
+
+START_TEST(a_main_block_that_cannot_be_made_is_rt_inits_violation)
+{
+    ck_assert_violation(init_without_memory, NULL, "refrt: rt_init: no memory for main's block\n");
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("task_faults");
+    suite_add_test(s, a_spawn_that_cannot_get_what_it_needs_fails_cleanly);
+    suite_add_test(s, a_table_of_tasks_that_cannot_grow_fails_the_spawn_only);
+    suite_add_test(s, an_outside_value_that_cannot_be_made_traps);
+    suite_add_test(s, an_outside_value_that_cannot_grow_traps);
+    suite_add_test(s, a_table_of_outside_values_that_cannot_grow_traps);
+    suite_add_test(s, a_channel_that_cannot_be_made_traps);
+    suite_add_test(s, an_overflowing_capacity_traps_before_anything_is_allocated);
+    suite_add_test(s, a_main_block_that_cannot_be_made_is_rt_inits_violation);
+    return s;
+}
