@@ -358,7 +358,7 @@ def run_locked(args, root, make_vars, build, work):
           f"({sum(m.cached for m in mutants)} cached), jobs {args.jobs}, "
           f"limit {limit:.0f} s a mutant", file=sys.stderr)
     runner = Runner(tree, os.path.join(work, "work"), make_vars, base_run["suites"], limit,
-                    logdir, jobs=args.jobs)
+                    logdir, jobs=args.jobs, ledger=ledger)
     for m in mutants:
         if m.cached:
             runner.learn(m)

@@ -49,8 +49,11 @@ def _copy_tree(src, dest, keep_build=True):
 
 
 class Runner:
-    def __init__(self, base, work, make_vars, order, limit, logdir, jobs=1):
+    def __init__(self, base, work, make_vars, order, limit, logdir, jobs=1, ledger=()):
         self.base = base            # WORK/base/tree, built
+        # ids mutants/equivalent lists: one that survives in the schema is
+        # what its line says, and is not built alone again to confirm it
+        self.ledger = set(ledger)
         self.work = work            # where the copies go
         self.make_vars = make_vars
         # The schema build holds every mutant at once. Each mutant's own
@@ -220,7 +223,7 @@ class Runner:
             self._suites(mutant, suites, self.schema_slots[slot], log, start,
                          env={"RT_MUTANT": str(self.numbers[mutant.id])},
                          make_vars=self.schema_vars)
-            if mutant.status == SURVIVED:
+            if mutant.status == SURVIVED and mutant.id not in self.ledger:
                 # a survivor must survive on its own, not only in the schema
                 return self.run_alone(mutant, suites, slot)
             return mutant

@@ -3,7 +3,7 @@ killed mutants of the same function, then the one expected to kill
 soonest."""
 import unittest
 
-from mutants.model import GENERATED, KILLED, Edit, Location, Mutant
+from mutants.model import GENERATED, KILLED, SURVIVED, Edit, Location, Mutant
 from mutants.runner import Runner
 
 COST = {"cheap": 0.1, "middle": 1.0, "slow": 8.0}
@@ -57,6 +57,37 @@ class Order(unittest.TestCase):
         m.killed_by = ["slow"]      # a Timeout or a survivor records no kill
         self.runner.learn(m)
         self.assertEqual(self.runner.history, {})
+
+
+class SchemaSurvivor(unittest.TestCase):
+    """A survivor of the schema is built alone before it is called one,
+    unless mutants/equivalent already lists it."""
+
+    def runner_with(self, ledger):
+        runner = Runner("base", "work", {}, COST, 60, "logs", ledger=ledger)
+        runner.schema_slots, runner.alone = ["slot0"], []
+        runner._log = lambda m: "/dev/null"
+
+        def survive(mutant, *args, **kwargs):
+            mutant.status = SURVIVED
+            return mutant
+        runner._suites = survive
+        runner.run_alone = lambda m, suites, slot: runner.alone.append(m.id) or m
+        return runner
+
+    def test_an_unlisted_survivor_is_built_alone(self):
+        runner = self.runner_with(ledger=[])
+        m = mutant("a.c:f:ROR:1")
+        runner.numbers = {m.id: 1}
+        runner.run_in_schema(m, ["cheap"], 0)
+        self.assertEqual(runner.alone, [m.id])
+
+    def test_a_listed_survivor_is_not_built_again(self):
+        m = mutant("a.c:f:ROR:1")
+        runner = self.runner_with(ledger=[m.id])
+        runner.numbers = {m.id: 1}
+        runner.run_in_schema(m, ["cheap"], 0)
+        self.assertEqual((runner.alone, m.status), ([], SURVIVED))
 
 
 if __name__ == "__main__":
