@@ -12,19 +12,6 @@
 
 #define KIB 1024u
 
-/* Sanitizers bring their own allocator: it neither hands freed bytes back
-** at once nor takes a 4 GiB block lightly. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
-#ifndef UNDER_SANITIZER
-#define UNDER_SANITIZER 0
-#endif
-
 static int filled(const unsigned char *p, size_t n, unsigned char v)
 {
     for (size_t i = 0; i < n; i++)

@@ -27,19 +27,6 @@
 #include "refrt.h"
 #include "testutil.h"
 
-/* Sanitizers bring their own allocator and address space layout: memory
-** exhaustion and allocation counting mean nothing there. */
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define UNDER_SANITIZER 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define UNDER_SANITIZER 1
-#endif
-#endif
-#ifndef UNDER_SANITIZER
-#define UNDER_SANITIZER 0
-#endif
-
 /* ---- injection ------------------------------------------------------------ */
 
 #if !UNDER_SANITIZER

@@ -17,6 +17,21 @@
 #define REFRT_TESTUTIL_H
 
 #include <check.h>
+
+/* UNDER_SANITIZER: 1 in an ASan or TSan build. Sanitizers bring their own
+** allocator and address space layout: a test of memory exhaustion, of
+** freed bytes handed back at once, or of allocation counts means nothing
+** there, and such tests are left out. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+#ifndef UNDER_SANITIZER
+#define UNDER_SANITIZER 0
+#endif
 #include <signal.h>
 #include <stddef.h>
 
