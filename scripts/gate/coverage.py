@@ -20,6 +20,8 @@ import pathlib
 import re
 import sys
 
+import results as results_file
+
 ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|\s*`([^`]*)`\s*\|\s*(.*?)\s*\|\s*$")
 
 
@@ -103,12 +105,7 @@ def main():
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text("".join(g + "\n" for g in gaps_out), encoding="utf-8")
     print(f"coverage: {len(gaps_out)} lines with a gap, listed in {args.uncovered}")
-    res = pathlib.Path(args.results)
-    res.parent.mkdir(parents=True, exist_ok=True)
-    res.write_text("".join(r + "\n" for r in results), encoding="utf-8")
-    bad = [r for r in results if r.startswith("fail")]
-    for r in bad:
-        print("  " + r)
+    bad = results_file.write(args.results, results)
     return 1 if bad or not results else 0
 
 

@@ -20,6 +20,8 @@ import pathlib
 import re
 import sys
 
+import results as results_file
+
 ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|")
 
 
@@ -76,12 +78,7 @@ def main():
     for name in sorted(n for n, ok in seen.items() if not ok and n not in expected):
         lines.append(f"fail {args.name}:{name} failed, and {args.docs} does not list it")
 
-    out = pathlib.Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    bad = [line for line in lines if line.startswith("fail")]
-    for line in bad:
-        print("  " + line)
+    bad = results_file.write(args.out, lines)
     print(f"{args.name}: {len(expected)} documented failures, {len(seen)} checks ran, "
           f"{len(bad)} differences")
     return 1 if bad else 0

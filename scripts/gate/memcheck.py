@@ -28,6 +28,8 @@ import shlex
 import subprocess
 import sys
 
+import results as results_file
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "conformance"))
@@ -114,12 +116,7 @@ def main():
             lines.append(f"pass memcheck:{name}")
         print(f"memcheck: {name}: {lines[-1].split(' ', 1)[0]}"
               f"{'' if errors is None else f', {errors} errors'}")
-    os.makedirs(os.path.dirname(results), exist_ok=True)
-    with open(results, "w", encoding="utf-8") as f:
-        f.write("".join(line + "\n" for line in lines))
-    bad = [line for line in lines if line.startswith("fail")]
-    for line in bad:
-        print("  " + line)
+    bad = results_file.write(results, lines)
     return 1 if bad or not lines else 0
 
 

@@ -27,6 +27,8 @@ import pathlib
 import re
 import sys
 
+import results as results_file
+
 # The function is a literal, or a variable (a helper that reports for its
 # caller): then its row's function is `(caller)`.
 VIOLATION = re.compile(r'rt__violation\(\s*("[^"]+"|\w+)\s*,\s*((?:"(?:[^"\\]|\\.)*"\s*)+)')
@@ -184,12 +186,7 @@ def main():
                      for k, _, fn, fmt in found):
             lines.append(f"fail misuse:{r['fn']}:{r['what']} a row, but not in reference/src")
 
-    out = pathlib.Path(args.results)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
-    bad = [line for line in lines if line.startswith("fail")]
-    for line in bad:
-        print("  " + line)
+    bad = results_file.write(args.results, lines)
     print(f"misuse: {len(lines) - len(bad)} passed, {len(bad)} failed")
     return 1 if bad or not lines else 0
 

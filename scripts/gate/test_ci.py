@@ -19,6 +19,8 @@ import re
 import subprocess
 import sys
 
+import results as results_file
+
 import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -96,12 +98,7 @@ def main():
                 f"ci/run gate-merged {folder}" in runs.get("gate", []),
                 f"needs {needs}, downloads to {folder}, runs {runs.get('gate')}")
 
-    out = pathlib.Path(args.results)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(line + "\n" for line in r.lines), encoding="utf-8")
-    bad = [line for line in r.lines if line.startswith("fail")]
-    for line in bad:
-        print("  " + line)
+    bad = results_file.write(args.results, r.lines)
     print(f"ci: {len(r.lines) - len(bad)} passed, {len(bad)} failed")
     return 1 if bad else 0
 
