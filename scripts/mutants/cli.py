@@ -50,8 +50,9 @@ def parse_args(argv):
     p.add_argument("--results", metavar="FILE",
                    help="append pass/fail lines a mutant here (scripts/summary's format)")
     p.add_argument("--limit", type=float, metavar="SECONDS",
-                   help="the time a mutant may take (default: 3 times the unmutated "
-                        "build and suites, plus 10 s)")
+                   help="the time a mutant may take, and each suite too (default: 3 "
+                        "times the unmutated build and suites, plus 10 s; a suite "
+                        "4 times its own unmutated time plus 15 s)")
     p.add_argument("--no-schemata", action="store_true",
                    help="build every mutant alone (no schema build)")
     p.add_argument("--schema-min", type=int, default=SCHEMA_MIN, metavar="N",
@@ -358,7 +359,7 @@ def run_locked(args, root, make_vars, build, work):
           f"({sum(m.cached for m in mutants)} cached), jobs {args.jobs}, "
           f"limit {limit:.0f} s a mutant", file=sys.stderr)
     runner = Runner(tree, os.path.join(work, "work"), make_vars, base_run["suites"], limit,
-                    logdir, jobs=args.jobs, ledger=ledger)
+                    logdir, jobs=args.jobs, ledger=ledger, per_suite=not args.limit)
     for m in mutants:
         if m.cached:
             runner.learn(m)

@@ -8,8 +8,9 @@ kill. Two ways to build a mutant, neither in place:
   mutant that survives there is built alone before it is called a
   survivor.
 
-A mutant that takes longer than its limit is killed with its whole process
-group and recorded as Timeout."""
+A mutant that takes longer than its limit, or a suite that takes longer
+than its own (SUITE_TIMES times its unmutated time plus SUITE_SLACK s), is
+killed with its whole process group and recorded as Timeout."""
 import os
 import shutil
 import threading
@@ -18,6 +19,13 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from . import project, schemata
 from .model import COMPILE_ERROR, KILLED, SURVIVED, TIMEOUT, apply_edits
+
+# A suite's own limit. A mutant that hangs (a lock never released, a
+# waiter never woken) would otherwise wait the whole mutant's limit, which
+# counts every suite: about 140 s where the suite it hangs in takes 1 s.
+# Generous, since two jobs and a loaded machine slow a suite down: four
+# times its unmutated time, plus 15 s for the start-up a slow moment costs.
+SUITE_TIMES, SUITE_SLACK = 4, 15
 
 
 def _failed_tests(tree):
@@ -49,7 +57,8 @@ def _copy_tree(src, dest, keep_build=True):
 
 
 class Runner:
-    def __init__(self, base, work, make_vars, order, limit, logdir, jobs=1, ledger=()):
+    def __init__(self, base, work, make_vars, order, limit, logdir, jobs=1, ledger=(),
+                 per_suite=True):
         self.base = base            # WORK/base/tree, built
         # ids mutants/equivalent lists: one that survives in the schema is
         # what its line says, and is not built alone again to confirm it
@@ -66,6 +75,7 @@ class Runner:
         self.schema_vars = dict(make_vars, WERROR="")
         self.order = order          # {suite: seconds in the unmutated run}
         self.limit = limit          # seconds a mutant may take in all
+        self.per_suite = per_suite  # and a suite, from its own time (suite_limit)
         self.logdir = logdir
         self.jobs = max(1, jobs)
         self.stopping = threading.Event()
@@ -110,6 +120,12 @@ class Runner:
             return max(self.order.get(s, 0), 0.01) * (seen + 2) / (kills.get(s, 0) + 1)
         return sorted(suites, key=lambda s: (expected(s), self.order.get(s, 0), s))
 
+    def suite_limit(self, suite):
+        """Seconds a suite may run for one mutant."""
+        if not self.per_suite or suite not in self.order:
+            return self.limit
+        return min(self.limit, SUITE_TIMES * self.order[suite] + SUITE_SLACK)
+
     def _log(self, mutant):
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in mutant.id)
         os.makedirs(os.path.join(self.logdir, "mutants"), exist_ok=True)
@@ -127,14 +143,16 @@ class Runner:
                 raise KeyboardInterrupt
             shutil.rmtree(os.path.join(tree, project.BUILD_IN_COPY, "results"),
                           ignore_errors=True)
+            left = deadline - time.monotonic()
+            own = self.suite_limit(suite)
             status, _ = project.run_make(tree, project.BUILD_IN_COPY, make_vars or self.make_vars, suite,
-                                         log, timeout=max(1, deadline - time.monotonic()),
-                                         env=env)
+                                         log, timeout=max(1, min(left, own)), env=env)
             if self.stopping.is_set():
                 raise KeyboardInterrupt
             if status is None:
                 mutant.status, mutant.killed_by = TIMEOUT, [suite]
-                mutant.status_reason = f"{suite} ran past the limit of {self.limit:.0f} s"
+                mutant.status_reason = (f"{suite} ran past its limit of {own:.0f} s" if own < left
+                                        else f"{suite} ran past the mutant's limit of {self.limit:.0f} s")
                 return mutant
             if status != 0:
                 mutant.status, mutant.killed_by = KILLED, [suite]

@@ -1,6 +1,7 @@
 """Which suite a mutant runs first: cheapest first until a suite has
 killed mutants of the same function, then the one expected to kill
 soonest."""
+import time
 import unittest
 
 from mutants.model import GENERATED, KILLED, SURVIVED, Edit, Location, Mutant
@@ -88,6 +89,41 @@ class SchemaSurvivor(unittest.TestCase):
         runner.numbers = {m.id: 1}
         runner.run_in_schema(m, ["cheap"], 0)
         self.assertEqual((runner.alone, m.status), ([], SURVIVED))
+
+
+class SuiteLimit(unittest.TestCase):
+    """A hanging mutant is stopped at its suite's own limit, not at the
+    whole mutant's, which counts every suite."""
+
+    def test_a_suite_may_take_four_times_its_own_time_and_fifteen_seconds(self):
+        runner = Runner("base", "work", {}, COST, 60, "logs")
+        self.assertAlmostEqual(runner.suite_limit("cheap"), 15.4)
+        self.assertAlmostEqual(runner.suite_limit("slow"), 47.0)
+
+    def test_never_past_the_mutants_limit_nor_when_the_user_sets_one(self):
+        self.assertEqual(Runner("base", "work", {}, COST, 20, "logs").suite_limit("slow"), 20)
+        self.assertEqual(Runner("base", "work", {}, COST, 60, "logs",
+                                per_suite=False).suite_limit("cheap"), 60)
+
+    def test_a_hang_is_a_timeout_at_the_suites_limit(self):
+        from mutants import project
+        asked = []
+
+        def hangs(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1):
+            asked.append((target, timeout))
+            return None, ""
+        saved, project.run_make = project.run_make, hangs
+        try:
+            runner = Runner("base", "work", {}, COST, 60, "logs")
+            m = runner._suites(mutant("a.c:f:ROR:1"), ["cheap", "slow"], "/nonexistent",
+                               "log", time.monotonic())
+        finally:
+            project.run_make = saved
+        self.assertEqual(len(asked), 1)
+        self.assertEqual(asked[0][0], "cheap")
+        self.assertAlmostEqual(asked[0][1], 15.4, places=1)
+        self.assertEqual((m.status, m.killed_by), ("Timeout", ["cheap"]))
+        self.assertIn("its limit of 15 s", m.status_reason)
 
 
 if __name__ == "__main__":
