@@ -39,6 +39,10 @@ def parse_args(argv):
     p.add_argument("--only", action="append", default=[], metavar="NAME",
                    help="only the mutants with this id (shell patterns allowed)")
     p.add_argument("--curated-only", action="store_true")
+    p.add_argument("--run-ledgered", action="store_true",
+                   help="also run the mutants mutants/equivalent lists (by default "
+                        "they are recorded as equivalent, with their reason, and not "
+                        "run): shows a line a new test has made unnecessary")
     p.add_argument("--generated-only", action="store_true")
     p.add_argument("--shard", metavar="I/N", help="run the I-th of N shards (1-based)")
     p.add_argument("--merge", nargs="+", metavar="REPORT",
@@ -295,6 +299,17 @@ def run_locked(args, root, make_vars, build, work):
         os.replace(memo_path + ".tmp", memo_path)
     phase("mutants and equivalence")
 
+    # A mutant the ledger lists is equivalent by its reason, which a person
+    # wrote after it survived every suite that reaches it: running it again
+    # costs every such suite (a survivor stops at none) to learn what the
+    # line says. --run-ledgered runs them, to find lines a test has made
+    # unnecessary.
+    if not args.run_ledgered:
+        for m in mutants:
+            if m.status == PENDING and m.id in ledger:
+                m.status, m.equivalent = IGNORED, True
+                m.status_reason = report.LEDGER + ledger[m.id] + " (not run)"
+
     # 3. Cached results: a mutant's key is its content and the tree's inputs.
     cache = cache_mod.Cache(os.path.join(work, "cache.json"), enabled=not args.no_cache)
     keys, pending = {}, []
@@ -379,16 +394,29 @@ def run_locked(args, root, make_vars, build, work):
               file=sys.stderr)
         phase("schema build")
     progress = report.Progress(len(todo))
+    # where the run's time went, a line a mutant (docs/mutants.md reads it)
+    times = open(os.path.join(logdir, "times.tsv"), "w")
+    times.write("id\tstatus\tseconds\tsuites tried to the verdict\n")
     try:
         def done(m):
             runner.learn(m)
             cache.put(keys[m.id], m)
             progress.update(m)
+            times.write(f"{m.id}\t{m.status}\t{m.seconds:.2f}\t{','.join(m.tried)}\n")
+            times.flush()
         runner.run_all(todo, done)
     finally:
+        times.close()
         cache.save()
         shutil.rmtree(os.path.join(work, "work"), ignore_errors=True)
     run_seconds = time.monotonic() - run_started
+    spent = {}
+    for m, _ in todo:
+        n, t = spent.get(m.status, (0, 0.0))
+        spent[m.status] = (n + 1, t + m.seconds)
+    if spent:
+        print("mutants: time by verdict (job seconds): " + ", ".join(
+            f"{st} {n} in {t:.0f} s" for st, (n, t) in sorted(spent.items())), file=sys.stderr)
     phase("mutant runs")
 
     # 6. Survivors of a run without coverage: one no suite reaches is NoCoverage.

@@ -51,6 +51,7 @@ class Mutant:
     equivalent: bool = False       # pruned by TCE or listed in the ledger
     cached: bool = False
     seconds: float = 0.0
+    tried: List[str] = field(default_factory=list)   # suites run, in order
 
     @property
     def path(self):

@@ -143,6 +143,7 @@ class Runner:
                 raise KeyboardInterrupt
             shutil.rmtree(os.path.join(tree, project.BUILD_IN_COPY, "results"),
                           ignore_errors=True)
+            mutant.tried.append(suite)
             left = deadline - time.monotonic()
             own = self.suite_limit(suite)
             status, _ = project.run_make(tree, project.BUILD_IN_COPY, make_vars or self.make_vars, suite,

@@ -58,6 +58,21 @@ class DriverTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(closing(p), (1, 2, 0, 0, 1, 0))
         self.assertIn("clamp(10) is 10", report_of(root)["clamp_from_ten"]["statusReason"])
+        # a listed mutant is not run: only clamp_gone was
+        self.assertIn("1 to run (0 cached)", p.stderr)
+        self.assertEqual(report_of(root)["clamp_from_ten"]["status"], "Ignored")
+
+    def test_run_ledgered_runs_the_listed_mutants(self):
+        root = util.fixture_copy(self)
+        with open(os.path.join(root, "mutants", "equivalent"), "w") as f:
+            f.write("clamp_from_ten clamp(10) is 10 whether it clamps or not\n")
+            f.write("clamp_gone a line a test has made unnecessary\n")
+        p = util.run_driver(root, "--curated-only", "--only", "clamp_*", "--run-ledgered")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("2 to run (0 cached)", p.stderr)
+        # the survivor is equivalent by its line; the other one is killed
+        self.assertEqual(closing(p), (1, 2, 0, 0, 1, 0))
+        self.assertEqual(report_of(root)["clamp_gone"]["status"], "Killed")
 
     def test_a_rerun_runs_only_what_changed(self):
         root = util.fixture_copy(self)
