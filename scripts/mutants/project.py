@@ -104,12 +104,64 @@ def kill_all():
         kill_session(p.pid)
 
 
-def run_make(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1):
+# run_make's status for a run stopped because none of its processes ran
+IDLE = "idle"
+
+
+def session_activity(sid):
+    """What shows that session sid is doing something: each process's pid
+    and the CPU ticks it has used, and whether any is running (or in a
+    disk wait). A deadlocked test changes none of it."""
+    ticks, running = {}, False
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # after "(comm) ": state ppid pgrp session ... utime(11) stime(12)
+        fields = stat[stat.rfind(b")") + 2:].split()
+        if len(fields) > 12 and int(fields[3]) == sid:
+            ticks[int(entry)] = int(fields[11]) + int(fields[12])
+            running = running or fields[0] in (b"R", b"D")
+        # (the reading of /proc is the driver's, in a session of its own)
+    return ticks, running
+
+
+def _wait(p, timeout, idle):
+    """Waits for p; returns its status, None past timeout, or IDLE when
+    for idle seconds no process of its session ran: every thread waits
+    for something no one will do, a deadlock, which the timeout would
+    otherwise wait out in full."""
+    if idle is None:
+        return p.wait(timeout=timeout)
+    start = last = time.monotonic()
+    seen = None
+    while True:
+        try:
+            return p.wait(timeout=0.5)
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        if timeout is not None and now - start > timeout:
+            raise subprocess.TimeoutExpired(p.args, timeout)
+        ticks, running = session_activity(p.pid)
+        if running or ticks != seen:
+            seen, last = ticks, now
+        elif now - last > idle:
+            return IDLE
+
+
+def run_make(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1, idle=None):
     """Runs make TARGET in tree in its own process group; returns
     (exit status or None on timeout, seconds). The whole group is killed
-    on a timeout, so a hanging test leaves nothing behind. jobs > 1 is
-    for the phases that build alone (nothing else runs then): make -jN
-    builds the programs side by side."""
+    on a timeout, so a hanging test leaves nothing behind. With idle, a
+    run none of whose processes used the CPU for idle seconds is killed
+    too, with the status IDLE. jobs > 1 is for the phases that build
+    alone (nothing else runs then): make -jN builds the programs side by
+    side."""
     cmd = make_cmd(tree, build, make_vars, target, jobs=jobs)
     if timeout is not None:
         # a second bound that holds even if the driver itself is killed
@@ -125,8 +177,11 @@ def run_make(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1
         with _active_lock:
             _active.add(p)
         try:
-            status = p.wait(timeout=timeout)
-            kill_session(p.pid)  # what a test left running when make ended
+            status = _wait(p, timeout, idle)
+            if status == IDLE:
+                kill_group(p)
+            else:
+                kill_session(p.pid)  # what a test left running when make ended
         except subprocess.TimeoutExpired:
             kill_group(p)
             status = None

@@ -8,9 +8,10 @@ kill. Two ways to build a mutant, neither in place:
   mutant that survives there is built alone before it is called a
   survivor.
 
-A mutant that takes longer than its limit, or a suite that takes longer
-than its own (SUITE_TIMES times its unmutated time plus SUITE_SLACK s), is
-killed with its whole process group and recorded as Timeout."""
+A mutant that takes longer than its limit, a suite that takes longer than
+its own (SUITE_TIMES times its unmutated time plus SUITE_SLACK s), or one
+none of whose processes has run for IDLE_SECONDS (a deadlock), is killed
+with its whole process group and recorded as Timeout."""
 import os
 import shutil
 import threading
@@ -26,6 +27,12 @@ from .model import COMPILE_ERROR, KILLED, SURVIVED, TIMEOUT, apply_edits
 # Generous, since two jobs and a loaded machine slow a suite down: four
 # times its unmutated time, plus 15 s for the start-up a slow moment costs.
 SUITE_TIMES, SUITE_SLACK = 4, 15
+# Most hangs are deadlocks (a lock never released, a waiter never woken):
+# no process of the suite uses the CPU any more. Such a suite is stopped
+# after this many seconds of it, long before its limit. A test that waits
+# on purpose (for a thread to fall asleep) spins or sleeps for
+# milliseconds, never for seconds.
+IDLE_SECONDS = 3
 
 
 def _failed_tests(tree):
@@ -147,9 +154,15 @@ class Runner:
             left = deadline - time.monotonic()
             own = self.suite_limit(suite)
             status, _ = project.run_make(tree, project.BUILD_IN_COPY, make_vars or self.make_vars, suite,
-                                         log, timeout=max(1, min(left, own)), env=env)
+                                         log, timeout=max(1, min(left, own)), env=env,
+                                         idle=IDLE_SECONDS)
             if self.stopping.is_set():
                 raise KeyboardInterrupt
+            if status == project.IDLE:
+                mutant.status, mutant.killed_by = TIMEOUT, [suite]
+                mutant.status_reason = (f"{suite} hung: none of its processes ran "
+                                        f"for {IDLE_SECONDS} s (a deadlock)")
+                return mutant
             if status is None:
                 mutant.status, mutant.killed_by = TIMEOUT, [suite]
                 mutant.status_reason = (f"{suite} ran past its limit of {own:.0f} s" if own < left

@@ -1,6 +1,7 @@
 """Which suite a mutant runs first: cheapest first until a suite has
 killed mutants of the same function, then the one expected to kill
 soonest."""
+import os
 import time
 import unittest
 
@@ -109,7 +110,8 @@ class SuiteLimit(unittest.TestCase):
         from mutants import project
         asked = []
 
-        def hangs(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1):
+        def hangs(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1,
+                  idle=None):
             asked.append((target, timeout))
             return None, ""
         saved, project.run_make = project.run_make, hangs
@@ -124,6 +126,32 @@ class SuiteLimit(unittest.TestCase):
         self.assertAlmostEqual(asked[0][1], 15.4, places=1)
         self.assertEqual((m.status, m.killed_by), ("Timeout", ["cheap"]))
         self.assertIn("its limit of 15 s", m.status_reason)
+
+
+class Idle(unittest.TestCase):
+    """A suite none of whose processes runs (a deadlock) is stopped as
+    idle; one that computes, however long, is not."""
+
+    def make(self, recipe):
+        import tempfile
+        from mutants import project
+        tree = tempfile.mkdtemp(prefix="refrt-idle-")
+        self.addCleanup(__import__("shutil").rmtree, tree, True)
+        with open(os.path.join(tree, "Makefile"), "w") as f:
+            f.write(f"t:\n\t{recipe}\n")
+        return project.run_make(tree, "build", {}, "t", os.path.join(tree, "log"),
+                                timeout=60, idle=1)[0]
+
+    def test_a_run_that_only_waits_is_idle(self):
+        from mutants import project
+        self.assertEqual(self.make("sleep 50"), project.IDLE)
+
+    def test_a_run_that_computes_is_not(self):
+        # spins for two seconds, twice the idle bound, then passes
+        self.assertEqual(self.make("timeout 2 sh -c 'while :; do :; done'; true"), 0)
+
+    def test_a_run_that_ends_gives_its_status(self):
+        self.assertEqual(self.make("exit 3"), 2)
 
 
 if __name__ == "__main__":
