@@ -7,7 +7,7 @@ HOT_FIBER_OPTS := O2 O3
 HOT_FIBER_BIN := $(HOT_FIBER_OPTS:%=$(BUILD)/hot/hot_fiber-%)
 
 $(BUILD)/hot/hot_fiber-%: reference/tests/hot_fiber.c reference/tests/testutil.c \
-  reference/tests/testmain.c reference/tests/testutil.h $(RT_LIB) $(RT_HDR)
+  reference/tests/testmain.c reference/tests/testutil.h reference/tests/testmain.h $(RT_LIB) $(RT_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -$* $(CHECK_CFLAGS) -Ireference/tests -Ireference/src \
 	  $< reference/tests/testutil.c reference/tests/testmain.c $(RT_LIB) $(ALL_LDFLAGS) $(UNIT_WRAP) \
@@ -68,7 +68,7 @@ AARCH64_TEST_SRC := reference/tests/testutil.c reference/tests/testmain.c refere
 AARCH64_LIB_SRC := $(filter-out reference/src/hot.c,$(RT_SRC))
 AARCH64_BIN := $(AARCH64_DIR)/check_hot $(AARCH64_DIR)/check_region_cache \
   $(HOT_FIBER_OPTS:%=$(AARCH64_DIR)/hot_fiber-%)
-AARCH64_DEPS := $(RT_SRC) $(RT_HDR) $(AARCH64_TEST_SRC) reference/tests/testutil.h \
+AARCH64_DEPS := $(RT_SRC) $(RT_HDR) $(AARCH64_TEST_SRC) reference/tests/testutil.h reference/tests/testmain.h \
   reference/tests/cross/check.h
 
 $(AARCH64_DIR)/check_%: reference/tests/check_%.c $(AARCH64_DEPS)

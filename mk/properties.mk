@@ -15,9 +15,9 @@ PROP_BIN := $(BUILD)/properties/check_properties
 PROP_RUNS ?= $(if $(findstring thread,$(SANITIZE)),400,4000)
 
 $(PROP_BIN): properties/check_properties.c $(PROP_LIB_SRC) properties/prop_wrap.c $(PROP_HDR) \
-  reference/tests/testmain.c $(RT_LIB)
+  reference/tests/testmain.c reference/tests/testmain.h $(RT_LIB)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Iproperties -Ireference/src \
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Iproperties -Ireference/src -Ireference/tests \
 	  $< $(PROP_LIB_SRC) properties/prop_wrap.c reference/tests/testmain.c $(RT_LIB) $(ALL_LDFLAGS) -Wl,--wrap=free \
 	  $(CHECK_LIBS) -o $@
 

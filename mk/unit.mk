@@ -13,11 +13,13 @@ UNIT_WRAP := -Wl,--wrap=malloc -Wl,--wrap=free
 UNIT_WRAP += -Wl,--wrap=calloc -Wl,--wrap=realloc -Wl,--wrap=pthread_create \
   -Wl,--wrap=sysconf
 
-$(BUILD)/unit/%: reference/tests/%.c reference/tests/testutil.c reference/tests/testmain.c reference/tests/testutil.h $(RT_LIB)
+$(BUILD)/unit/%: reference/tests/%.c reference/tests/testutil.c reference/tests/testmain.c reference/tests/testutil.h reference/tests/testmain.h $(RT_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Ireference/tests -Ireference/src \
 	  $< reference/tests/testutil.c reference/tests/testmain.c $(RT_LIB) $(ALL_LDFLAGS) $(UNIT_WRAP) $(CHECK_LIBS) -o $@
 
+# RT_FAIL_FAST (set by the mutant driver, which needs one failure, not all
+# of them): stop at the first program that fails.
 .PHONY: check-unit
 check-unit: $(UNIT_BIN)
 	@mkdir -p $(BUILD)/results $(BUILD)/reports
@@ -25,6 +27,7 @@ check-unit: $(UNIT_BIN)
 	@status=0; for t in $(UNIT_BIN); do \
 	  n=$$(basename $$t); \
 	  RT_RESULTS=$(BUILD)/results/unit RT_XML=$(BUILD)/reports/$$n.xml $$t || status=1; \
+	  if [ $$status = 1 ] && [ -n "$$RT_FAIL_FAST" ]; then break; fi; \
 	done; exit $$status
 
 CHECK_TARGETS += check-unit

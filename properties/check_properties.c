@@ -30,6 +30,8 @@
 #include "refrt.h"
 #include <check.h>
 
+#include "testmain.h"
+
 /* The Check main (reference/tests/testmain.c) runs this. */
 Suite *make_suite(void);
 
@@ -493,7 +495,7 @@ static void add(Suite *s, const char *name, const TTest *test)
     /* A guard against a hang, not a speed bound: the counts bound the work. */
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test);
-    suite_add_tcase(s, tc);
+    rt_add_case(s, tc, name);
 }
 
 #define ADD(s, test) add((s), #test, test)

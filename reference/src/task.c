@@ -174,13 +174,14 @@ static size_t table_remove(struct outside_table *o, size_t i)
     }
 }
 
-static void table_free_all(struct outside_table *o)
+/* Frees every value a table holds, and the table. Only for the table of a
+** task that has ended (task_empty), which nothing uses again: it is left
+** as it was, pointing at freed memory. */
+static void table_free_all(const struct outside_table *o)
 {
     for (size_t i = 0; i < o->cap; i++)
         free(o->slots[i].p);
     free(o->slots);
-    o->slots = NULL;
-    o->cap = o->count = 0;
 }
 
 /* ---- the current task ------------------------------------------------- */

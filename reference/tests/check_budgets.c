@@ -67,6 +67,25 @@ START_TEST(a_system_that_cannot_tell_its_memory_gets_the_smallest_default)
 }
 END_TEST
 
+/* A machine whose memory is one page of 64 GiB, or 64 Gi pages of one
+** byte: a page count or a page size of 1 is a real answer, and 1/64 of
+** the memory is 1 GiB. (An answer of 0 means no memory, which gives the
+** smallest block either way.) */
+START_TEST(a_page_count_or_a_page_size_of_one_is_counted)
+{
+    rt_strategy s = rt_default_strategy();
+    fake_sysconf(_SC_PHYS_PAGES, 1);
+    fake_sysconf(_SC_PAGESIZE, 1L << 36);
+    size_t one_page = s.block_bytes(s.ctx, 1);
+    fake_sysconf(_SC_PHYS_PAGES, 1L << 36);
+    fake_sysconf(_SC_PAGESIZE, 1);
+    size_t one_byte_pages = s.block_bytes(s.ctx, 1);
+    fake_sysconf(-1, 0);
+    ck_assert_uint_eq(one_page, (size_t)1 << 30);
+    ck_assert_uint_eq(one_byte_pages, (size_t)1 << 30);
+}
+END_TEST
+
 START_TEST(main_is_a_task_with_a_default_block)
 {
     rt_init();
@@ -527,6 +546,38 @@ START_TEST(a_task_joined_and_its_values_received_leave_nothing_allocated)
     ck_assert_int_eq(after, before);
     ck_assert_uint_eq(rt_held(), 0);
     rt_chan_free(leak_chan);
+}
+END_TEST
+
+/* 200 outside values at once: the task's table of them grows from 16
+** slots to 512, each time into a new array. */
+static void *holds_two_hundred_values(void *unused)
+{
+    void *v[200];
+    (void)unused;
+    for (int i = 0; i < 200; i++)
+        v[i] = rt_alloc_outside(16);
+    for (int i = 0; i < 200; i++)
+        rt_free(v[i]);
+    return NULL;
+}
+
+static void spawn_holding_many_and_join(void)
+{
+    if (rt_join(rt_spawn(holds_two_hundred_values, NULL), NULL) != RT_OK)
+        ck_abort_msg("the task did not end well");
+}
+
+/* Each array the table outgrew is freed as it grows, and the last with
+** the task. */
+START_TEST(a_table_that_grew_leaves_nothing_allocated)
+{
+    init_fixed(64 * KIB);
+    spawn_holding_many_and_join(); /* the runtime's own tables made once */
+    long before = allocs_live();
+    spawn_holding_many_and_join();
+    long after = allocs_live();
+    ck_assert_int_eq(after, before);
 }
 END_TEST
 
@@ -1213,6 +1264,7 @@ Suite *make_suite(void)
     Suite *s = suite_create("budgets");
     suite_add_test(s, the_default_strategy_follows_its_formula);
     suite_add_test(s, a_system_that_cannot_tell_its_memory_gets_the_smallest_default);
+    suite_add_test(s, a_page_count_or_a_page_size_of_one_is_counted);
     suite_add_test(s, main_is_a_task_with_a_default_block);
     suite_add_test(s, a_fixed_strategy_sizes_every_later_block);
     suite_add_test(s, held_returns_to_exactly_its_old_figure);
@@ -1224,6 +1276,7 @@ Suite *make_suite(void)
     suite_add_test(s, many_outside_values_are_found_whatever_order_they_go_in);
     suite_add_test(s, tasks_spawning_and_joining_at_once_lose_no_task);
     suite_add_test(s, a_task_joined_and_its_values_received_leave_nothing_allocated);
+    suite_add_test(s, a_table_that_grew_leaves_nothing_allocated);
     suite_add_test(s, an_outside_value_grown_past_the_budget_panics);
     suite_add_test(s, a_realloc_settles_what_receivers_took_before_it_panics);
     suite_add_test(s, a_panic_without_a_reason_says_so);

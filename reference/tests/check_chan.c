@@ -329,6 +329,35 @@ START_TEST(freeing_a_channel_frees_what_is_queued)
 }
 END_TEST
 
+static void *sends_one_and_ends(void *arg)
+{
+    rt_send(arg, rt_alloc_outside(64));
+    return NULL;
+}
+
+/* A channel made, given a value by a task that then ends, and freed. */
+static void channel_with_a_value_of_an_ended_task(void)
+{
+    rt_chan *c = rt_chan_new(4);
+    if (rt_join(rt_spawn(sends_one_and_ends, c), NULL) != RT_OK)
+        ck_abort_msg("the sender did not end well");
+    rt_chan_free(c);
+}
+
+/* The ring, and the ended sender's record, which the queued value kept
+** alive, go with the channel. */
+START_TEST(freeing_a_channel_leaves_nothing_allocated)
+{
+    init_fixed(64 * KIB);
+    channel_with_a_value_of_an_ended_task(); /* tables made once, kept */
+    long before = allocs_live();
+    for (int i = 0; i < 3; i++)
+        channel_with_a_value_of_an_ended_task();
+    long after = allocs_live();
+    ck_assert_int_eq(after, before);
+}
+END_TEST
+
 /* ---- a receiver the value does not fit (seed step 9) ---------------------- */
 
 struct doomed {
@@ -659,6 +688,7 @@ Suite *make_suite(void)
     suite_add_test(s, closing_a_full_channel_wakes_its_sender);
     suite_add_test(s, closing_an_empty_channel_wakes_its_receivers);
     suite_add_test(s, freeing_a_channel_frees_what_is_queued);
+    suite_add_test(s, freeing_a_channel_leaves_nothing_allocated);
     suite_add_test(s, a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it);
     suite_add_test(s, a_receiver_that_panics_wakes_the_next_one);
     suite_add_test(s, many_senders_into_a_small_channel_lose_nothing);

@@ -481,6 +481,6 @@ Suite *make_suite(void)
 #if RT_PRIM_DIRECT && !UNDER_SANITIZER
     tcase_add_test(tc, a_slot_search_whose_setspecific_fails_keeps_the_direct_path_off);
 #endif
-    suite_add_tcase(s, tc);
+    rt_add_case(s, tc, "region_cache_more");
     return s;
 }

@@ -2766,7 +2766,7 @@ END_TEST
         TCase *tc_ = tcase_create(#t);                                               \
         tcase_set_timeout(tc_, 60);                                                  \
         tcase_add_test(tc_, t);                                                      \
-        suite_add_tcase((s), tc_);                                                   \
+        rt_add_case((s), tc_, #t);                                                   \
     } while (0)
 
 Suite *make_suite(void)

@@ -9,15 +9,43 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-Suite *make_suite(void);
+#include "testmain.h"
+
+/* The test cases, in the order make_suite added them (rt_add_case). */
+static const char **case_names;
+static int case_count;
+
+void rt_add_case(Suite *s, TCase *tc, const char *name)
+{
+    const char **more = realloc(case_names, sizeof *more * (size_t)(case_count + 1));
+    if (more == NULL) {
+        perror("testmain");
+        exit(2);
+    }
+    case_names = more;
+    case_names[case_count++] = name;
+    suite_add_tcase(s, tc);
+}
+
+/* RT_FAIL_FAST: the mutant driver needs one failure, not all of them. The
+** cases run one at a time (Check keeps the results of every run) until
+** one fails. */
+static void run_until_a_failure(SRunner *sr)
+{
+    for (int i = 0; i < case_count && srunner_ntests_failed(sr) == 0; i++)
+        srunner_run(sr, NULL, case_names[i], CK_SILENT);
+    srunner_print(sr, CK_NORMAL);
+}
 
 /* Runs the suite in fork mode. With RT_RESULTS set, appends one
 ** "pass <test>" or "fail <test> <where>: <msg>" line a test to that file;
-** with RT_XML set, writes Check's XML log there. */
+** with RT_XML set, writes Check's XML log there (not with RT_FAIL_FAST,
+** whose runs would each write it anew). */
 int main(void)
 {
     const char *results = getenv("RT_RESULTS");
     const char *xml = getenv("RT_XML");
+    int fail_fast = getenv("RT_FAIL_FAST") != NULL;
     SRunner *sr;
     int failed;
 
@@ -29,9 +57,13 @@ int main(void)
     sr = srunner_create(make_suite());
 
     srunner_set_fork_status(sr, CK_FORK);
-    if (xml != NULL)
-        srunner_set_xml(sr, xml);
-    srunner_run_all(sr, CK_NORMAL);
+    if (fail_fast && case_count > 0) {
+        run_until_a_failure(sr);
+    } else {
+        if (xml != NULL)
+            srunner_set_xml(sr, xml);
+        srunner_run_all(sr, CK_NORMAL);
+    }
     failed = srunner_ntests_failed(sr);
     if (results != NULL) {
         FILE *f = fopen(results, "a");

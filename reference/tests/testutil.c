@@ -136,17 +136,48 @@ int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(
 
 long __real_sysconf(int name);
 
-static int sysconf_failing = -1;
+/* Names whose answer a test chose, and the answers: a few at once, for a
+** machine described by its page count and page size together. Set by the
+** test's own thread before it starts any other. */
+#define FAKED_MAX 4
+static struct {
+    int name;
+    long value;
+} faked[FAKED_MAX];
+static int faked_count;
+
+void fake_sysconf(int name, long value)
+{
+    int i;
+
+    if (name == -1) {
+        __atomic_store_n(&faked_count, 0, __ATOMIC_RELEASE);
+        return;
+    }
+    for (i = 0; i < faked_count && faked[i].name != name; i++)
+        ;
+    if (i == FAKED_MAX) {
+        fprintf(stderr, "testutil: fake_sysconf: more than %d names at once\n", FAKED_MAX);
+        abort();
+    }
+    faked[i].name = name;
+    faked[i].value = value;
+    if (i == faked_count)
+        __atomic_store_n(&faked_count, i + 1, __ATOMIC_RELEASE);
+}
 
 void fail_sysconf(int name)
 {
-    __atomic_store_n(&sysconf_failing, name, __ATOMIC_RELAXED);
+    fake_sysconf(name, -1);
 }
 
 long __wrap_sysconf(int name)
 {
-    if (name == __atomic_load_n(&sysconf_failing, __ATOMIC_RELAXED))
-        return -1;
+    int n = __atomic_load_n(&faked_count, __ATOMIC_ACQUIRE);
+
+    for (int i = 0; i < n; i++)
+        if (faked[i].name == name)
+            return faked[i].value;
     return __real_sysconf(name);
 }
 

@@ -18,6 +18,8 @@
 
 #include <check.h>
 
+#include "testmain.h"
+
 /* UNDER_SANITIZER: 1 in an ASan or TSan build. Sanitizers bring their own
 ** allocator and address space layout: a test of memory exhaustion, of
 ** freed bytes handed back at once, or of allocation counts means nothing
@@ -35,8 +37,6 @@
 #include <signal.h>
 #include <stddef.h>
 
-Suite *make_suite(void);
-
 /* Adds test t to s in a test case of its own, named after the test: Check
 ** reports results by test case, so this is what gives each result line
 ** the test's own name. */
@@ -44,7 +44,7 @@ Suite *make_suite(void);
     do {                                                                       \
         TCase *tc_ = tcase_create(#t);                                         \
         tcase_add_test(tc_, t);                                                \
-        suite_add_tcase((s), tc_);                                             \
+        rt_add_case((s), tc_, #t);                                             \
     } while (0)
 
 /* ck_assert for hot loops: Check records every passing ck_assert (a
@@ -117,8 +117,11 @@ unsigned long fail_count(void);
 ** has not taken back, all threads: an operation that leaks nothing leaves
 ** it as it was. Check's asserts allocate too: read it around them. */
 long allocs_live(void);
-/* sysconf(name) fails (-1) from now on, on every thread, as on a system
-** that cannot tell (also --wrap); fail_sysconf(-1) stops it. */
+/* sysconf(name) answers value from now on, on every thread (also --wrap),
+** as a machine of another size would; fake_sysconf(-1, 0) ends every
+** fake. fail_sysconf(name) is fake_sysconf(name, -1): a system that cannot
+** tell; fail_sysconf(-1) ends every fake too. */
+void fake_sysconf(int name, long value);
 void fail_sysconf(int name);
 
 #endif

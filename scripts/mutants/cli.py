@@ -56,7 +56,7 @@ def parse_args(argv):
     p.add_argument("--limit", type=float, metavar="SECONDS",
                    help="the time a mutant may take, and each suite too (default: 3 "
                         "times the unmutated build and suites, plus 10 s; a suite "
-                        "4 times its own unmutated time plus 15 s)")
+                        "3 times its own unmutated time plus 5 s, or 3 s with no process running)")
     p.add_argument("--no-schemata", action="store_true",
                    help="build every mutant alone (no schema build)")
     p.add_argument("--schema-min", type=int, default=SCHEMA_MIN, metavar="N",

@@ -24,9 +24,10 @@ from .model import COMPILE_ERROR, KILLED, SURVIVED, TIMEOUT, apply_edits
 # A suite's own limit. A mutant that hangs (a lock never released, a
 # waiter never woken) would otherwise wait the whole mutant's limit, which
 # counts every suite: about 140 s where the suite it hangs in takes 1 s.
-# Generous, since two jobs and a loaded machine slow a suite down: four
-# times its unmutated time, plus 15 s for the start-up a slow moment costs.
-SUITE_TIMES, SUITE_SLACK = 4, 15
+# Three times its unmutated time, plus 5 s for a slow moment of a loaded
+# machine. A deadlock is caught sooner (IDLE_SECONDS); this limit is for a
+# mutant that loops.
+SUITE_TIMES, SUITE_SLACK = 3, 5
 # Most hangs are deadlocks (a lock never released, a waiter never woken):
 # no process of the suite uses the CPU any more. Such a suite is stopped
 # after this many seconds of it, long before its limit. A test that waits
@@ -145,6 +146,8 @@ class Runner:
         """Runs the suites cheapest first; sets the status from the first
         that fails."""
         deadline = start + self.limit
+        # one failing test kills: the suites stop at the first (RT_FAIL_FAST)
+        env = dict(env or {}, RT_FAIL_FAST="1")
         for suite in self.order_of(mutant, suites):
             if self.stopping.is_set():
                 raise KeyboardInterrupt

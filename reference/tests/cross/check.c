@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -168,20 +169,37 @@ static void run_one(SRunner *sr, TCase *tc, const TTest *t)
         snprintf(r->msg, sizeof r->msg, "exited with %d", WEXITSTATUS(status));
 }
 
-void srunner_run_all(SRunner *sr, enum print_output mode)
+void srunner_print(SRunner *sr, enum print_output mode)
 {
-    Suite *s = sr->suite;
-    printf("Running suite(s): %s\n", s->name);
-    for (int i = 0; i < s->n; i++)
-        for (int j = 0; j < s->tcases[i]->n; j++)
-            run_one(sr, s->tcases[i], s->tcases[i]->tests[j]);
-    if (mode != CK_SILENT)
-        printf("%d%%: Checks: %d, Failures: %d\n",
-               sr->run ? 100 * (sr->run - sr->failed) / sr->run : 100, sr->run, sr->failed);
+    if (mode == CK_SILENT)
+        return;
+    printf("%d%%: Checks: %d, Failures: %d\n",
+           sr->run ? 100 * (sr->run - sr->failed) / sr->run : 100, sr->run, sr->failed);
     for (int i = 0; i < sr->run; i++)
         if (sr->results[i].rtype != CK_PASS)
             printf("%s:%d:F:%s: %s\n", sr->results[i].file, sr->results[i].line,
                    sr->results[i].tcname, sr->results[i].msg);
+}
+
+/* The cases named tcname (all with NULL) of the suite named sname (the
+** one suite with NULL); results add to those of earlier runs. */
+void srunner_run(SRunner *sr, const char *sname, const char *tcname, enum print_output mode)
+{
+    Suite *s = sr->suite;
+    if (sname != NULL && strcmp(sname, s->name) != 0)
+        return;
+    if (mode != CK_SILENT)
+        printf("Running suite(s): %s\n", s->name);
+    for (int i = 0; i < s->n; i++)
+        if (tcname == NULL || strcmp(tcname, s->tcases[i]->name) == 0)
+            for (int j = 0; j < s->tcases[i]->n; j++)
+                run_one(sr, s->tcases[i], s->tcases[i]->tests[j]);
+    srunner_print(sr, mode);
+}
+
+void srunner_run_all(SRunner *sr, enum print_output mode)
+{
+    srunner_run(sr, NULL, NULL, mode);
 }
 
 int srunner_ntests_failed(SRunner *sr)

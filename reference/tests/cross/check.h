@@ -45,6 +45,8 @@ SRunner *srunner_create(Suite *s);
 void srunner_set_fork_status(SRunner *sr, enum fork_status fs);
 void srunner_set_xml(SRunner *sr, const char *path);
 void srunner_run_all(SRunner *sr, enum print_output mode);
+void srunner_run(SRunner *sr, const char *sname, const char *tcname, enum print_output mode);
+void srunner_print(SRunner *sr, enum print_output mode);
 int srunner_ntests_failed(SRunner *sr);
 int srunner_ntests_run(SRunner *sr);
 TestResult **srunner_results(SRunner *sr);

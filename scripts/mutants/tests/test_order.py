@@ -96,10 +96,10 @@ class SuiteLimit(unittest.TestCase):
     """A hanging mutant is stopped at its suite's own limit, not at the
     whole mutant's, which counts every suite."""
 
-    def test_a_suite_may_take_four_times_its_own_time_and_fifteen_seconds(self):
+    def test_a_suite_may_take_three_times_its_own_time_and_five_seconds(self):
         runner = Runner("base", "work", {}, COST, 60, "logs")
-        self.assertAlmostEqual(runner.suite_limit("cheap"), 15.4)
-        self.assertAlmostEqual(runner.suite_limit("slow"), 47.0)
+        self.assertAlmostEqual(runner.suite_limit("cheap"), 5.3)
+        self.assertAlmostEqual(runner.suite_limit("slow"), 29.0)
 
     def test_never_past_the_mutants_limit_nor_when_the_user_sets_one(self):
         self.assertEqual(Runner("base", "work", {}, COST, 20, "logs").suite_limit("slow"), 20)
@@ -112,7 +112,7 @@ class SuiteLimit(unittest.TestCase):
 
         def hangs(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1,
                   idle=None):
-            asked.append((target, timeout))
+            asked.append((target, timeout, env))
             return None, ""
         saved, project.run_make = project.run_make, hangs
         try:
@@ -123,9 +123,10 @@ class SuiteLimit(unittest.TestCase):
             project.run_make = saved
         self.assertEqual(len(asked), 1)
         self.assertEqual(asked[0][0], "cheap")
-        self.assertAlmostEqual(asked[0][1], 15.4, places=1)
+        self.assertAlmostEqual(asked[0][1], 5.3, places=1)
+        self.assertEqual(asked[0][2].get("RT_FAIL_FAST"), "1")  # one failure is enough
         self.assertEqual((m.status, m.killed_by), ("Timeout", ["cheap"]))
-        self.assertIn("its limit of 15 s", m.status_reason)
+        self.assertIn("its limit of 5 s", m.status_reason)
 
 
 class Idle(unittest.TestCase):
