@@ -581,6 +581,31 @@ START_TEST(a_table_that_grew_leaves_nothing_allocated)
 }
 END_TEST
 
+static void *receives_and_frees(void *c)
+{
+    rt_free(rt_recv(c));
+    return NULL;
+}
+
+/* 40 KiB sent out of a 64 KiB budget, and received by a task that has
+** ended: the sender's block counts them until it settles, which an
+** allocation that does not fit otherwise makes it do. */
+START_TEST(an_allocation_that_fits_once_received_values_are_settled_succeeds)
+{
+    init_fixed(64 * KIB);
+    rt_chan *c = rt_chan_new(1);
+    rt_send(c, rt_alloc_outside(40 * KIB));
+    if (rt_join(rt_spawn(receives_and_frees, c), NULL) != RT_OK)
+        ck_abort_msg("the receiver did not end well");
+    unsigned char *p = rt_alloc(40 * KIB);
+    ck_assert_ptr_nonnull(p);
+    memset(p, 0xA5, 40 * KIB);
+    ck_assert_uint_ge(rt_held(), 40 * KIB);
+    rt_free(p);
+    rt_chan_free(c);
+}
+END_TEST
+
 /* ---- panics --------------------------------------------------------------- */
 
 static void *panics_for_no_reason(void *unused)
@@ -606,6 +631,31 @@ START_TEST(a_panic_without_a_reason_says_so)
 }
 END_TEST
 
+static char stderr_buffer[BUFSIZ];
+
+/* A task's panic, with stderr fully buffered; the child then ends with
+** _exit (run_child), which flushes nothing. */
+static void panic_with_stderr_buffered(void *unused)
+{
+    (void)unused;
+    setvbuf(stderr, stderr_buffer, _IOFBF, sizeof stderr_buffer);
+    init_fixed(64 * KIB);
+    if (run_task(panics_for_no_reason, NULL, NULL) != RT_PANICKED)
+        _exit(10);
+}
+
+/* The task's thread goes on after its panic (the joiner carries on, the
+** process may live for long): the message is out at once, not when some
+** later write fills the buffer. */
+START_TEST(a_panic_message_reaches_a_buffered_stderr_at_once)
+{
+    struct death d = run_child(panic_with_stderr_buffered, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0, "signal %d exit %d", d.signal,
+                  d.exit_status);
+    ck_assert_str_eq(d.err, "refrt: task 1 panicked: (no reason)\n");
+}
+END_TEST
+
 static void main_panics(void *unused)
 {
     (void)unused;
@@ -621,6 +671,48 @@ START_TEST(a_panic_in_main_exits_with_101)
     ck_assert_int_eq(d.signal, 0);
     ck_assert_int_eq(d.exit_status, 101);
     ck_assert_str_eq(d.err, "refrt: task 0 panicked: the sky fell\n");
+}
+END_TEST
+
+static void main_reallocates_past_its_budget(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    void *p = rt_alloc_outside(KIB);
+    rt_realloc(p, 100 * KIB);
+}
+
+static void *returns_100_kib(void *unused)
+{
+    (void)unused;
+    return rt_alloc_outside(100 * KIB);
+}
+
+/* Main's block is 64 KiB; the task's, made after the strategy changed,
+** 256 KiB: what it returns does not fit its joiner. */
+static void main_joins_too_big_a_result(void *unused)
+{
+    void *r;
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_set_strategy(rt_fixed_strategy(256 * KIB));
+    rt_join(rt_spawn(returns_100_kib, NULL), &r);
+}
+
+/* Growing an outside value, and taking over a task's result, count
+** against the budget like any allocation: past it, the task panics. */
+START_TEST(an_outside_value_grown_or_taken_over_past_the_budget_panics)
+{
+    struct death d = run_child(main_reallocates_past_its_budget, NULL);
+    ck_assert_int_eq(d.signal, 0);
+    ck_assert_int_eq(d.exit_status, 101);
+    ck_assert_str_eq(d.err,
+                     "refrt: task 0 panicked: a reallocation of 102400 bytes does not fit its budget\n");
+    d = run_child(main_joins_too_big_a_result, NULL);
+    ck_assert_int_eq(d.signal, 0);
+    ck_assert_int_eq(d.exit_status, 101);
+    ck_assert_str_eq(d.err, "refrt: task 0 panicked: a value taken over of 102400 bytes does "
+                            "not fit its budget\n");
 }
 END_TEST
 
@@ -1204,6 +1296,23 @@ static void clone_null_with_bytes(void *unused)
     rt_clone_outside(NULL, 5);
 }
 
+static void *plain_thread_clones(void *unused)
+{
+    (void)unused;
+    char byte = 1;
+    rt_clone_outside(&byte, 1);
+    return NULL;
+}
+
+static void clone_on_a_plain_thread(void *unused)
+{
+    (void)unused;
+    pthread_t t;
+    rt_init();
+    pthread_create(&t, NULL, plain_thread_clones, NULL);
+    pthread_join(t, NULL);
+}
+
 static void spawn_before_init(void *unused)
 {
     (void)unused;
@@ -1248,6 +1357,8 @@ START_TEST(misuse_gets_the_contracts_error)
                         "refrt: rt_set_strategy: block_bytes is NULL\n");
     ck_assert_violation(clone_null_with_bytes, NULL,
                         "refrt: rt_clone_outside: NULL with 5 bytes\n");
+    ck_assert_violation(clone_on_a_plain_thread, NULL,
+                        "refrt: rt_clone_outside: this thread is not a task\n");
     ck_assert_violation(spawn_before_init, NULL, "refrt: rt_spawn: rt_init has not been called\n");
     ck_assert_violation(spawn_no_function, NULL, "refrt: rt_spawn: fn is NULL\n");
     ck_assert_violation(join_twice, NULL, "refrt: rt_join: 0x");
@@ -1277,6 +1388,9 @@ Suite *make_suite(void)
     suite_add_test(s, tasks_spawning_and_joining_at_once_lose_no_task);
     suite_add_test(s, a_task_joined_and_its_values_received_leave_nothing_allocated);
     suite_add_test(s, a_table_that_grew_leaves_nothing_allocated);
+    suite_add_test(s, an_allocation_that_fits_once_received_values_are_settled_succeeds);
+    suite_add_test(s, a_panic_message_reaches_a_buffered_stderr_at_once);
+    suite_add_test(s, an_outside_value_grown_or_taken_over_past_the_budget_panics);
     suite_add_test(s, an_outside_value_grown_past_the_budget_panics);
     suite_add_test(s, a_realloc_settles_what_receivers_took_before_it_panics);
     suite_add_test(s, a_panic_without_a_reason_says_so);

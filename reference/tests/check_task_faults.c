@@ -94,6 +94,34 @@ START_TEST(a_spawn_that_cannot_get_what_it_needs_fails_cleanly)
 }
 END_TEST
 
+/* Whatever call of a spawn fails, the task it was making goes: past the
+** first spawn (which makes the table of tasks), memory in use is as it
+** was before. */
+START_TEST(a_failed_spawn_leaves_nothing_allocated)
+{
+    size_t *b;
+
+    init_fixed(64 * KIB);
+    if (rt_join(rt_spawn(report_budget, NULL), (void **)&b) != RT_OK)
+        ck_abort_msg("the first task did not end well");
+    rt_free(b);
+    for (unsigned long n = 1;; n++) {
+        long before = allocs_live();
+        fail_nth(n);
+        rt_task *t = rt_spawn(report_budget, NULL);
+        fail_nth(0);
+        long after = allocs_live();
+        if (t != NULL) {
+            ck_assert_uint_ge(n, 2); /* at least the task and its block could fail */
+            ck_assert_int_eq(rt_join(t, (void **)&b), RT_OK);
+            rt_free(b);
+            break;
+        }
+        ck_assert_int_eq(after, before);
+    }
+}
+END_TEST
+
 static void *returns_its_arg(void *arg)
 {
     return arg;
@@ -317,6 +345,7 @@ Suite *make_suite(void)
 {
     Suite *s = suite_create("task_faults");
     suite_add_test(s, a_spawn_that_cannot_get_what_it_needs_fails_cleanly);
+    suite_add_test(s, a_failed_spawn_leaves_nothing_allocated);
     suite_add_test(s, a_table_of_tasks_that_cannot_grow_fails_the_spawn_only);
     suite_add_test(s, an_outside_value_that_cannot_be_made_traps);
     suite_add_test(s, an_outside_value_that_cannot_grow_traps);

@@ -17,6 +17,11 @@ static int case_count;
 
 void rt_add_case(Suite *s, TCase *tc, const char *name)
 {
+    /* RT_CASE_TIMEOUT: the mutant driver's bound on one case, over the
+    ** case's own: a mutant that loops is stopped in seconds, not minutes. */
+    const char *limit = getenv("RT_CASE_TIMEOUT");
+    if (limit != NULL)
+        tcase_set_timeout(tc, strtod(limit, NULL));
     const char **more = realloc(case_names, sizeof *more * (size_t)(case_count + 1));
     if (more == NULL) {
         perror("testmain");

@@ -76,7 +76,8 @@ def fingerprint(tree, exclude=()):
 def make_env():
     """The environment for an inner make: without the outer make's jobserver."""
     env = dict(os.environ)
-    for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "RT_MUTANT", "RT_FAIL_FAST"):
+    for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "RT_MUTANT", "RT_FAIL_FAST",
+              "RT_CASE_TIMEOUT"):
         env.pop(k, None)
     env["LC_ALL"] = "C"
     return env

@@ -128,6 +128,35 @@ class SuiteLimit(unittest.TestCase):
         self.assertEqual((m.status, m.killed_by), ("Timeout", ["cheap"]))
         self.assertIn("its limit of 5 s", m.status_reason)
 
+    def test_a_case_past_its_timeout_is_a_timeout_and_a_failed_one_a_kill(self):
+        import tempfile
+        from mutants import project
+        tree = tempfile.mkdtemp(prefix="refrt-case-")
+        self.addCleanup(__import__("shutil").rmtree, tree, True)
+        lines = {"loops": "fail t_loops x.c:3: (after this point) Test timeout expired\n",
+                 "fails": "fail t_fails x.c:9: Assertion 'p != NULL' failed\n"}
+
+        def fails(tree_, build, make_vars, target, log, timeout=None, env=None, jobs=1,
+                  idle=None):
+            results = os.path.join(tree, project.BUILD_IN_COPY, "results")
+            os.makedirs(results, exist_ok=True)
+            with open(os.path.join(results, "unit"), "w") as f:
+                f.write(lines[target])
+            self.assertEqual(env.get("RT_CASE_TIMEOUT"), "5")
+            return 2, ""
+        saved, project.run_make = project.run_make, fails
+        try:
+            runner = Runner("base", "work", {}, {"loops": 1.0, "fails": 1.0}, 60, "logs")
+            looped = runner._suites(mutant("a.c:f:ROR:1"), ["loops"], tree, "log",
+                                    time.monotonic())
+            failed = runner._suites(mutant("a.c:f:ROR:2"), ["fails"], tree, "log",
+                                    time.monotonic())
+        finally:
+            project.run_make = saved
+        self.assertEqual(looped.status, "Timeout")
+        self.assertIn("ran past 5 s", looped.status_reason)
+        self.assertEqual(failed.status, "Killed")
+
 
 class Idle(unittest.TestCase):
     """A suite none of whose processes runs (a deadlock) is stopped as
