@@ -70,6 +70,14 @@ check-fuzz-libfuzzer: $(LF_BIN)
 	fi
 
 CHECK_TARGETS += check-fuzz-replay check-fuzz-libfuzzer
+# Not a suite the mutants are judged by: its 23 s of random search run for
+# every survivor and three times more in each run (unmutated, coverage,
+# schema), and in the runs of 30 Nov 2026 (every generated mutant, 1045
+# run, then 852) it killed none of the mutants the other suites let
+# survive, the only ones it ran on, since it ran last; the same
+# harness replays its corpus deterministically in check-fuzz-replay, which
+# is judged. (docs/mutants.md)
+MUTANT_SKIP += check-fuzz-libfuzzer
 
 # ---- AFL++ (make fuzz, make fuzz-speed) -------------------------------------
 

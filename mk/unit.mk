@@ -18,13 +18,21 @@ $(BUILD)/unit/%: reference/tests/%.c reference/tests/testutil.c reference/tests/
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Ireference/tests -Ireference/src \
 	  $< reference/tests/testutil.c reference/tests/testmain.c $(RT_LIB) $(ALL_LDFLAGS) $(UNIT_WRAP) $(CHECK_LIBS) -o $@
 
-# RT_FAIL_FAST (set by the mutant driver, which needs one failure, not all
-# of them): stop at the first program that fails.
+# For the mutant driver, which needs one failure, not all of them:
+# RT_FAIL_FAST stops at the first program that fails, and the programs
+# RT_FIRST_PROGRAMS names (those that killed the function's mutants so
+# far) run first.
 .PHONY: check-unit
 check-unit: $(UNIT_BIN)
 	@mkdir -p $(BUILD)/results $(BUILD)/reports
 	@rm -f $(BUILD)/results/unit
-	@status=0; for t in $(UNIT_BIN); do \
+	@order=; for f in $$RT_FIRST_PROGRAMS; do \
+	  for t in $(UNIT_BIN); do [ "$$(basename $$t)" = "$$f" ] && order="$$order $$t"; done; \
+	done; \
+	for t in $(UNIT_BIN); do \
+	  case " $$order " in *" $$t "*) ;; *) order="$$order $$t";; esac; \
+	done; \
+	status=0; for t in $$order; do \
 	  n=$$(basename $$t); \
 	  RT_RESULTS=$(BUILD)/results/unit RT_XML=$(BUILD)/reports/$$n.xml $$t || status=1; \
 	  if [ $$status = 1 ] && [ -n "$$RT_FAIL_FAST" ]; then break; fi; \

@@ -11,7 +11,7 @@
 **   --wrap=free, so chunk traffic (malloc(RT_CHUNK_SIZE) and the free of
 **   such a chunk) is counted as the conformance shim counts it.
 ** - Fault injection: fail_nth() makes one allocation or pthread_create fail,
-**   fail_sysconf() a sysconf name.
+**   fail_sysconf() a sysconf name, fake_sysconf() a machine of another size.
 */
 #ifndef REFRT_TESTUTIL_H
 #define REFRT_TESTUTIL_H

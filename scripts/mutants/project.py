@@ -77,7 +77,7 @@ def make_env():
     """The environment for an inner make: without the outer make's jobserver."""
     env = dict(os.environ)
     for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "RT_MUTANT", "RT_FAIL_FAST",
-              "RT_CASE_TIMEOUT"):
+              "RT_CASE_TIMEOUT", "RT_FIRST_PROGRAMS"):
         env.pop(k, None)
     env["LC_ALL"] = "C"
     return env

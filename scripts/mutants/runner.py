@@ -13,6 +13,7 @@ its own (SUITE_TIMES times its unmutated time plus SUITE_SLACK s), or one
 none of whose processes has run for IDLE_SECONDS (a deadlock), is killed
 with its whole process group and recorded as Timeout."""
 import os
+import re
 import shutil
 import threading
 import time
@@ -38,6 +39,10 @@ IDLE_SECONDS = 3
 # (RT_CASE_TIMEOUT, testmain.c), reported as "Test timeout expired" and
 # recorded as a Timeout. The slowest case of the plain build takes 0.7 s.
 CASE_SECONDS = 5
+
+
+# a test program named in a failure line: "reference/tests/check_chan.c:357:"
+_PROGRAM = re.compile(r"\b(check_\w+)\.c:\d+")
 
 
 def _failed_tests(tree):
@@ -95,6 +100,7 @@ class Runner:
         self.numbers = {}           # mutant id -> its number in the schema
         self.history = {}           # place -> {suite: kills}, see learn()
         self.history_lock = threading.Lock()
+        self.program_kills = {}     # place -> {test program: kills}
 
     # ---- which suite first ------------------------------------------------
 
@@ -107,8 +113,9 @@ class Runner:
         return fine + [mutant.path]
 
     def learn(self, mutant):
-        """Records which suite killed a mutant (cached ones too), so that
-        the next mutants of the same function try that suite early."""
+        """Records which suite killed a mutant (cached ones too), and which
+        test programs (named in the failures its reason quotes), so that
+        the next mutants of the same function try them early."""
         if mutant.status != KILLED or not mutant.killed_by:
             return
         with self.history_lock:
@@ -116,6 +123,20 @@ class Runner:
                 kills = self.history.setdefault(place, {})
                 for s in mutant.killed_by:
                     kills[s] = kills.get(s, 0) + 1
+                programs = self.program_kills.setdefault(place, {})
+                for p in dict.fromkeys(_PROGRAM.findall(mutant.status_reason)):
+                    programs[p] = programs.get(p, 0) + 1
+
+    def first_programs(self, mutant):
+        """The test programs to run first in a suite (RT_FIRST_PROGRAMS):
+        those that killed this function's (or else this file's) mutants,
+        most kills first; with none yet, the program named after the file
+        (check_shared for shared.c)."""
+        with self.history_lock:
+            kills = next((self.program_kills[p] for p in self._places(mutant)
+                          if self.program_kills.get(p)), {})
+        stem = "check_" + os.path.splitext(os.path.basename(mutant.path))[0]
+        return sorted(kills, key=lambda p: (-kills[p], p)) or [stem]
 
     def order_of(self, mutant, suites):
         """The suites in the order expected to kill soonest: by the seconds
@@ -151,7 +172,8 @@ class Runner:
         that fails."""
         deadline = start + self.limit
         # one failing test kills: the suites stop at the first (RT_FAIL_FAST)
-        env = dict(env or {}, RT_FAIL_FAST="1", RT_CASE_TIMEOUT=str(CASE_SECONDS))
+        env = dict(env or {}, RT_FAIL_FAST="1", RT_CASE_TIMEOUT=str(CASE_SECONDS),
+                   RT_FIRST_PROGRAMS=" ".join(self.first_programs(mutant)))
         for suite in self.order_of(mutant, suites):
             if self.stopping.is_set():
                 raise KeyboardInterrupt

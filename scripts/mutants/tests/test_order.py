@@ -91,6 +91,21 @@ class SchemaSurvivor(unittest.TestCase):
         runner.run_in_schema(m, ["cheap"], 0)
         self.assertEqual((runner.alone, m.status), ([], SURVIVED))
 
+    def test_the_programs_that_killed_a_function_run_first(self):
+        runner = Runner("base", "work", {}, COST, 60, "logs")
+        m = mutant("a.c:f:ROR:9", path="reference/src/shared.c")
+        self.assertEqual(runner.first_programs(m), ["check_shared"])  # by its name
+        for i, why in enumerate([
+                "killed by unit: t1 reference/tests/check_budgets.c:12: failed",
+                "killed by unit: t2 reference/tests/check_budgets.c:40: failed; "
+                "t3 reference/tests/check_budgets.c:41: failed",
+                "killed by unit: t4 reference/tests/check_chan.c:7: failed"]):
+            k = mutant(f"shared.c:f:ROR:{i}", path="reference/src/shared.c", killed_by="unit")
+            k.status_reason = why
+            runner.learn(k)
+        # a kill counts a program once, however many of its tests failed
+        self.assertEqual(runner.first_programs(m), ["check_budgets", "check_chan"])
+
 
 class SuiteLimit(unittest.TestCase):
     """A hanging mutant is stopped at its suite's own limit, not at the
