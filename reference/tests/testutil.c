@@ -168,7 +168,9 @@ void fake_sysconf(int name, long value)
 
 void fail_sysconf(int name)
 {
-    fake_sysconf(name, -1);
+    fake_sysconf(-1, 0);
+    if (name != -1)
+        fake_sysconf(name, -1);
 }
 
 long __wrap_sysconf(int name)

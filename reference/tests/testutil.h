@@ -119,8 +119,8 @@ unsigned long fail_count(void);
 long allocs_live(void);
 /* sysconf(name) answers value from now on, on every thread (also --wrap),
 ** as a machine of another size would; fake_sysconf(-1, 0) ends every
-** fake. fail_sysconf(name) is fake_sysconf(name, -1): a system that cannot
-** tell; fail_sysconf(-1) ends every fake too. */
+** fake. fail_sysconf(name): from now on name, and only name, fails (-1),
+** as on a system that cannot tell; fail_sysconf(-1) ends every fake. */
 void fake_sysconf(int name, long value);
 void fail_sysconf(int name);
 
