@@ -1092,13 +1092,19 @@ static void *plain_thread_allocates(void *unused)
     return NULL;
 }
 
+/* Runs fn on a thread of its own, which no task runs on, after rt_init. */
+static void on_a_plain_thread(void *(*fn)(void *))
+{
+    pthread_t t;
+    rt_init();
+    pthread_create(&t, NULL, fn, NULL);
+    pthread_join(t, NULL);
+}
+
 static void alloc_on_a_plain_thread(void *unused)
 {
     (void)unused;
-    pthread_t t;
-    rt_init();
-    pthread_create(&t, NULL, plain_thread_allocates, NULL);
-    pthread_join(t, NULL);
+    on_a_plain_thread(plain_thread_allocates);
 }
 
 static void alloc_before_init(void *unused)
@@ -1307,10 +1313,7 @@ static void *plain_thread_clones(void *unused)
 static void clone_on_a_plain_thread(void *unused)
 {
     (void)unused;
-    pthread_t t;
-    rt_init();
-    pthread_create(&t, NULL, plain_thread_clones, NULL);
-    pthread_join(t, NULL);
+    on_a_plain_thread(plain_thread_clones);
 }
 
 static void spawn_before_init(void *unused)

@@ -109,25 +109,32 @@ def kill_all():
 IDLE = "idle"
 
 
-def session_activity(sid):
-    """What shows that session sid is doing something: each process's pid
-    and the CPU ticks it has used, and whether any is running (or in a
-    disk wait). A deadlocked test changes none of it."""
-    ticks, running = {}, False
+def session_processes(sid):
+    """(pid, fields of /proc/pid/stat after "(comm) ") of every process of
+    session sid but the driver itself: state(0) ppid pgrp session ...
+    utime(11) stime(12). comm may hold spaces, hence the split after it."""
+    me = os.getpid()
     for entry in os.listdir("/proc"):
-        if not entry.isdigit():
+        if not entry.isdigit() or int(entry) == me:
             continue
         try:
             with open(f"/proc/{entry}/stat", "rb") as f:
                 stat = f.read()
         except OSError:
             continue
-        # after "(comm) ": state ppid pgrp session ... utime(11) stime(12)
         fields = stat[stat.rfind(b")") + 2:].split()
         if len(fields) > 12 and int(fields[3]) == sid:
-            ticks[int(entry)] = int(fields[11]) + int(fields[12])
-            running = running or fields[0] in (b"R", b"D")
-        # (the reading of /proc is the driver's, in a session of its own)
+            yield int(entry), fields
+
+
+def session_activity(sid):
+    """What shows that session sid is doing something: each process's pid
+    and the CPU ticks it has used, and whether any is running (or in a
+    disk wait). A deadlocked test changes none of it."""
+    ticks, running = {}, False
+    for pid, fields in session_processes(sid):
+        ticks[pid] = int(fields[11]) + int(fields[12])
+        running = running or fields[0] in (b"R", b"D")
     return ticks, running
 
 
@@ -200,22 +207,11 @@ def kill_session(sid):
     Check runs each test in a process group of its own (setpgid in the
     forked child), so a test that hangs would outlive a killpg of make's
     group; all of them stay in the session start_new_session made."""
-    me = os.getpid()
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == me:
-            continue
+    for pid, _ in session_processes(sid):
         try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # pid (comm) state ppid pgrp session ...: comm may hold spaces
-        fields = stat[stat.rfind(b")") + 2:].split()
-        if len(fields) > 3 and int(fields[3]) == sid:
-            try:
-                os.kill(int(entry), 9)
-            except ProcessLookupError:
-                pass
+            os.kill(pid, 9)
+        except ProcessLookupError:
+            pass
 
 
 def kill_group(p):
