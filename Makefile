@@ -1,6 +1,7 @@
 # refrt: the top-level build.
 #
-#   make                 static and shared library under $(BUILD)
+#   make                 static and shared library under $(BUILD) (a test
+#                        build; RELEASE=1 for the shipped one)
 #   make check           every test (installs missing Debian packages first)
 #   make gate            the whole conformance gate
 #   make bench           the benchmarks, one figure a line
@@ -20,7 +21,13 @@ SANITIZE ?=
 # IMPL=path/to/lib.a: another implementation of refrt.h; make check then
 # runs only the conformance kit (KIT_TARGETS) against it, in its own folder.
 IMPL ?=
-VARIANT := $(notdir $(firstword $(CC)))$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))$(if $(IMPL),-impl-$(basename $(notdir $(IMPL))))
+# RELEASE=1: the library as shipped. Every other build is a test build:
+# the runtime is compiled with RT_TESTING, which turns on what only tests
+# use (checked locks, cost counters, named points; see the headers of
+# reference/src that test RT_TESTING) and adds nothing to a release build.
+# `make install` and `make bench` build with RELEASE=1, in their own folder.
+RELEASE ?=
+VARIANT := $(notdir $(firstword $(CC)))$(if $(SANITIZE),-$(subst $(comma),-,$(SANITIZE)))$(if $(IMPL),-impl-$(basename $(notdir $(IMPL))))$(if $(RELEASE),-release)
 BUILD ?= build/$(VARIANT)
 PREFIX ?= /usr/local
 PYTHON ?= /usr/bin/python3
@@ -34,7 +41,8 @@ CFLAGS ?= $(OPT) -g -gdwarf-4
 WERROR ?= -Werror
 WARNINGS := -std=c11 -Wall -Wextra $(WERROR)
 SANFLAGS := $(if $(SANITIZE),-fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all)
-ALL_CFLAGS = $(WARNINGS) $(CFLAGS) $(SANFLAGS) -pthread -Ireference/include
+TESTING_FLAGS := $(if $(RELEASE),,-DRT_TESTING=1)
+ALL_CFLAGS = $(WARNINGS) $(CFLAGS) $(SANFLAGS) $(TESTING_FLAGS) -pthread -Ireference/include
 ALL_LDFLAGS = $(SANFLAGS) -pthread $(LDFLAGS)
 
 RT_SRC := $(sort $(wildcard reference/src/*.c))
@@ -48,7 +56,7 @@ KIT_TARGETS :=
 GATE_TARGETS :=
 BENCH_TARGETS :=
 
-.PHONY: all lib check check-run gate gate-run bench install clean deps
+.PHONY: all lib check check-run gate gate-run bench bench-run install install-run clean deps
 .DEFAULT_GOAL := all
 
 all: lib
@@ -87,12 +95,17 @@ gate: deps
 # (ci/: the mutant shards).
 gate-run: $(filter-out $(GATE_EXCLUDE),$(CHECK_TARGETS) $(GATE_TARGETS))
 
-bench: deps $(BENCH_TARGETS)
+# The figures are those of the shipped library, without test instrumentation.
+bench: deps
+	@$(MAKE) --no-print-directory RELEASE=1 bench-run
+bench-run: $(BENCH_TARGETS)
 
 deps:
 	@scripts/deps
 
-install: lib
+install:
+	@$(MAKE) --no-print-directory RELEASE=1 install-run
+install-run: lib
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 reference/include/refrt.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(RT_LIB) $(DESTDIR)$(PREFIX)/lib/
