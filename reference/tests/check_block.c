@@ -447,17 +447,19 @@ START_TEST(a_stale_pointer_into_a_deleted_block_is_refused_by_the_next)
 }
 END_TEST
 
-/* A header copied 2^29 and 2^32 bytes further into the block: the check
-** word holds enough of the address that neither copy makes a chunk. */
+/* A header copied 2^29, 2^32 and 2^34 bytes further into the block: the
+** check word holds enough of the address (bits 3..34) that no copy makes a
+** chunk. A block of 16 GiB is address space only (overcommit): three pages
+** are touched. */
 START_TEST(a_header_copied_far_into_a_big_block_makes_no_chunk)
 {
-    const size_t far[] = {(size_t)1 << 29, (size_t)1 << 32};
+    const size_t far[] = {(size_t)1 << 29, (size_t)1 << 32, (size_t)1 << 34};
     if (UNDER_SANITIZER)
         return;
-    struct rt_block *b = rt__block_new(((size_t)1 << 32) + 64 * KIB);
-    ck_assert_ptr_nonnull(b); /* 4 GiB of address space; three pages touched */
+    struct rt_block *b = rt__block_new(((size_t)1 << 34) + 64 * KIB);
+    ck_assert_ptr_nonnull(b);
     unsigned char *first = rt__block_alloc(b, 8);
-    unsigned char *big = rt__block_alloc(b, ((size_t)1 << 32) + 32 * KIB);
+    unsigned char *big = rt__block_alloc(b, ((size_t)1 << 34) + 32 * KIB);
     ck_assert_ptr_nonnull(big);
     for (size_t i = 0; i < sizeof far / sizeof far[0]; i++) {
         unsigned char *fake = first + far[i]; /* inside big's payload */

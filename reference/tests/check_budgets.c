@@ -1335,6 +1335,46 @@ static void panic_on_a_plain_thread(void *unused)
     rt_panic("nobody");
 }
 
+/* A task's thread runs on after fn returns: the destructors of its
+** thread-specific data. It is no task by then, so a runtime call made from
+** one is a contract violation, whichever order the destructors run in:
+** before the runtime's own (glibc runs them in key order, so a key made
+** before rt_init) or after it, when the runtime's state is gone. */
+static pthread_key_t user_key;
+
+static void destructor_asks_held(void *value)
+{
+    (void)value;
+    rt_held();
+}
+
+static void *task_sets_user_key(void *unused)
+{
+    (void)unused;
+    pthread_setspecific(user_key, &user_key);
+    return NULL;
+}
+
+static void held_in_a_destructor(void *key_before_init)
+{
+    void *ignored;
+    if (key_before_init != NULL)
+        pthread_key_create(&user_key, destructor_asks_held);
+    init_fixed(64 * KIB);
+    if (key_before_init == NULL)
+        pthread_key_create(&user_key, destructor_asks_held);
+    rt_join(rt_spawn(task_sets_user_key, NULL), &ignored);
+}
+
+START_TEST(a_thread_whose_task_ended_is_no_task_in_its_destructors)
+{
+    ck_assert_violation(held_in_a_destructor, (void *)1,
+                        "refrt: rt_held: this thread is not a task\n");
+    ck_assert_violation(held_in_a_destructor, NULL,
+                        "refrt: rt_held: this thread is not a task\n");
+}
+END_TEST
+
 START_TEST(misuse_gets_the_contracts_error)
 {
     ck_assert_violation(alloc_on_a_plain_thread, NULL,
@@ -1398,6 +1438,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_realloc_settles_what_receivers_took_before_it_panics);
     suite_add_test(s, a_panic_without_a_reason_says_so);
     suite_add_test(s, a_panic_in_main_exits_with_101);
+    suite_add_test(s, a_thread_whose_task_ended_is_no_task_in_its_destructors);
     suite_add_test(s, a_panic_frees_outside_values_and_closes_open_regions);
     suite_add_test(s, a_task_that_ends_frees_its_block_and_what_it_still_holds);
     suite_add_test(s, join_moves_the_result_to_the_joiner);
