@@ -522,6 +522,39 @@ START_TEST(two_senders_never_share_a_slot)
 }
 END_TEST
 
+/* The same instant with a send: the sender waits for the receiver's lock,
+** so its signal comes after the receiver sleeps and wakes it, and the
+** value moves to the receiver exactly. */
+START_TEST(a_send_while_a_receiver_is_about_to_sleep_wakes_it)
+{
+    struct actor r = {0}, s = {0};
+    struct watch *about_to_sleep = watch("chan.recv.before_wait", "R", 1);
+    struct watch *enqueue = watch("chan.send.before_enqueue", "S", 0);
+    struct chan_ctx x = {0};
+
+    init_fixed(64 * KIB);
+    x.c = rt_chan_new(1);
+    x.bytes = 700;
+    spawn(&r, "R", recv_body, &x);
+    wait_parked(about_to_sleep);
+    spawn(&s, "S", send_body, &x);
+    wait_flag(&x.go, "S about to send");
+    ck_assert_msg(blocks(&s), "the send did not wait for the receiver's lock");
+    ck_assert_int_eq(passed(enqueue), 0);
+    release(about_to_sleep);
+    ck_assert_int_eq(join_task(&s, NULL), RT_OK);
+    ck_assert_int_eq(join_task(&r, NULL), RT_OK);
+    ck_assert_int_eq(passed(about_to_sleep), 1); /* it slept once and woke */
+    ck_assert_int_eq(s.status[0], RT_OK);
+    ck_assert_ptr_eq(r.got[0], s.got[0]);
+    ck_assert_uint_eq(r.held[0], 700);
+    ck_assert_uint_eq(r.held[1], 0);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(x.c);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
 static void *send_two_body(struct actor *a)
 {
     struct chan_ctx *x = a->ctx;
@@ -1380,6 +1413,7 @@ Suite *make_suite(void)
     add_case(s, a_later_publish_reads_the_slot_the_first_one_published);
     add_case(s, a_close_while_a_receiver_is_about_to_sleep_wakes_it);
     add_case(s, two_senders_never_share_a_slot);
+    add_case(s, a_send_while_a_receiver_is_about_to_sleep_wakes_it);
     add_case(s, a_sender_waiting_on_a_full_channel_gets_closed_and_keeps_its_value);
     add_case(s, a_receiver_that_panics_leaves_the_value_to_the_next);
     add_case(s, the_receiver_drops_the_last_reference_after_the_join);
