@@ -39,7 +39,7 @@
 /* ---- the harness: roles, watches, parking -------------------------------- */
 
 #if UNDER_SANITIZER
-#define DEADLINE_S 60
+#define DEADLINE_S 20
 #else
 #define DEADLINE_S 10
 #endif
