@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "points.h"
 #include "task.h"
 
 struct item {
@@ -74,6 +75,7 @@ rt_status rt_send(rt_chan *c, void *value)
     bytes = rt__outside_detach(t, value); /* still charged: in flight */
     rt__task_ref(t);
     it = &c->ring[(c->head + c->count) % c->capacity];
+    RT_POINT("chan.send.before_enqueue");
     it->value = value;
     it->bytes = bytes;
     it->sender = t;
@@ -92,8 +94,10 @@ void *rt_recv(rt_chan *c)
         rt__violation("rt_recv", "channel is NULL");
     me = rt__task_hot("rt_recv")->task;
     pthread_mutex_lock(&c->lock);
-    while (c->count == 0 && !c->closed)
+    while (c->count == 0 && !c->closed) {
+        RT_POINT("chan.recv.before_wait");
         pthread_cond_wait(&c->not_empty, &c->lock);
+    }
     if (c->count == 0) {
         pthread_mutex_unlock(&c->lock);
         return NULL; /* closed and empty */
@@ -103,6 +107,7 @@ void *rt_recv(rt_chan *c)
         /* The value stays at the head; the lock goes before the panic. */
         pthread_cond_signal(&c->not_empty);
         pthread_mutex_unlock(&c->lock);
+        RT_POINT("chan.recv.refused");
         rt__task_full("a received value", it.bytes);
     }
     rt__task_hold(me, it.value, it.bytes);
@@ -110,6 +115,7 @@ void *rt_recv(rt_chan *c)
     c->count--;
     pthread_cond_signal(&c->not_full);
     pthread_mutex_unlock(&c->lock);
+    RT_POINT("chan.recv.before_release");
     rt__task_release(it.sender, it.bytes);
     rt__task_unref(it.sender);
     return it.value;
@@ -119,6 +125,7 @@ void rt_chan_close(rt_chan *c)
 {
     if (c == NULL)
         rt__violation("rt_chan_close", "channel is NULL");
+    RT_POINT("chan.close.before_lock");
     pthread_mutex_lock(&c->lock);
     c->closed = true;
     pthread_cond_broadcast(&c->not_empty);

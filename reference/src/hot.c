@@ -21,6 +21,8 @@
 
 #include <pthread.h>
 
+#include "points.h"
+
 /* Zero until rt_init: key + 1, so zero means "no key, no cache". Eight
 ** bytes, whatever the width of pthread_key_t. */
 uint64_t rt__key_plus_one;
@@ -95,6 +97,7 @@ static bool hot_first_publish(pthread_key_t key, struct rt_hot *h)
 
     pthread_mutex_lock(&hot_lock);
     first = __atomic_load_n(&hot_state, __ATOMIC_RELAXED) == HOT_UNKNOWN;
+    RT_POINT("hot.first_publish.locked");
     if (first) {
         found = rt_prim_slot_find(key, &off);
         hot_set(key, h);
@@ -158,6 +161,7 @@ bool rt_hot_direct(void)
 
 void rt_hot_disable(void)
 {
+    RT_POINT("hot.disable.before_lock");
     pthread_mutex_lock(&hot_lock);
     hot_latch_locked();
     pthread_mutex_unlock(&hot_lock);

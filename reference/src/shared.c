@@ -37,6 +37,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
+#include "points.h"
 #include "shared.h"
 #include "task.h"
 
@@ -223,8 +224,10 @@ static void door_open(struct rt_hot *h, struct door *d, const char *fn, enum doo
     }
     /* v[0] was made first: wherever v[1] may not open, v[0] may not either */
     check_nesting(h, fn, d->v[0]);
-    for (unsigned i = 0; i < d->n; i++)
+    for (unsigned i = 0; i < d->n; i++) {
         pthread_mutex_lock(&d->v[i]->lock);
+        RT_POINT("shared.door_open.locked_one");
+    }
     d->hook.block = NULL;
     d->hook.unwind = door_unwind;
     d->hook.outer = h->door;
@@ -259,6 +262,7 @@ static void door_unwind(struct rt_door *hook)
 {
     struct door *d = (struct door *)hook;
 
+    RT_POINT("shared.unwind.begin");
     if (d->building_for != NULL) {
         /* build panicked: the half-built state goes, the value stays as it
         ** was (poisoned, or never handed out) */
@@ -267,6 +271,7 @@ static void door_unwind(struct rt_door *hook)
         for (unsigned i = 0; i < d->n; i++)
             atomic_store_explicit(&d->v[i]->poisoned, true, memory_order_relaxed);
     }
+    RT_POINT("shared.unwind.before_release");
     door_release(d);
     if (d->constructing) {
         pthread_mutex_destroy(&d->v[0]->lock);

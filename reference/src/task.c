@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "points.h"
 #include "task.h"
 
 /* ---- the strategy (D7) ------------------------------------------------- */
@@ -72,6 +73,7 @@ void rt_set_strategy(rt_strategy s)
     if (s.block_bytes == NULL)
         rt__violation("rt_set_strategy", "block_bytes is NULL");
     pthread_mutex_lock(&strategy_lock);
+    RT_POINT("task.set_strategy.locked");
     strategy = s;
     pthread_mutex_unlock(&strategy_lock);
 }
@@ -84,6 +86,7 @@ static struct rt_block *block_for_new_task(void)
     struct rt_block *b;
 
     pthread_mutex_lock(&strategy_lock);
+    RT_POINT("task.block_for_new_task.locked");
     s = strategy.block_bytes != NULL ? strategy : rt_default_strategy();
     pthread_mutex_unlock(&strategy_lock);
     b = rt__block_new(s.block_bytes(s.ctx, running));
@@ -486,6 +489,7 @@ void rt__task_ref(struct rt_task *t)
 
 void rt__task_unref(struct rt_task *t)
 {
+    RT_POINT("task.unref.before_dec");
     if (atomic_fetch_sub_explicit(&t->refs, 1, memory_order_acq_rel) == 1)
         free(t);
 }
@@ -532,6 +536,7 @@ static void *task_start(void *arg)
 
     h->task = t;
     task_run(t);
+    RT_POINT("task.end.before_empty");
     h->task = NULL;
     h->door = NULL;
     task_empty(t);
@@ -549,6 +554,7 @@ static bool unjoined_add(struct rt_task *t)
     bool room;
 
     pthread_mutex_lock(&unjoined_lock);
+    RT_POINT("task.unjoined_add.locked");
     room = table_room(&unjoined);
     if (room)
         table_put(&unjoined, t, 0);
@@ -563,6 +569,7 @@ static bool unjoined_take(struct rt_task *t)
     bool found;
 
     pthread_mutex_lock(&unjoined_lock);
+    RT_POINT("task.unjoined_take.locked");
     i = table_find(&unjoined, t);
     found = i != unjoined.cap; /* under the lock: another spawn may grow it */
     if (found)

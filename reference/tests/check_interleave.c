@@ -1,0 +1,1431 @@
+/*
+** check_interleave.c: forced interleavings. Each test parks a thread at a
+** named point inside the runtime (points.h), drives another thread through
+** the window that point opens, releases the first, and asserts the exact
+** outcome the contract gives: figures, values, flags, and that nobody
+** waits for ever (docs/conventions.md, "Forced interleavings").
+**
+** The harness adds no happens-before edge of its own: passages are counted
+** and parked threads wait and are released through relaxed atomics only,
+** so under SANITIZE=thread the runtime's memory orders alone order what
+** the threads do (the tests marked "TSan" are the ones that judge an
+** order; docs/hot-path.md and docs/budgets.md list them).
+**
+** A hang is a failure, reported within DEADLINE seconds by the waits
+** below and within the case's own timeout otherwise: a deadlock detector,
+** not a speed bound.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "points.h"
+#include "refrt.h"
+#include "shared.h"
+#include "task.h"
+#include "testutil.h"
+
+#define KIB ((size_t)1024)
+
+/* ---- the harness: roles, watches, parking -------------------------------- */
+
+#if UNDER_SANITIZER
+#define DEADLINE_S 20
+#else
+#define DEADLINE_S 10
+#endif
+/* The case's own timeout (RT_CASE_TIMEOUT may lower it further). */
+#define CASE_TIMEOUT_S (3 * DEADLINE_S)
+
+/* Who this thread is: a watch may concern one role only. */
+static _Thread_local const char *role = "main";
+
+/* A watch counts the passages of one point (by one role, or by any thread
+** when role is NULL) and may park one of them, the park_at-th, until the
+** test releases it. Set up before the threads it concerns start (their
+** creation orders the setup before their reads); the counters are relaxed
+** atomics, so watching adds no happens-before edge. */
+struct watch {
+    const char *point, *role;
+    int park_at;
+    int passed, parked, released;
+    unsigned long seq; /* the global sequence number of the last passage */
+    const char *who;   /* the role of the thread parked there */
+};
+
+#define WATCHES 16
+static struct watch watches[WATCHES];
+static int nwatches;
+static unsigned long passages;
+/* The stress test: every passage that does not park yields the CPU, so
+** the threads interleave differently around every point. */
+static int yield_at_points;
+
+static int ld(const int *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static void st(int *p, int v)
+{
+    __atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+static void nap(void)
+{
+    struct timespec ts = {0, 100 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Waits for cond, polling; fails the test after DEADLINE_S seconds. */
+#define WAIT_FOR(cond, ...)                                                    \
+    do {                                                                       \
+        uint64_t until_ = now_ns() + (uint64_t)DEADLINE_S * 1000000000u;       \
+        while (!(cond)) {                                                      \
+            if (now_ns() > until_)                                             \
+                ck_abort_msg(__VA_ARGS__);                                     \
+            nap();                                                             \
+        }                                                                      \
+    } while (0)
+
+static void on_point(const char *name)
+{
+    for (int i = 0; i < nwatches; i++) {
+        struct watch *w = &watches[i];
+        if (strcmp(w->point, name) != 0 || (w->role != NULL && strcmp(w->role, role) != 0))
+            continue;
+        int k = __atomic_add_fetch(&w->passed, 1, __ATOMIC_RELAXED);
+        __atomic_store_n(&w->seq, __atomic_add_fetch(&passages, 1, __ATOMIC_RELAXED),
+                         __ATOMIC_RELAXED);
+        if (k == w->park_at) {
+            __atomic_store_n(&w->who, role, __ATOMIC_RELAXED);
+            st(&w->parked, 1);
+            while (!ld(&w->released))
+                nap();
+            st(&w->parked, 0);
+        }
+    }
+    if (ld(&yield_at_points))
+        sched_yield();
+}
+
+/* Watches point for role (NULL: any thread), parking its park_at-th
+** passage (0: none). Before the threads concerned start. */
+static struct watch *watch(const char *point, const char *who, int park_at)
+{
+    ck_assert_int_lt(nwatches, WATCHES);
+    struct watch *w = &watches[nwatches++];
+    *w = (struct watch){point, who, park_at, 0, 0, 0, 0, NULL};
+    __atomic_store_n(&rt__point_hook, on_point, __ATOMIC_RELAXED);
+    return w;
+}
+
+static int passed(struct watch *w)
+{
+    return ld(&w->passed);
+}
+
+static unsigned long seq_of(struct watch *w)
+{
+    return __atomic_load_n(&w->seq, __ATOMIC_RELAXED);
+}
+
+static void wait_parked(struct watch *w)
+{
+    WAIT_FOR(ld(&w->parked), "no thread (%s) parked at %s", w->role ? w->role : "any",
+             w->point);
+}
+
+static void release(struct watch *w)
+{
+    st(&w->released, 1);
+}
+
+static int gettid_(void)
+{
+    return (int)syscall(SYS_gettid);
+}
+
+/* Whether thread tid sleeps in the kernel in a futex wait: blocked on a
+** mutex, a condition or a join. Read from /proc: no cooperation of the
+** thread, no synchronisation with it. */
+static int asleep_once(int tid)
+{
+    char path[64], buf[256];
+    long nr = -1, op = -1;
+    FILE *f;
+
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    if (fgets(buf, sizeof buf, f) == NULL)
+        buf[0] = '\0';
+    fclose(f);
+    if (sscanf(buf, "%ld %*s %lx", &nr, &op) != 2)
+        return 0;
+    return nr == SYS_futex && ((op & 127) == 0 || (op & 127) == 9); /* WAIT, WAIT_BITSET */
+}
+
+/* Asleep at two reads 2 ms apart: not a passing moment of contention. */
+static int asleep(int tid)
+{
+    struct timespec ts = {0, 2 * 1000 * 1000};
+    if (!asleep_once(tid))
+        return 0;
+    nanosleep(&ts, NULL);
+    return asleep_once(tid);
+}
+
+/* A thread of the test: a task (rt_spawn) or a plain thread, with its role,
+** its kernel id and whether its function returned. */
+struct actor {
+    const char *role;
+    int tid, started, done;
+    void *(*body)(struct actor *);
+    void *ctx;
+    /* what the body measured, read once it is joined */
+    size_t held[4];
+    void *got[4];
+    rt_status status[4];
+    rt_task *task;
+    pthread_t thread;
+};
+
+static void *actor_main(void *arg)
+{
+    struct actor *a = arg;
+    void *r;
+
+    role = a->role;
+    st(&a->tid, gettid_());
+    st(&a->started, 1);
+    r = a->body(a);
+    st(&a->done, 1);
+    return r;
+}
+
+static void spawn(struct actor *a, const char *who, void *(*body)(struct actor *), void *ctx)
+{
+    a->role = who;
+    a->body = body;
+    a->ctx = ctx;
+    a->task = rt_spawn(actor_main, a);
+    ck_require(a->task != NULL); /* the helpers allocate nothing until they fail */
+    WAIT_FOR(ld(&a->started), "%s did not start", who);
+}
+
+static void start_plain(struct actor *a, const char *who, void *(*body)(struct actor *),
+                        void *ctx)
+{
+    a->role = who;
+    a->body = body;
+    a->ctx = ctx;
+    ck_require(pthread_create(&a->thread, NULL, actor_main, a) == 0);
+    WAIT_FOR(ld(&a->started), "%s did not start", who);
+}
+
+/* Waits until a's body returned (a deadlock is reported here, in seconds). */
+static void wait_done(struct actor *a)
+{
+    WAIT_FOR(ld(&a->done), "%s never finished: a deadlock or a lost wakeup", a->role);
+}
+
+static rt_status join_task(struct actor *a, void **result)
+{
+    wait_done(a);
+    return rt_join(a->task, result);
+}
+
+static void join_plain(struct actor *a)
+{
+    wait_done(a);
+    ck_require(pthread_join(a->thread, NULL) == 0);
+}
+
+/* Waits until a sleeps in a futex wait or has finished; true if it sleeps. */
+static int blocks(struct actor *a)
+{
+    WAIT_FOR(asleep(ld(&a->tid)) || ld(&a->done), "%s neither blocked nor finished",
+             a->role);
+    return !ld(&a->done);
+}
+
+/* A quiet signal between threads: relaxed, no happens-before edge. */
+static void wait_flag(const int *flag, const char *what)
+{
+    WAIT_FOR(ld(flag), "never: %s", what);
+}
+
+#define add_case(s, t)                                                         \
+    do {                                                                       \
+        TCase *tc_ = tcase_create(#t);                                         \
+        tcase_add_test(tc_, t);                                                \
+        tcase_set_timeout(tc_, CASE_TIMEOUT_S);                                \
+        rt_add_case((s), tc_, #t);                                             \
+    } while (0)
+
+static void init_fixed(size_t bytes)
+{
+    rt_set_strategy(rt_fixed_strategy(bytes));
+    rt_init();
+}
+
+/* ---- hot.c: the first publish, the latch -------------------------------- */
+
+static void *publish_body(struct actor *a)
+{
+    a->got[0] = rt_hot();
+    a->got[1] = pthread_getspecific((pthread_key_t)(rt__key_plus_one - 1));
+    return NULL;
+}
+
+static void *disable_body(struct actor *a)
+{
+    (void)a;
+    rt_hot_disable();
+    return NULL;
+}
+
+/* What the fast path's one load reads on this thread right now. */
+static void *direct_read(void)
+{
+#if RT_PRIM_DIRECT
+    return rt_prim_slot_read(__atomic_load_n(&rt__hot_off, __ATOMIC_RELAXED));
+#else
+    return NULL;
+#endif
+}
+
+/* rt_hot_disable while the process's first publish is under way: the
+** latch waits for the publish (hot_lock) and wins, for good. Without the
+** lock on either side the latch lands first and the publish then opens
+** the path again. */
+START_TEST(a_latch_during_the_first_publish_waits_and_wins)
+{
+    struct actor a = {0}, b = {0}, c = {0};
+    struct watch *inside = watch("hot.first_publish.locked", "A", 1);
+    struct watch *before = watch("hot.disable.before_lock", "B", 0);
+
+    rt_init(); /* publishes nothing: A's is the first publish */
+    start_plain(&a, "A", publish_body, NULL);
+    wait_parked(inside);
+    start_plain(&b, "B", disable_body, NULL);
+    WAIT_FOR(passed(before) == 1, "B never reached rt_hot_disable");
+    ck_assert_msg(blocks(&b), "the latch did not wait for the first publish");
+    release(inside);
+    join_plain(&a);
+    join_plain(&b);
+    ck_assert_ptr_nonnull(a.got[0]);
+    ck_assert_ptr_eq(a.got[0], a.got[1]);
+    ck_assert(!rt_hot_direct());
+    /* main's publish comes after the latch: the fallback, its own state */
+    struct rt_hot *h = rt_hot();
+    ck_assert_ptr_null(direct_read());
+    start_plain(&c, "C", publish_body, NULL);
+    join_plain(&c);
+    ck_assert_ptr_eq(c.got[0], c.got[1]);
+    ck_assert_ptr_ne(c.got[0], h);
+    ck_assert(!rt_hot_direct());
+}
+END_TEST
+
+/* Two threads reach the first publish at once: the second waits for the
+** first (hot_lock), then publishes as any later thread does. */
+START_TEST(a_second_first_publish_waits_for_the_first)
+{
+    struct actor a = {0}, b = {0};
+    struct watch *inside_a = watch("hot.first_publish.locked", "A", 1);
+    struct watch *inside_b = watch("hot.first_publish.locked", "B", 0);
+
+    rt_init();
+    start_plain(&a, "A", publish_body, NULL);
+    wait_parked(inside_a);
+    start_plain(&b, "B", publish_body, NULL);
+    ck_assert_msg(blocks(&b), "a second first publish did not wait for the first");
+    ck_assert_int_eq(passed(inside_b), 0);
+    release(inside_a);
+    join_plain(&a);
+    join_plain(&b);
+    ck_assert_int_eq(passed(inside_b), 1); /* it got in, after A: not first */
+    ck_assert_ptr_eq(a.got[0], a.got[1]);
+    ck_assert_ptr_eq(b.got[0], b.got[1]);
+    ck_assert_ptr_ne(a.got[0], b.got[0]);
+    ck_assert_int_eq(rt_hot_direct(), RT_PRIM_DIRECT);
+}
+END_TEST
+
+/* The process's first publish (A) and a later one (C) that reads the slot
+** A found: C reads hot_slot only after an acquire load of hot_state saw
+** DIRECT, which A stored with release after writing hot_slot. Nothing else
+** orders the two threads (C waits for A through a relaxed flag), so under
+** SANITIZE=thread a relaxed store of DIRECT is a data race on hot_slot.
+** TSan: hot.c:hot_first_publish, the release store of HOT_DIRECT. */
+static int first_published;
+
+static void *first_publish_body(struct actor *a)
+{
+    a->got[0] = rt_hot();
+    st(&first_published, 1);
+    return NULL;
+}
+
+static void *later_publish_body(struct actor *a)
+{
+    wait_flag(&first_published, "the first publish");
+    a->got[0] = rt_hot();
+    a->got[1] = direct_read();
+    a->got[2] = pthread_getspecific((pthread_key_t)(rt__key_plus_one - 1));
+    return NULL;
+}
+
+START_TEST(a_later_publish_reads_the_slot_the_first_one_published)
+{
+    struct actor a = {0}, c = {0};
+
+    rt_init();
+    start_plain(&c, "C", later_publish_body, NULL);
+    start_plain(&a, "A", first_publish_body, NULL);
+    join_plain(&a);
+    join_plain(&c);
+    ck_assert_ptr_nonnull(a.got[0]);
+    ck_assert_ptr_nonnull(c.got[0]);
+    ck_assert_ptr_eq(c.got[2], c.got[0]);
+    ck_assert_int_eq(rt_hot_direct(), RT_PRIM_DIRECT);
+    if (RT_PRIM_DIRECT)
+        ck_assert_ptr_eq(c.got[1], c.got[0]);
+}
+END_TEST
+
+/* ---- chan.c: send, receive, close ----------------------------------------- */
+
+struct chan_ctx {
+    rt_chan *c;
+    size_t bytes;
+    int go; /* a quiet signal from main */
+};
+
+static void *recv_body(struct actor *a)
+{
+    struct chan_ctx *x = a->ctx;
+    a->got[0] = rt_recv(x->c);
+    a->held[0] = rt_held();
+    if (a->got[0] != NULL)
+        rt_free(a->got[0]);
+    a->held[1] = rt_held();
+    return NULL;
+}
+
+static void *close_body(struct actor *a)
+{
+    struct chan_ctx *x = a->ctx;
+    rt_chan_close(x->c);
+    return NULL;
+}
+
+/* A receiver has seen the channel open and empty and is about to sleep:
+** a close in that instant must wait for the lock the receiver holds until
+** it sleeps, so its broadcast wakes it. Without the lock the broadcast
+** goes before the receiver sleeps, and it sleeps for ever. */
+START_TEST(a_close_while_a_receiver_is_about_to_sleep_wakes_it)
+{
+    struct actor r = {0}, b = {0};
+    struct watch *about_to_sleep = watch("chan.recv.before_wait", "R", 1);
+    struct watch *closing = watch("chan.close.before_lock", "B", 0);
+    struct chan_ctx x = {0};
+
+    init_fixed(64 * KIB);
+    x.c = rt_chan_new(1);
+    spawn(&r, "R", recv_body, &x);
+    wait_parked(about_to_sleep);
+    start_plain(&b, "B", close_body, &x);
+    WAIT_FOR(passed(closing) == 1, "B never reached rt_chan_close");
+    ck_assert_msg(blocks(&b), "the close did not wait for the receiver's lock");
+    release(about_to_sleep);
+    join_plain(&b);
+    ck_assert_int_eq(join_task(&r, NULL), RT_OK);
+    ck_assert_ptr_null(r.got[0]); /* closed and empty */
+    ck_assert_int_eq(passed(about_to_sleep), 1); /* it slept once and woke */
+    ck_assert_uint_eq(r.held[0], 0);
+    rt_chan_free(x.c);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+static void *send_body(struct actor *a)
+{
+    struct chan_ctx *x = a->ctx;
+    char *v = rt_alloc_outside(x->bytes);
+    memset(v, a->role[0], x->bytes);
+    a->got[0] = v;
+    st(&x->go, 1); /* about to send */
+    a->status[0] = rt_send(x->c, v);
+    a->held[0] = rt_held(); /* in flight: still the sender's */
+    return NULL;
+}
+
+/* Two senders on one channel: A has chosen the slot at the tail and is
+** about to fill it; B must wait for the lock, then take the next slot.
+** Without the lock B fills A's slot and A overwrites it: one value lost,
+** one slot never filled. */
+START_TEST(two_senders_never_share_a_slot)
+{
+    struct actor a = {0}, b = {0};
+    struct watch *choosing = watch("chan.send.before_enqueue", "A", 1);
+    struct chan_ctx xa = {0}, xb = {0};
+
+    init_fixed(64 * KIB);
+    xa.c = xb.c = rt_chan_new(4);
+    xa.bytes = 100;
+    xb.bytes = 200;
+    spawn(&a, "A", send_body, &xa);
+    wait_parked(choosing);
+    spawn(&b, "B", send_body, &xb);
+    wait_flag(&xb.go, "B about to send");
+    ck_assert_msg(blocks(&b), "a second sender did not wait for the first");
+    release(choosing);
+    ck_assert_int_eq(join_task(&a, NULL), RT_OK);
+    ck_assert_int_eq(join_task(&b, NULL), RT_OK);
+    ck_assert_int_eq(a.status[0], RT_OK);
+    ck_assert_int_eq(b.status[0], RT_OK);
+    ck_assert_uint_eq(a.held[0], 100);
+    ck_assert_uint_eq(b.held[0], 200);
+    ck_assert_uint_eq(rt_held(), 0);
+    char *first = rt_recv(xa.c), *second = rt_recv(xa.c);
+    ck_assert_ptr_eq(first, a.got[0]);
+    ck_assert_ptr_eq(second, b.got[0]);
+    ck_assert(first[0] == 'A' && first[99] == 'A' && second[0] == 'B' && second[199] == 'B');
+    ck_assert_uint_eq(rt_held(), 300); /* both senders ended: now main's alone */
+    rt_chan_close(xa.c);
+    ck_assert_ptr_null(rt_recv(xa.c));
+    rt_free(first);
+    rt_free(second);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(xa.c);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+/* The same instant with a send: the sender waits for the receiver's lock,
+** so its signal comes after the receiver sleeps and wakes it, and the
+** value moves to the receiver exactly. */
+START_TEST(a_send_while_a_receiver_is_about_to_sleep_wakes_it)
+{
+    struct actor r = {0}, s = {0};
+    struct watch *about_to_sleep = watch("chan.recv.before_wait", "R", 1);
+    struct watch *enqueue = watch("chan.send.before_enqueue", "S", 0);
+    struct chan_ctx x = {0};
+
+    init_fixed(64 * KIB);
+    x.c = rt_chan_new(1);
+    x.bytes = 700;
+    spawn(&r, "R", recv_body, &x);
+    wait_parked(about_to_sleep);
+    spawn(&s, "S", send_body, &x);
+    wait_flag(&x.go, "S about to send");
+    ck_assert_msg(blocks(&s), "the send did not wait for the receiver's lock");
+    ck_assert_int_eq(passed(enqueue), 0);
+    release(about_to_sleep);
+    ck_assert_int_eq(join_task(&s, NULL), RT_OK);
+    ck_assert_int_eq(join_task(&r, NULL), RT_OK);
+    ck_assert_int_eq(passed(about_to_sleep), 1); /* it slept once and woke */
+    ck_assert_int_eq(s.status[0], RT_OK);
+    ck_assert_ptr_eq(r.got[0], s.got[0]);
+    ck_assert_uint_eq(r.held[0], 700);
+    ck_assert_uint_eq(r.held[1], 0);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(x.c);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+static void *send_two_body(struct actor *a)
+{
+    struct chan_ctx *x = a->ctx;
+    char *v1 = rt_alloc_outside(100), *v2 = rt_alloc_outside(50);
+    a->got[0] = v1;
+    a->got[1] = v2;
+    a->status[0] = rt_send(x->c, v1);
+    st(&x->go, 1);
+    a->status[1] = rt_send(x->c, v2); /* full: waits */
+    a->held[0] = rt_held();           /* v1 in flight, v2 still held */
+    rt_free(v2);
+    a->held[1] = rt_held();
+    return NULL;
+}
+
+/* A sender waits on a full channel; the channel closes: RT_CLOSED, and the
+** value is still the sender's, counted exactly; the queued one is still
+** delivered, then NULL. */
+START_TEST(a_sender_waiting_on_a_full_channel_gets_closed_and_keeps_its_value)
+{
+    struct actor s = {0};
+    struct chan_ctx x = {0};
+
+    init_fixed(64 * KIB);
+    x.c = rt_chan_new(1);
+    spawn(&s, "S", send_two_body, &x);
+    wait_flag(&x.go, "the first send");
+    ck_assert_msg(blocks(&s), "the second send did not wait on the full channel");
+    rt_chan_close(x.c);
+    ck_assert_int_eq(join_task(&s, NULL), RT_OK);
+    ck_assert_int_eq(s.status[0], RT_OK);
+    ck_assert_int_eq(s.status[1], RT_CLOSED);
+    ck_assert_uint_eq(s.held[0], 150);
+    ck_assert_uint_eq(s.held[1], 100);
+    void *v = rt_recv(x.c);
+    ck_assert_ptr_eq(v, s.got[0]);
+    ck_assert_uint_eq(rt_held(), 100);
+    ck_assert_ptr_null(rt_recv(x.c));
+    rt_free(v);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(x.c);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+/* R1's budget cannot take the value at the head: it lets the lock go and
+** panics. Parked in between, the value is at the head for R2, who takes it
+** exactly; then R1's panic ends R1 alone. */
+START_TEST(a_receiver_that_panics_leaves_the_value_to_the_next)
+{
+    struct actor r1 = {0}, r2 = {0};
+    struct watch *refused = watch("chan.recv.refused", "R1", 1);
+    struct chan_ctx x = {0};
+    void *result = NULL;
+
+    init_fixed(64 * KIB);
+    x.c = rt_chan_new(2);
+    char *v = rt_alloc_outside(1000);
+    memset(v, 'v', 1000);
+    ck_assert_int_eq(rt_send(x.c, v), RT_OK);
+    ck_assert_uint_eq(rt_held(), 1000);
+    rt_set_strategy(rt_fixed_strategy(512)); /* R1: 1000 bytes do not fit */
+    spawn(&r1, "R1", recv_body, &x);
+    wait_parked(refused);
+    ck_assert_uint_eq(rt_held(), 1000); /* refused: still the sender's */
+    rt_set_strategy(rt_fixed_strategy(64 * KIB));
+    spawn(&r2, "R2", recv_body, &x);
+    ck_assert_int_eq(join_task(&r2, &result), RT_OK);
+    ck_assert_ptr_eq(r2.got[0], v);
+    ck_assert_uint_eq(r2.held[0], 1000);
+    ck_assert_uint_eq(r2.held[1], 0);
+    ck_assert_uint_eq(rt_held(), 0); /* received: off the sender's count */
+    ck_assert_int_eq(ld(&r1.done), 0);
+    release(refused);
+    ck_assert_int_eq(rt_join(r1.task, NULL), RT_PANICKED);
+    ck_assert_int_eq(ld(&r1.done), 0); /* it never returned from rt_recv */
+    ck_assert_int_eq(passed(refused), 1);
+    rt_chan_free(x.c);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+/* ---- task.c: the last two unrefs, a join racing the end, settles --------- */
+
+/* T sends one value and ends; its struct rt_task has two references, the
+** joiner's and the queued value's. Whichever of main's join and R's
+** receive drops the last one frees the task, and must see everything the
+** other did to it: main reads status and result in rt_join, R adds to
+** `released`. The harness orders the two with relaxed flags only, so under
+** SANITIZE=thread only the acq_rel of rt__task_unref orders them.
+** TSan: task.c:rt__task_unref, acq_rel (weakened to acquire, release or
+** relaxed). */
+struct unref_ctx {
+    rt_chan *c;
+    int received, end; /* quiet signals */
+};
+
+static void *send_one_body(struct actor *a)
+{
+    struct unref_ctx *x = a->ctx;
+    void *v = rt_alloc_outside(64);
+    a->got[0] = v;
+    a->status[0] = rt_send(x->c, v);
+    a->held[0] = rt_held();
+    return NULL;
+}
+
+static void *recv_and_wait_body(struct actor *a)
+{
+    struct unref_ctx *x = a->ctx;
+    a->got[0] = rt_recv(x->c);
+    a->held[0] = rt_held();
+    st(&x->received, 1);
+    /* stay alive until main is done with T: a task's end orders too much */
+    wait_flag(&x->end, "the end");
+    rt_free(a->got[0]);
+    a->held[1] = rt_held();
+    return NULL;
+}
+
+static void last_two_unrefs(int receiver_last)
+{
+    struct actor t = {0}, r = {0};
+    struct unref_ctx x = {0};
+    struct watch *r_release = watch("chan.recv.before_release", "R", receiver_last ? 1 : 0);
+    struct watch *r_unref = watch("task.unref.before_dec", "R", 0);
+    struct watch *main_unref = watch("task.unref.before_dec", "main", 0);
+
+    init_fixed(64 * KIB);
+    x.c = rt_chan_new(1);
+    spawn(&t, "T", send_one_body, &x);
+    wait_done(&t);
+    spawn(&r, "R", recv_and_wait_body, &x);
+    if (receiver_last) {
+        wait_parked(r_release); /* R popped the value, released nothing yet */
+        ck_assert_int_eq(rt_join(t.task, NULL), RT_OK);
+        ck_assert_int_eq(passed(r_unref), 0);
+        release(r_release);
+        wait_flag(&x.received, "R's receive");
+        ck_assert_uint_gt(seq_of(r_unref), seq_of(main_unref)); /* R's was last */
+    } else {
+        wait_flag(&x.received, "R's receive");
+        ck_assert_int_eq(passed(main_unref), 0);
+        ck_assert_int_eq(rt_join(t.task, NULL), RT_OK);
+        ck_assert_uint_gt(seq_of(main_unref), seq_of(r_unref)); /* main's was last */
+    }
+    ck_assert_int_eq(passed(r_unref), 1);
+    ck_assert_int_eq(passed(main_unref), 1);
+    st(&x.end, 1);
+    ck_assert_int_eq(join_task(&r, NULL), RT_OK);
+    ck_assert_int_eq(t.status[0], RT_OK);
+    ck_assert_uint_eq(t.held[0], 64); /* in flight: the sender's until received */
+    ck_assert_ptr_eq(r.got[0], t.got[0]);
+    ck_assert_uint_eq(r.held[0], 64);
+    ck_assert_uint_eq(r.held[1], 0);
+    ck_assert_uint_eq(rt_held(), 0);
+    ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+    rt_chan_free(x.c);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+
+START_TEST(the_receiver_drops_the_last_reference_after_the_join)
+{
+    last_two_unrefs(1);
+}
+END_TEST
+
+START_TEST(the_joiner_drops_the_last_reference_after_the_receive)
+{
+    last_two_unrefs(0);
+}
+END_TEST
+
+struct end_ctx {
+    size_t result_bytes, extra_bytes;
+    int panics;
+};
+
+static void *end_body(struct actor *a)
+{
+    struct end_ctx *x = a->ctx;
+    void *extra = rt_alloc_outside(x->extra_bytes); /* never freed: the end frees it */
+    void *result = rt_alloc_outside(x->result_bytes);
+    a->held[1] = rt_held();
+    (void)rt_alloc(500); /* in the block: freed with it */
+    a->got[0] = result;
+    a->got[1] = extra;
+    a->held[0] = rt_held();
+    if (x->panics)
+        rt_panic("ends in a panic");
+    return result;
+}
+
+/* Releases a parked task's end once main sleeps in rt_join. */
+struct releaser {
+    int main_tid;
+    struct watch *end;
+};
+
+static void *release_when_main_waits(struct actor *a)
+{
+    struct releaser *x = a->ctx;
+    WAIT_FOR(asleep(x->main_tid), "main never waited in rt_join");
+    release(x->end);
+    return NULL;
+}
+
+/* rt_join while the task is between its function's return (or its panic)
+** and the freeing of what it holds: the join waits for the end, then gets
+** the result exactly, charged to the joiner, and the task's block and
+** values are gone. */
+static void join_racing_the_end(int panics)
+{
+    struct actor t = {0}, helper = {0};
+    struct watch *end = watch("task.end.before_empty", "T", 1);
+    struct end_ctx x = {300, 200, panics};
+    struct releaser rx;
+    void *result = (void *)&x;
+
+    init_fixed(64 * KIB);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    spawn(&t, "T", end_body, &x);
+    wait_parked(end);
+    ck_assert_uint_eq(rt__blocks_live(), 2); /* T's block is still there */
+    ck_assert_uint_eq(rt__tasks_unjoined(), 1);
+    rx = (struct releaser){gettid_(), end};
+    start_plain(&helper, "helper", release_when_main_waits, &rx);
+    rt_status st_ = rt_join(t.task, &result);
+    join_plain(&helper);
+    ck_assert_uint_eq(t.held[1], 500);       /* its two outside values */
+    ck_assert_uint_eq(t.held[0], 500 + 512); /* and a chunk of 500 + 8 bytes, in 16s */
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+    if (panics) {
+        ck_assert_int_eq(st_, RT_PANICKED);
+        ck_assert_ptr_null(result);
+        ck_assert_uint_eq(rt_held(), 0);
+    } else {
+        ck_assert_int_eq(st_, RT_OK);
+        ck_assert_ptr_eq(result, t.got[0]);
+        ck_assert_uint_eq(rt_held(), 300);
+        rt_free(result);
+        ck_assert_uint_eq(rt_held(), 0);
+    }
+}
+
+START_TEST(a_join_waits_for_the_task_to_end_and_gets_its_result)
+{
+    join_racing_the_end(0);
+}
+END_TEST
+
+START_TEST(a_join_waits_for_a_panicked_task_to_end)
+{
+    join_racing_the_end(1);
+}
+END_TEST
+
+/* S sends 1000 bytes with a budget of 4096. R receives them and is parked
+** after the pop, before it releases them to S: the value still counts
+** against S, exactly. Once R has released them, S's next outside value
+** of its whole budget fits, because the charge settles what R released.
+** settle and release meet only in the atomic `released`. */
+struct settle_ctx {
+    rt_chan *c;
+    int step, measured; /* quiet signals */
+};
+
+static void *settling_sender_body(struct actor *a)
+{
+    struct settle_ctx *x = a->ctx;
+    void *v = rt_alloc_outside(1000);
+    a->status[0] = rt_send(x->c, v);
+    wait_flag(&x->step, "step 1");
+    a->held[0] = rt_held(); /* R parked inside rt_recv */
+    st(&x->measured, 1);
+    WAIT_FOR(ld(&x->step) == 2, "step 2");
+    void *whole = rt_alloc_outside(4096); /* fits only once settled */
+    a->held[1] = rt_held();
+    rt_free(whole);
+    a->held[2] = rt_held();
+    return NULL;
+}
+
+START_TEST(a_sent_value_counts_against_the_sender_until_released)
+{
+    struct actor s = {0}, r = {0};
+    struct watch *popped = watch("chan.recv.before_release", "R", 1);
+    struct settle_ctx x = {0};
+    struct chan_ctx rx = {0};
+
+    init_fixed(4096);
+    x.c = rx.c = rt_chan_new(1);
+    spawn(&s, "S", settling_sender_body, &x);
+    spawn(&r, "R", recv_body, &rx);
+    wait_parked(popped);
+    st(&x.step, 1);
+    wait_flag(&x.measured, "S's figure");
+    release(popped);
+    wait_done(&r);
+    st(&x.step, 2);
+    ck_assert_int_eq(join_task(&s, NULL), RT_OK);
+    ck_assert_int_eq(join_task(&r, NULL), RT_OK);
+    ck_assert_int_eq(s.status[0], RT_OK);
+    ck_assert_uint_eq(s.held[0], 1000);
+    ck_assert_uint_eq(s.held[1], 4096);
+    ck_assert_uint_eq(s.held[2], 0);
+    ck_assert_uint_eq(r.held[0], 1000);
+    ck_assert_uint_eq(r.held[1], 0);
+    rt_chan_free(x.c);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+/* ---- task.c: the strategy's lock and the table of tasks not yet joined -- */
+
+static void *nothing(void *arg)
+{
+    return arg;
+}
+
+static void *spawn_one_body(struct actor *a)
+{
+    a->got[0] = rt_spawn(nothing, NULL);
+    return NULL;
+}
+
+static void *set_strategy_body(struct actor *a)
+{
+    rt_set_strategy(rt_fixed_strategy((size_t)(uintptr_t)a->ctx));
+    return NULL;
+}
+
+static void *count_unjoined_body(struct actor *a)
+{
+    a->held[0] = rt__tasks_unjoined();
+    return NULL;
+}
+
+/* A spawn reading the strategy holds its lock: a strategy set meanwhile
+** waits, and the block is the old strategy's size; the next spawn gets
+** the new one. */
+START_TEST(a_strategy_set_during_a_spawn_waits_for_it)
+{
+    struct actor a = {0}, b = {0};
+    struct watch *reading = watch("task.block_for_new_task.locked", "A", 1);
+
+    init_fixed(8 * KIB);
+    start_plain(&a, "A", spawn_one_body, NULL); /* any thread may spawn */
+    wait_parked(reading);
+    start_plain(&b, "B", set_strategy_body, (void *)(uintptr_t)(16 * KIB));
+    ck_assert_msg(blocks(&b), "rt_set_strategy did not wait for the spawn's read");
+    release(reading);
+    join_plain(&a);
+    join_plain(&b);
+    ck_assert_ptr_nonnull(a.got[0]);
+    ck_assert_int_eq(rt_join(a.got[0], NULL), RT_OK);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+START_TEST(a_spawn_during_a_strategy_set_waits_for_it)
+{
+    struct actor a = {0}, b = {0};
+    struct watch *setting = watch("task.set_strategy.locked", "B", 1);
+    struct watch *reading = watch("task.block_for_new_task.locked", "A", 0);
+
+    init_fixed(8 * KIB);
+    start_plain(&b, "B", set_strategy_body, (void *)(uintptr_t)(16 * KIB));
+    wait_parked(setting);
+    start_plain(&a, "A", spawn_one_body, NULL);
+    ck_assert_msg(blocks(&a), "a spawn did not wait for rt_set_strategy");
+    ck_assert_int_eq(passed(reading), 0);
+    release(setting);
+    join_plain(&a);
+    join_plain(&b);
+    ck_assert_int_eq(passed(reading), 1);
+    ck_assert_ptr_nonnull(a.got[0]);
+    ck_assert_int_eq(rt_join(a.got[0], NULL), RT_OK);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+/* A spawn inside the table of tasks not yet joined: a count of the table
+** waits for it and counts its task; a join inside the table waits for a
+** second spawn; the table ends exact. */
+struct join_old {
+    rt_task *old;
+    int go;
+};
+
+static void *join_old_body(struct actor *a)
+{
+    struct join_old *x = a->ctx;
+    wait_flag(&x->go, "go");
+    a->status[0] = rt_join(x->old, NULL);
+    return NULL;
+}
+
+START_TEST(the_table_of_unjoined_tasks_is_changed_by_one_thread_at_a_time)
+{
+    struct actor a = {0}, b = {0}, counter = {0}, j = {0};
+    struct watch *a_adding = watch("task.unjoined_add.locked", "A", 1);
+    struct watch *b_adding = watch("task.unjoined_add.locked", "B", 1);
+    struct watch *j_taking = watch("task.unjoined_take.locked", "J", 0);
+
+    init_fixed(8 * KIB);
+    rt_task *old = rt_spawn(nothing, NULL);
+    ck_assert_ptr_nonnull(old);
+    start_plain(&a, "A", spawn_one_body, NULL);
+    wait_parked(a_adding);
+    start_plain(&counter, "counter", count_unjoined_body, NULL);
+    ck_assert_msg(blocks(&counter), "a count of the table did not wait for a spawn");
+    release(a_adding);
+    join_plain(&a);
+    join_plain(&counter);
+    ck_assert_uint_eq(counter.held[0], 2); /* old and A's, counted after A's add */
+
+    struct join_old jx = {old, 0};
+    spawn(&j, "J", join_old_body, &jx); /* before B holds the table */
+    start_plain(&b, "B", spawn_one_body, NULL);
+    wait_parked(b_adding);
+    st(&jx.go, 1);
+    ck_assert_msg(blocks(&j), "a join did not wait for a spawn in the table");
+    ck_assert_int_eq(passed(j_taking), 0);
+    release(b_adding);
+    join_plain(&b);
+    wait_done(&j);
+    ck_assert_int_eq(passed(j_taking), 1);
+    ck_assert_uint_eq(rt__tasks_unjoined(), 3); /* A's, B's and J */
+    ck_assert_int_eq(rt_join(j.task, NULL), RT_OK);
+    ck_assert_int_eq(j.status[0], RT_OK);
+    ck_assert_int_eq(rt_join(a.got[0], NULL), RT_OK);
+    ck_assert_int_eq(rt_join(b.got[0], NULL), RT_OK);
+    ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+/* ---- shared.c: doors on two values, a panic in a door ---------------------- */
+
+struct pair_ctx {
+    rt_shared *first, *second; /* as the caller passes them */
+    long add;
+};
+
+static void add_both(void *va, void *vb, void *ctx)
+{
+    *(long *)va += *(long *)ctx;
+    *(long *)vb += *(long *)ctx;
+}
+
+static void *update_all_body(struct actor *a)
+{
+    struct pair_ctx *x = a->ctx;
+    a->status[0] = rt_update_all(x->first, x->second, add_both, &x->add);
+    return NULL;
+}
+
+/* A opens a door on (a, b) and is parked with a locked, b not yet; B opens
+** one on (b, a): it must wait for a, holding nothing (the global order),
+** so A gets b and both finish. Locked in argument order, B would hold b and
+** wait for a while A waits for b: a deadlock, reported here in seconds. */
+START_TEST(doors_on_two_values_lock_them_in_one_order)
+{
+    struct actor a = {0}, b = {0};
+    struct watch *one_locked = watch("shared.door_open.locked_one", "A", 1);
+    long zero = 0, va = -1, vb = -1;
+
+    init_fixed(64 * KIB);
+    rt_shared *x = rt_shared_new(RT_COPY, sizeof(long), &zero, 4096);
+    rt_shared *y = rt_shared_new(RT_COPY, sizeof(long), &zero, 4096);
+    struct pair_ctx ca = {x, y, 1}, cb = {y, x, 10};
+    spawn(&a, "A", update_all_body, &ca);
+    wait_parked(one_locked);
+    ck_assert(rt__shared_locked(x));
+    ck_assert(!rt__shared_locked(y));
+    spawn(&b, "B", update_all_body, &cb);
+    ck_assert_msg(blocks(&b), "the second door did not wait");
+    ck_assert_msg(!rt__shared_locked(y), "the second door holds b while it waits for a");
+    release(one_locked);
+    ck_assert_int_eq(join_task(&a, NULL), RT_OK);
+    ck_assert_int_eq(join_task(&b, NULL), RT_OK);
+    ck_assert_int_eq(a.status[0], RT_OK);
+    ck_assert_int_eq(b.status[0], RT_OK);
+    ck_assert_int_eq(rt_get(x, &va), RT_OK);
+    ck_assert_int_eq(rt_get(y, &vb), RT_OK);
+    ck_assert_int_eq(va, 11);
+    ck_assert_int_eq(vb, 11);
+    ck_assert(!rt__shared_locked(x) && !rt__shared_locked(y));
+    rt_shared_free(x);
+    rt_shared_free(y);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+struct panic_ctx {
+    rt_shared *s;
+    size_t held_in_door;
+    int ran;
+};
+
+static void allocate_then_panic(void *value, void *ctx)
+{
+    struct panic_ctx *x = ctx;
+    char *p = rt_alloc(100); /* in the value's block */
+    memset(p, 'p', 100);
+    *(char **)value = p;
+    x->held_in_door = rt_shared_held(x->s);
+    rt_panic("half changed");
+}
+
+static void count_runs(void *value, void *ctx)
+{
+    (void)value;
+    ((struct panic_ctx *)ctx)->ran++;
+}
+
+static void *panicking_update_body(struct actor *a)
+{
+    struct panic_ctx *x = a->ctx;
+    rt_update(x->s, allocate_then_panic, x);
+    return NULL;
+}
+
+static void *update_body(struct actor *a)
+{
+    struct panic_ctx *x = a->ctx;
+    a->status[0] = rt_update(x->s, count_runs, x);
+    return NULL;
+}
+
+/* A panics in a door on an RT_OWNED value; B's door on it waits. Parked in
+** the unwind, before the value is poisoned and after (lock still held):
+** the flag is read from a third thread without the lock. B then gets in,
+** sees the poison and does not run fn; the value keeps exactly what A's
+** door left in its block. */
+START_TEST(a_panic_in_a_door_poisons_before_the_next_door_gets_in)
+{
+    struct actor a = {0}, b = {0};
+    struct watch *begin = watch("shared.unwind.begin", "A", 1);
+    struct watch *poisoned = watch("shared.unwind.before_release", "A", 1);
+    char *none = NULL;
+    struct panic_ctx x = {0};
+
+    init_fixed(64 * KIB);
+    x.s = rt_shared_new(RT_OWNED, sizeof(char *), &none, 4096);
+    size_t fresh = rt_shared_held(x.s);
+    spawn(&a, "A", panicking_update_body, &x);
+    wait_parked(begin);
+    ck_assert(!rt_poisoned(x.s)); /* read without the lock A holds */
+    ck_assert(rt__shared_locked(x.s));
+    spawn(&b, "B", update_body, &x);
+    ck_assert_msg(blocks(&b), "a door got in while another was unwinding");
+    release(begin);
+    wait_parked(poisoned);
+    ck_assert(rt_poisoned(x.s));
+    ck_assert(rt__shared_locked(x.s));
+    ck_assert_int_eq(ld(&b.done), 0);
+    release(poisoned);
+    ck_assert_int_eq(rt_join(a.task, NULL), RT_PANICKED);
+    ck_assert_int_eq(join_task(&b, NULL), RT_OK);
+    ck_assert_int_eq(b.status[0], RT_POISONED);
+    ck_assert_int_eq(x.ran, 0);
+    ck_assert(rt_poisoned(x.s));
+    ck_assert_uint_eq(x.held_in_door, fresh + 112); /* 100 + 8 bytes, in 16s */
+    ck_assert_uint_eq(rt_shared_held(x.s), x.held_in_door);
+    ck_assert_uint_eq(rt__blocks_live(), 2); /* main's and the value's */
+    rt_shared_free(x.s);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+/* ---- exact accounting after races (issue 14) ------------------------------- */
+
+/* Each round: 3 senders send 8 values each (every size distinct), add
+** what they sent to a shared RT_COPY total, wait until every value is
+** received, and return a value of their own; 2 receivers keep what they
+** receive until the channel closes; X panics in a door on an RT_OWNED
+** value w while U's door on w waits. Every point yields, and a conductor
+** forces three windows each round: a receiver parked between its pop and
+** its release until every value is sent, a sender parked between its
+** return and its end until main sleeps joining it (each sender), X parked in its unwind
+** (w poisoned, locked) until U sleeps on w's lock. Afterwards every figure
+** is exact. */
+#define SENDERS 3
+#define PER_SENDER 8
+#define RECEIVERS 2
+#if UNDER_SANITIZER
+#define ROUNDS 3
+#else
+#define ROUNDS 12
+#endif
+
+struct stress {
+    rt_chan *c;
+    rt_shared *total, *w;
+    int sent, received, joining, u_go; /* quiet */
+    struct watch *popped, *ending[SENDERS], *unwinding;
+    int main_tid;
+    struct actor *u;
+    struct panic_ctx wx;
+};
+
+static size_t stress_size(int p, int k)
+{
+    return 16 * (size_t)(p + 1) * PER_SENDER + (size_t)k + 1;
+}
+
+static void add_long(void *value, void *ctx)
+{
+    *(long *)value += *(long *)ctx;
+}
+
+static void *stress_sender(struct actor *a)
+{
+    struct stress *x = a->ctx;
+    int p = a->role[1] - '0';
+    long sum = 0;
+    rt_region r;
+
+    rt_region_open(&r); /* a chunk for this thread's cache */
+    memset(rt_region_alloc(&r, 1, 64, 1), 2, 64);
+    rt_region_close(&r);
+    for (int k = 0; k < PER_SENDER; k++) {
+        size_t n = stress_size(p, k);
+        unsigned char *v = rt_alloc_outside(n);
+        memset(v, p * PER_SENDER + k + 1, n); /* its id, 1 to 24 */
+        a->status[0] |= rt_send(x->c, v);
+        __atomic_add_fetch(&x->sent, 1, __ATOMIC_RELAXED);
+        sum += (long)n;
+    }
+    a->status[1] = rt_update(x->total, add_long, &sum);
+    WAIT_FOR(ld(&x->received) == SENDERS * PER_SENDER, "every value received");
+    a->held[0] = rt_held(); /* all received: settled to nothing */
+    a->held[1] = rt_budget();
+    a->held[2] = rt_chunk_kept();
+    return rt_alloc_outside(10 + (size_t)p);
+}
+
+static void *stress_receiver(struct actor *a)
+{
+    struct stress *x = a->ctx;
+    unsigned char *kept[SENDERS * PER_SENDER];
+    size_t n = 0, bytes = 0, wrong = 0;
+    unsigned char *v;
+
+    while ((v = rt_recv(x->c)) != NULL) {
+        kept[n++] = v;
+        __atomic_add_fetch(&x->received, 1, __ATOMIC_RELAXED);
+    }
+    for (size_t i = 0; i < n; i++) {
+        /* every byte is the value's id, p * PER_SENDER + k + 1 */
+        int id = kept[i][0] - 1;
+        size_t size = stress_size(id / PER_SENDER, id % PER_SENDER);
+        for (size_t j = 0; j < size; j++)
+            wrong += kept[i][j] != kept[i][0];
+        bytes += size;
+    }
+    a->held[0] = rt_held();
+    a->held[1] = bytes;
+    a->held[2] = n;
+    a->held[3] = wrong;
+    for (size_t i = 0; i < n; i++)
+        rt_free(kept[i]);
+    a->got[0] = (void *)(uintptr_t)rt_held();
+    return NULL;
+}
+
+static void *stress_panicker(struct actor *a)
+{
+    struct stress *x = a->ctx;
+    rt_update(x->w, allocate_then_panic, &x->wx);
+    return NULL;
+}
+
+static void *stress_updater(struct actor *a)
+{
+    struct stress *x = a->ctx;
+    wait_flag(&x->u_go, "X in its unwind");
+    a->status[0] = rt_update(x->w, count_runs, &x->wx);
+    return NULL;
+}
+
+/* Releases each forced window when the other thread has got where it must. */
+static void *stress_conductor(struct actor *a)
+{
+    struct stress *x = a->ctx;
+    int popped = 0, ending = 0, unwinding = 0;
+
+    while (!(popped && ending == SENDERS && unwinding)) {
+        if (!popped && ld(&x->popped->parked) &&
+            ld(&x->sent) == SENDERS * PER_SENDER) {
+            release(x->popped);
+            popped = 1;
+        }
+        for (int p = 0; p < SENDERS; p++)
+            if (ld(&x->ending[p]->parked) && !ld(&x->ending[p]->released) &&
+                ld(&x->joining) == p && asleep(x->main_tid)) {
+                release(x->ending[p]);
+                ending++;
+            }
+        if (!unwinding && ld(&x->unwinding->parked)) {
+            st(&x->u_go, 1);
+            if (ld(&x->u->tid) != 0 && asleep(ld(&x->u->tid))) {
+                release(x->unwinding);
+                unwinding = 1;
+            }
+        }
+        nap();
+    }
+    return NULL;
+}
+
+static void rearm(struct watch *w)
+{
+    st(&w->passed, 0);
+    st(&w->parked, 0);
+    st(&w->released, 0);
+    __atomic_store_n(&w->who, NULL, __ATOMIC_RELAXED);
+}
+
+START_TEST(every_figure_is_exact_after_racing_rounds)
+{
+    struct stress x;
+    struct watch *popped = watch("chan.recv.before_release", NULL, 1);
+    struct watch *ending[SENDERS] = {watch("task.end.before_empty", "S0", 1),
+                                     watch("task.end.before_empty", "S1", 1),
+                                     watch("task.end.before_empty", "S2", 1)};
+    struct watch *unwinding = watch("shared.unwind.before_release", "X", 1);
+    long zero = 0, total = -1, expected_total = 0;
+    char *none = NULL;
+    size_t round_bytes = 0;
+
+    for (int p = 0; p < SENDERS; p++)
+        for (int k = 0; k < PER_SENDER; k++)
+            round_bytes += stress_size(p, k);
+    init_fixed(64 * KIB);
+    chunks_reset();
+    memset(&x, 0, sizeof x);
+    x.total = rt_shared_new(RT_COPY, sizeof(long), &zero, 4096);
+    x.popped = popped;
+    memcpy(x.ending, ending, sizeof ending);
+    x.unwinding = unwinding;
+    x.main_tid = gettid_();
+    st(&yield_at_points, 1);
+    for (int round = 0; round < ROUNDS; round++) {
+        struct actor s[SENDERS] = {{0}}, r[RECEIVERS] = {{0}}, xa = {0}, u = {0}, cond = {0};
+        static const char *sender_roles[] = {"S0", "S1", "S2"};
+        static const char *receiver_roles[] = {"R0", "R1"};
+        void *results[SENDERS];
+        size_t fresh;
+        long live_before = allocs_live(); /* ck_require, not ck_assert: no
+                                          ** allocation until one fails */
+
+        rearm(popped);
+        for (int p = 0; p < SENDERS; p++)
+            rearm(ending[p]);
+        rearm(unwinding);
+        x.c = rt_chan_new(3);
+        x.w = rt_shared_new(RT_OWNED, sizeof(char *), &none, 4096);
+        fresh = rt_shared_held(x.w);
+        st(&x.sent, 0);
+        st(&x.received, 0);
+        st(&x.joining, -1);
+        st(&x.u_go, 0);
+        memset(&x.wx, 0, sizeof x.wx);
+        x.wx.s = x.w;
+        x.u = &u;
+        for (int i = 0; i < RECEIVERS; i++)
+            spawn(&r[i], receiver_roles[i], stress_receiver, &x);
+        for (int p = 0; p < SENDERS; p++)
+            spawn(&s[p], sender_roles[p], stress_sender, &x);
+        spawn(&u, "U", stress_updater, &x);
+        spawn(&xa, "X", stress_panicker, &x);
+        start_plain(&cond, "conductor", stress_conductor, &x);
+
+        for (int p = 0; p < SENDERS; p++) {
+            st(&x.joining, p);
+            ck_require(rt_join(s[p].task, &results[p]) == RT_OK);
+        }
+        ck_require(rt_held() == 10 + 11 + 12); /* the results, now main's */
+        for (int p = 0; p < SENDERS; p++)
+            rt_free(results[p]);
+        ck_require(rt_held() == 0);
+        rt_chan_close(x.c);
+        for (int i = 0; i < RECEIVERS; i++)
+            ck_require(join_task(&r[i], NULL) == RT_OK);
+        ck_require(rt_join(xa.task, NULL) == RT_PANICKED);
+        ck_require(join_task(&u, NULL) == RT_OK);
+        join_plain(&cond);
+
+        size_t got = 0, bytes = 0;
+        for (int p = 0; p < SENDERS; p++) {
+            ck_require(s[p].status[0] == RT_OK);
+            ck_require(s[p].status[1] == RT_OK);
+            ck_require(s[p].held[0] == 0);
+            ck_require(s[p].held[1] == 64 * KIB);
+            ck_require(s[p].held[2] == 1);
+        }
+        for (int i = 0; i < RECEIVERS; i++) {
+            ck_require(r[i].held[0] == r[i].held[1]); /* held = what it keeps */
+            ck_require(r[i].held[3] == 0);
+            ck_require(r[i].got[0] == NULL); /* 0 once freed */
+            got += r[i].held[2];
+            bytes += r[i].held[1];
+        }
+        ck_require(got == SENDERS * PER_SENDER);
+        ck_require(bytes == round_bytes);
+        /* each window was forced once; every receive, task end and unwind
+        ** of the round passed its point */
+        ck_require(passed(popped) == SENDERS * PER_SENDER);
+        for (int p = 0; p < SENDERS; p++)
+            ck_require(passed(ending[p]) == 1);
+        ck_require(passed(unwinding) == 1);
+        ck_require(ld(&popped->released) == 1);
+        for (int p = 0; p < SENDERS; p++)
+            ck_require(ld(&ending[p]->released) == 1);
+        ck_require(ld(&unwinding->released) == 1);
+        ck_require(u.status[0] == RT_POISONED);
+        ck_require(x.wx.ran == 0);
+        ck_require(rt_poisoned(x.w));
+        ck_require(!rt_poisoned(x.total));
+        ck_require(rt_shared_held(x.w) == fresh + 112);
+        expected_total += (long)round_bytes;
+        ck_require(rt_get(x.total, &total) == RT_OK);
+        ck_require(total == expected_total);
+        ck_require(rt__blocks_live() == 3); /* main's, total's, w's */
+        ck_require(rt__tasks_unjoined() == 0);
+        rt_shared_free(x.w);
+        rt_chan_free(x.c);
+        ck_require(rt__blocks_live() == 2);
+        ck_require(rt_held() == 0);
+        ck_require(rt_budget() == 64 * KIB);
+        ck_require(rt_chunk_kept() == 0);
+        /* values live: what the round made, it freed (the first round
+        ** also makes the tables that stay: the unjoined tasks', main's) */
+        if (round > 0)
+            ck_require(allocs_live() == live_before);
+    }
+    st(&yield_at_points, 0);
+    struct chunk_counts cc = chunks_counted();
+    ck_assert_uint_eq(cc.mallocs, SENDERS * ROUNDS); /* one chunk a sender's thread */
+    ck_assert_uint_eq(cc.frees, SENDERS * ROUNDS);   /* freed when its thread ended */
+    ck_assert_uint_eq(cc.frees_dirty, 0);
+    rt_shared_free(x.total);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("interleave");
+    add_case(s, a_latch_during_the_first_publish_waits_and_wins);
+    add_case(s, a_second_first_publish_waits_for_the_first);
+    add_case(s, a_later_publish_reads_the_slot_the_first_one_published);
+    add_case(s, a_close_while_a_receiver_is_about_to_sleep_wakes_it);
+    add_case(s, two_senders_never_share_a_slot);
+    add_case(s, a_send_while_a_receiver_is_about_to_sleep_wakes_it);
+    add_case(s, a_sender_waiting_on_a_full_channel_gets_closed_and_keeps_its_value);
+    add_case(s, a_receiver_that_panics_leaves_the_value_to_the_next);
+    add_case(s, the_receiver_drops_the_last_reference_after_the_join);
+    add_case(s, the_joiner_drops_the_last_reference_after_the_receive);
+    add_case(s, a_join_waits_for_the_task_to_end_and_gets_its_result);
+    add_case(s, a_join_waits_for_a_panicked_task_to_end);
+    add_case(s, a_sent_value_counts_against_the_sender_until_released);
+    add_case(s, a_strategy_set_during_a_spawn_waits_for_it);
+    add_case(s, a_spawn_during_a_strategy_set_waits_for_it);
+    add_case(s, the_table_of_unjoined_tasks_is_changed_by_one_thread_at_a_time);
+    add_case(s, doors_on_two_values_lock_them_in_one_order);
+    add_case(s, a_panic_in_a_door_poisons_before_the_next_door_gets_in);
+    add_case(s, every_figure_is_exact_after_racing_rounds);
+    return s;
+}
