@@ -118,7 +118,9 @@ START_TEST(fifty_thousand_outside_values_take_a_few_probes_an_operation)
     /* lookups that find, and lookups of pointers no table holds */
     for (int i = 0; i < VALUES; i++) {
         cost_assert(rt__outside_held(values[i]), "value %d not found", i);
-        cost_assert(!rt__outside_held(values[i] + 16), "a pointer never held found");
+        /* 8 past a value: no malloc gives it (not 16-aligned), and its
+        ** search walks the value's own cluster, then misses */
+        cost_assert(!rt__outside_held(values[i] + 8), "a pointer never held found");
         ops += 2;
         if (i % 1024 == 1023)
             cost_assert(C(TABLE_PROBES) <= PROBES_PER_OP * ops + PROBES_SLACK,
