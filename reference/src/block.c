@@ -235,8 +235,8 @@ static RT_COLD void coalesce(struct rt_block *b)
     b->large = NULL;
     while (c < b->bump) {
         uint64_t h = header_of(c);
-        RT_COST(RT_COST_COALESCE_CHUNKS, 1);
         size_t bytes = chunk_bytes(h);
+        RT_COST(RT_COST_COALESCE_CHUNKS, 1);
         if ((uint32_t)h == check_word(b, c, FREED)) {
             if (run == NULL)
                 run = c, run_bytes = 0;

@@ -413,7 +413,8 @@ rt_status rt_update(rt_shared *s, void (*fn)(void *value, void *ctx), void *ctx)
         if (s->kind == RT_COPY) {
             void *c = copy_of(&d, 0);
             fn(c, ctx);
-            RT_COST_COPY(RT_COST_SHARED_COPIED, s->now.value, c, s->size); /* once fn returned */
+            memcpy(s->now.value, c, s->size); /* only once fn has returned */
+            RT_COST(RT_COST_SHARED_COPIED, s->size);
         } else {
             d.hook.block = s->now.block;
             d.poisons = true;
@@ -446,10 +447,12 @@ rt_status rt_update_all(rt_shared *a, rt_shared *b, void (*fn)(void *va, void *v
             else
                 fn(c1, c0, ctx);
             /* both written back while both locks are held */
-            RT_COST_COPY(RT_COST_SHARED_COPIED, d.v[0]->now.value, c0, d.v[0]->size);
+            memcpy(d.v[0]->now.value, c0, d.v[0]->size);
+            RT_COST(RT_COST_SHARED_COPIED, d.v[0]->size);
             if (rt__shared_between_writebacks != NULL)
                 rt__shared_between_writebacks(d.v[0], d.v[1]);
-            RT_COST_COPY(RT_COST_SHARED_COPIED, d.v[1]->now.value, c1, d.v[1]->size);
+            memcpy(d.v[1]->now.value, c1, d.v[1]->size);
+            RT_COST(RT_COST_SHARED_COPIED, d.v[1]->size);
         } else {
             d.hook.block = a->kind == RT_OWNED ? a->now.block : b->now.block;
             d.poisons = true;

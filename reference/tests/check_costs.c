@@ -421,12 +421,19 @@ START_TEST(a_shared_value_takes_its_struct_and_its_block)
 }
 END_TEST
 
-/* An RT_COPY update copies the value out and writes it back: 2 * size;
-** rt_get copies it once; an RT_OWNED update works in place: nothing. */
+/* An RT_COPY update copies the value out and writes it back: 2 * size
+** (rt_update_all: both values); rt_get copies it once; an RT_OWNED update
+** works in place: nothing. */
 static void bump(void *value, void *ctx)
 {
     (void)ctx;
     ((unsigned char *)value)[0]++;
+}
+
+static void bump_both(void *a, void *b, void *ctx)
+{
+    bump(a, ctx);
+    bump(b, ctx);
 }
 
 START_TEST(a_copy_door_copies_its_value_twice_and_no_more)
@@ -449,6 +456,10 @@ START_TEST(a_copy_door_copies_its_value_twice_and_no_more)
     cost_assert(rt_get(big, out) == RT_OK && out[0] == 1, "get failed");
     cost_assert(C(SHARED_COPIED) == 800, "%lu bytes copied by rt_get of 200",
                 C(SHARED_COPIED) - 600);
+    /* both copied out, both written back */
+    cost_assert(rt_update_all(small, big, bump_both, NULL) == RT_OK, "update_all failed");
+    cost_assert(C(SHARED_COPIED) == 800 + 2 * (100 + 200), "%lu bytes copied updating 100 and "
+                "200 together", C(SHARED_COPIED) - 800);
     rt_shared_free(small);
     rt_shared_free(big);
     rt_shared_free(owned);
