@@ -72,7 +72,7 @@ static void init_fixed(size_t bytes)
 ** search and 2.5 an unsuccessful one or an insertion with a random hash
 ** (Knuth), at the table's fullest; growth keeps it between a quarter and
 ** a half full. The Fibonacci hash of malloc's evenly spaced addresses
-** does better: 1.17 slots a table operation, measured (docs/budgets.md).
+** does better: 1.27 slots a table operation, measured (docs/budgets.md).
 ** PROBES_PER_OP = 2 is that with room for other spacings. A hash that
 ** puts every pointer in one slot reads n/2 slots an operation (25,000 at
 ** 50,000 values); a scan of the table, cap / 2. */
