@@ -29,6 +29,8 @@
 
 #include <stdalign.h>
 
+#include "costs.h"
+
 #define GRANULE 16u
 #define HEADER 8u
 #define SMALL_MAX 1024u
@@ -49,6 +51,8 @@ struct rt_block {
     unsigned char *large;                /* freed chunks > SMALL_MAX, first fit */
     unsigned char *small[SMALL_CLASSES]; /* freed chunks of 16 * (i + 1) bytes */
 };
+
+RT_COST_SIZEOF(block, struct rt_block);
 
 /* ---- chunks ------------------------------------------------------------ */
 
@@ -144,6 +148,7 @@ struct rt_block *rt__block_new(size_t bytes)
     b = malloc(head + HEADER + size);
     if (b == NULL)
         return NULL;
+    RT_COST_BYTES(RT_COST_BYTES_BLOCK, b);
     memset(b, 0, sizeof *b);
     b->arena = (unsigned char *)b + head + HEADER;
     b->bump = b->arena;
@@ -225,11 +230,13 @@ static RT_COLD void coalesce(struct rt_block *b)
     unsigned char *c = b->arena, *run = NULL;
     size_t run_bytes = 0;
 
+    RT_COST(RT_COST_COALESCES, 1);
     memset(b->small, 0, sizeof b->small);
     b->large = NULL;
     while (c < b->bump) {
         uint64_t h = header_of(c);
         size_t bytes = chunk_bytes(h);
+        RT_COST(RT_COST_COALESCE_CHUNKS, 1);
         if ((uint32_t)h == check_word(b, c, FREED)) {
             if (run == NULL)
                 run = c, run_bytes = 0;
@@ -255,17 +262,21 @@ static RT_COLD unsigned char *alloc_slow(struct rt_block *b, size_t bytes)
 
     for (int pass = 0; pass < 2; pass++) {
         for (unsigned char **link = &b->large; *link != NULL;
-             link = (unsigned char **)(*link + HEADER))
+             link = (unsigned char **)(*link + HEADER)) {
+            RT_COST(RT_COST_FREE_STEPS, 1);
             if (chunk_bytes(header_of(*link)) >= bytes)
                 return take(b, link, bytes);
+        }
         if ((size_t)(b->end - b->bump) >= bytes) {
             c = b->bump;
             b->bump += bytes;
             return c;
         }
-        for (size_t i = bytes / GRANULE; bytes <= SMALL_MAX && i < SMALL_CLASSES; i++)
+        for (size_t i = bytes / GRANULE; bytes <= SMALL_MAX && i < SMALL_CLASSES; i++) {
+            RT_COST(RT_COST_FREE_STEPS, 1);
             if (b->small[i] != NULL)
                 return take(b, &b->small[i], bytes);
+        }
         if (pass == 0)
             coalesce(b);
     }
@@ -277,6 +288,7 @@ void *rt__block_alloc(struct rt_block *b, size_t n)
     size_t bytes;
     unsigned char *c;
 
+    RT_COST(RT_COST_BLOCK_ALLOCS, 1);
     if (RT_UNLIKELY(n > b->size))
         return NULL; /* also keeps chunk_for from wrapping */
     bytes = chunk_for(n);
@@ -284,6 +296,7 @@ void *rt__block_alloc(struct rt_block *b, size_t n)
         return NULL; /* over budget */
     if (RT_LIKELY(bytes <= SMALL_MAX)) {
         unsigned char **list = &b->small[bytes / GRANULE - 1];
+        RT_COST(RT_COST_FREE_STEPS, 1);
         if ((c = *list) != NULL) {
             *list = next_of(c);
             goto got;
@@ -354,7 +367,7 @@ void *rt__block_realloc(struct rt_block *b, void *p, size_t n, bool *held)
     q = rt__block_alloc(b, n);
     if (q == NULL)
         return NULL;
-    memcpy(q, p, have - HEADER);
+    RT_COST_COPY(RT_COST_BLOCK_COPIED, q, p, have - HEADER);
     release(b, chunk, have);
     return q;
 }

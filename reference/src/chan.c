@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <pthread.h>
 
+#include "costs.h"
 #include "points.h"
 #include "task.h"
 
@@ -30,6 +31,9 @@ struct rt_chan {
     struct item *ring;
 };
 
+RT_COST_SIZEOF(chan, struct rt_chan);
+RT_COST_SIZEOF(chan_item, struct item);
+
 rt_chan *rt_chan_new(size_t capacity)
 {
     rt_chan *c;
@@ -42,6 +46,8 @@ rt_chan *rt_chan_new(size_t capacity)
     c = calloc(1, sizeof *c);
     if (c == NULL || (c->ring = calloc(capacity, sizeof *c->ring)) == NULL)
         rt__trap();
+    RT_COST_BYTES(RT_COST_BYTES_CHAN, c);
+    RT_COST_BYTES(RT_COST_BYTES_RING, c->ring);
     c->capacity = capacity;
     pthread_mutex_init(&c->lock, NULL);
     pthread_cond_init(&c->not_empty, NULL);

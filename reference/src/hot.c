@@ -21,6 +21,7 @@
 
 #include <pthread.h>
 
+#include "costs.h"
 #include "points.h"
 
 /* Zero until rt_init: key + 1, so zero means "no key, no cache". Eight
@@ -123,6 +124,7 @@ static RT_COLD struct rt_hot *hot_publish(pthread_key_t key)
 
     if (h == NULL)
         rt__trap();
+    RT_COST_BYTES(RT_COST_BYTES_HOT, h);
     if (__atomic_load_n(&hot_state, __ATOMIC_ACQUIRE) == HOT_UNKNOWN &&
         hot_first_publish(key, h))
         return h;

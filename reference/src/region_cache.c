@@ -10,6 +10,8 @@
 */
 #include "internal.h"
 
+#include "costs.h"
+
 void *rt_chunk_take(void)
 {
     struct rt_hot *h = rt__hot_or_null();
@@ -51,6 +53,8 @@ unsigned rt_chunk_kept(void)
 
 void rt__chunks_release(struct rt_hot *h)
 {
-    while (h->kept > 0)
+    while (h->kept > 0) {
+        RT_COST(RT_COST_CHUNKS_RELEASED, 1);
         free(h->chunks[--h->kept]);
+    }
 }

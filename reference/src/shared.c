@@ -37,6 +37,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 
+#include "costs.h"
 #include "points.h"
 #include "shared.h"
 #include "task.h"
@@ -69,6 +70,9 @@ struct rt_shared {
     void *ctx;
     struct state now;
 };
+
+RT_COST_SIZEOF(shared, struct rt_shared);
+RT_COST_SIZEOF(stored, struct stored);
 
 void (*rt__shared_between_writebacks)(rt_shared *first, rt_shared *second);
 
@@ -115,6 +119,7 @@ static void stored_put(struct state *st, void *p, size_t bytes)
         struct stored *s = realloc(st->stored, cap * sizeof *s);
         if (s == NULL)
             rt__trap();
+        RT_COST_BYTES(RT_COST_BYTES_STORED, s);
         st->stored = s;
         st->capstored = cap;
     }
@@ -317,7 +322,7 @@ static void *copy_of(struct door *d, unsigned i)
     c->p = size > sizeof c->local.bytes ? malloc(size) : c->local.bytes;
     if (c->p == NULL)
         rt__trap();
-    memcpy(c->p, d->v[i]->now.value, size);
+    RT_COST_COPY(RT_COST_SHARED_COPIED, c->p, d->v[i]->now.value, size);
     return c->p;
 }
 
@@ -332,6 +337,7 @@ static rt_shared *shared_make(const char *fn, rt_kind kind, size_t size, size_t 
     s = calloc(1, sizeof *s);
     if (s == NULL)
         rt__trap();
+    RT_COST_BYTES(RT_COST_BYTES_SHARED, s);
     pthread_mutex_init(&s->lock, NULL);
     s->seq = atomic_fetch_add(&next_seq, 1);
     s->kind = kind;
@@ -413,6 +419,7 @@ rt_status rt_update(rt_shared *s, void (*fn)(void *value, void *ctx), void *ctx)
             void *c = copy_of(&d, 0);
             fn(c, ctx);
             memcpy(s->now.value, c, s->size); /* only once fn has returned */
+            RT_COST(RT_COST_SHARED_COPIED, s->size);
         } else {
             d.hook.block = s->now.block;
             d.poisons = true;
@@ -446,9 +453,11 @@ rt_status rt_update_all(rt_shared *a, rt_shared *b, void (*fn)(void *va, void *v
                 fn(c1, c0, ctx);
             /* both written back while both locks are held */
             memcpy(d.v[0]->now.value, c0, d.v[0]->size);
+            RT_COST(RT_COST_SHARED_COPIED, d.v[0]->size);
             if (rt__shared_between_writebacks != NULL)
                 rt__shared_between_writebacks(d.v[0], d.v[1]);
             memcpy(d.v[1]->now.value, c1, d.v[1]->size);
+            RT_COST(RT_COST_SHARED_COPIED, d.v[1]->size);
         } else {
             d.hook.block = a->kind == RT_OWNED ? a->now.block : b->now.block;
             d.poisons = true;
@@ -487,7 +496,7 @@ rt_status rt_get(rt_shared *s, void *out)
     door_open(h, &d, "rt_get", DOOR_GET, s, NULL);
     st = door_ready(&d);
     if (st == RT_OK && s->size != 0)
-        memcpy(out, s->now.value, s->size);
+        RT_COST_COPY(RT_COST_SHARED_COPIED, out, s->now.value, s->size);
     door_close(h, &d);
     return st;
 }

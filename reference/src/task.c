@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include "costs.h"
 #include "points.h"
 #include "task.h"
 
@@ -108,8 +109,10 @@ static void table_put(struct outside_table *o, void *p, size_t bytes)
 {
     size_t i;
 
+    RT_COST(RT_COST_TABLE_OPS, 1);
     for (i = slot_of(o, p); o->slots[i].p != NULL; i = (i + 1) & (o->cap - 1))
-        ;
+        RT_COST(RT_COST_TABLE_PROBES, 1);
+    RT_COST(RT_COST_TABLE_PROBES, 1); /* the empty slot it takes */
     o->slots[i].p = p;
     o->slots[i].bytes = bytes;
     o->count++;
@@ -130,6 +133,7 @@ static bool table_room(struct outside_table *o)
         *o = old;
         return false;
     }
+    RT_COST_BYTES(RT_COST_BYTES_TABLE, o->slots);
     for (size_t i = 0; i < old.cap; i++)
         if (old.slots[i].p != NULL)
             table_put(o, old.slots[i].p, old.slots[i].bytes);
@@ -148,11 +152,15 @@ static void hold(struct outside_table *o, void *p, size_t bytes)
 /* The slot holding p, or cap if none does. */
 static size_t table_find(const struct outside_table *o, const void *p)
 {
+    RT_COST(RT_COST_TABLE_OPS, 1);
     if (o->cap == 0 || p == NULL)
         return o->cap; /* NULL is never held */
-    for (size_t i = slot_of(o, p); o->slots[i].p != NULL; i = (i + 1) & (o->cap - 1))
+    for (size_t i = slot_of(o, p); o->slots[i].p != NULL; i = (i + 1) & (o->cap - 1)) {
+        RT_COST(RT_COST_TABLE_PROBES, 1);
         if (o->slots[i].p == p)
             return i;
+    }
+    RT_COST(RT_COST_TABLE_PROBES, 1); /* the empty slot that ends the search */
     return o->cap;
 }
 
@@ -161,10 +169,12 @@ static size_t table_remove(struct outside_table *o, size_t i)
 {
     size_t bytes = o->slots[i].bytes, j = i;
 
+    RT_COST(RT_COST_TABLE_OPS, 1);
     o->slots[i].p = NULL;
     o->count--;
     for (;;) {
         j = (j + 1) & (o->cap - 1);
+        RT_COST(RT_COST_TABLE_PROBES, 1);
         if (o->slots[j].p == NULL)
             return bytes;
         size_t home = slot_of(o, o->slots[j].p);
@@ -317,6 +327,8 @@ static void *realloc_outside(struct rt_task *t, void *p, size_t n)
     q = realloc(p, n != 0 ? n : 1);
     if (q == NULL)
         rt__trap();
+    RT_COST_BYTES(RT_COST_BYTES_OUTSIDE, q);
+    RT_COST(RT_COST_OUTSIDE_COPIED, n < old ? n : old); /* kept: at most what realloc moves */
     if (n < old)
         rt__block_uncharge(t->block, old - n);
     table_remove(&t->outside, i);
@@ -387,6 +399,7 @@ static void *outside_new(size_t n)
     p = malloc(n != 0 ? n : 1);
     if (p == NULL)
         rt__trap();
+    RT_COST_BYTES(RT_COST_BYTES_OUTSIDE, p);
     hold(&t->outside, p, n);
     return p;
 }
@@ -405,7 +418,7 @@ void *rt_clone_outside(const void *p, size_t n)
         rt__violation("rt_clone_outside", "NULL with %zu bytes", n);
     q = outside_new(n);
     if (n != 0)
-        memcpy(q, p, n);
+        RT_COST_COPY(RT_COST_OUTSIDE_COPIED, q, p, n);
     return q;
 }
 
@@ -611,6 +624,7 @@ rt_task *rt_spawn(void *(*fn)(void *), void *arg)
         errno = ENOMEM;
         return NULL;
     }
+    RT_COST_BYTES(RT_COST_BYTES_TASK, t);
     t->block = block_for_new_task();
     if (t->block == NULL) {
         free(t);

@@ -1,0 +1,567 @@
+/*
+** check_costs.c: the cost counters (costs.h) hold the bounds the design
+** states (docs/budgets.md, "Cost counters"), at sizes where a degraded
+** structure shows: no clock, only counts of work done and bytes taken.
+**
+** Every assertion here fails with a message that starts "cost bound:"
+** (the mutant driver tells cost kills apart by it). A figure the design
+** makes exact is asserted exactly; where it does not (the spread of a
+** hash, what malloc rounds a size to), the bound and its reason are
+** stated beside it.
+*/
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "costs.h"
+#include "internal.h"
+#include "refrt.h"
+#include "task.h"
+#include "testutil.h"
+
+#if RT_TESTING
+
+#define KIB ((size_t)1024)
+
+/* Fails the test with a "cost bound:" message; costs a branch until then,
+** so it may sit in loops of thousands. */
+#define cost_assert(cond, ...)                                                 \
+    do {                                                                       \
+        if (__builtin_expect(!(cond), 0))                                      \
+            ck_abort_msg("cost bound: " __VA_ARGS__);                          \
+    } while (0)
+
+#define C(kind) rt__cost(RT_COST_##kind)
+
+/* What malloc gives a request of n bytes: n at least, and at most n + 31
+** (OVER). glibc rounds a request up to 8 bytes short of a multiple of 16
+** (+15), and hands out a free chunk up to 16 bytes larger still rather
+** than split off less than its 32-byte minimum (+16); ASan and TSan give
+** n exactly. Every struct counted here is larger than OVER, so one asked
+** at twice its size (calloc(2, sizeof *s)) is out of bounds. */
+#define OVER 31
+
+#define assert_bytes(got, objects, size, what)                                 \
+    cost_assert((got) >= (objects) * (size) && (got) <= (objects) * ((size) + OVER), \
+                "%lu bytes from malloc for %lu %s of %zu bytes (at most %zu)",  \
+                (unsigned long)(got), (unsigned long)(objects), (what), (size_t)(size), \
+                (size_t)((objects) * ((size) + OVER)))
+
+/* The block's head: struct rt_block rounded up to 16, then the 8 bytes
+** that put the arena 8 past a 16-byte boundary (block.c). */
+static size_t block_request(size_t budget)
+{
+    return ((rt__sizeof_block + 15) & ~(size_t)15) + 8 + budget;
+}
+
+static void init_fixed(size_t bytes)
+{
+    rt_set_strategy(rt_fixed_strategy(bytes));
+    rt_init();
+    (void)rt_held(); /* main's task and thread state made before any count */
+    rt__costs_reset();
+}
+
+/* ---- the outside-value table (task.c) ----------------------------------- */
+
+/* Linear probing kept at most half full averages 1.5 slots a successful
+** search and 2.5 an unsuccessful one or an insertion with a random hash
+** (Knuth), at the table's fullest; growth keeps it between a quarter and
+** a half full. The Fibonacci hash of malloc's evenly spaced addresses
+** does better: 1.27 slots a table operation, measured (docs/budgets.md).
+** PROBES_PER_OP = 2 is that with room for other spacings. A hash that
+** puts every pointer in one slot reads n/2 slots an operation (25,000 at
+** 50,000 values); a scan of the table, cap / 2. */
+#define PROBES_PER_OP 2
+/* Slack for the first operations, before averages mean anything. */
+#define PROBES_SLACK 64
+#define VALUES 50000
+
+static unsigned char *values[VALUES];
+
+/* The puts that growth adds to n inserts: a table of c slots grows when
+** the insert of entry c/2 + 1 would make it more than half full, and moves
+** its c/2 entries (16 to 131072 slots for 50,000 values: 8 + 16 + ... +
+** 32768 = 65528 moves). */
+static unsigned long moves_for(unsigned long inserts)
+{
+    unsigned long moves = 0;
+    for (unsigned long cap = 16; cap / 2 < inserts; cap *= 2)
+        moves += cap / 2;
+    return moves;
+}
+
+START_TEST(fifty_thousand_outside_values_take_a_few_probes_an_operation)
+{
+    unsigned long ops = 0; /* table operations the calls below make */
+
+    init_fixed(8 * 1024 * KIB);
+    for (int i = 0; i < VALUES; i++) {
+        values[i] = rt_alloc_outside(16);
+        ops++;
+        if (i % 1024 == 1023) /* fails fast when the hash has degraded */
+            cost_assert(C(TABLE_PROBES) <= PROBES_PER_OP * (ops + moves_for((unsigned long)i + 1)) +
+                                               PROBES_SLACK,
+                        "%lu probes for %d inserts", C(TABLE_PROBES), i + 1);
+    }
+    ops += moves_for(VALUES);
+    cost_assert(C(TABLE_OPS) == ops, "%lu table ops for %d inserts, expected %lu (puts and "
+                "the moves of doubling)", C(TABLE_OPS), VALUES, ops);
+    unsigned long insert_probes = C(TABLE_PROBES);
+    cost_assert(insert_probes <= PROBES_PER_OP * ops, "%lu probes for %lu puts", insert_probes,
+                ops);
+
+    /* lookups that find, and lookups of pointers no table holds */
+    for (int i = 0; i < VALUES; i++) {
+        cost_assert(rt__outside_held(values[i]), "value %d not found", i);
+        /* 8 past a value: no malloc gives it (not 16-aligned), and its
+        ** search walks the value's own cluster, then misses */
+        cost_assert(!rt__outside_held(values[i] + 8), "a pointer never held found");
+        ops += 2;
+        if (i % 1024 == 1023)
+            cost_assert(C(TABLE_PROBES) <= PROBES_PER_OP * ops + PROBES_SLACK,
+                        "%lu probes after %lu ops", C(TABLE_PROBES), ops);
+    }
+    unsigned long lookup_probes = C(TABLE_PROBES) - insert_probes;
+
+    /* reallocations (find, remove, put) and frees (find, remove) */
+    for (int i = 0; i < VALUES; i++) {
+        values[i] = rt_realloc(values[i], 24);
+        ops += 3;
+        if (i % 1024 == 1023)
+            cost_assert(C(TABLE_PROBES) <= PROBES_PER_OP * ops + PROBES_SLACK,
+                        "%lu probes after %lu ops", C(TABLE_PROBES), ops);
+    }
+    for (int i = 0; i < VALUES; i++) {
+        rt_free(values[i]);
+        ops += 2;
+        if (i % 1024 == 1023)
+            cost_assert(C(TABLE_PROBES) <= PROBES_PER_OP * ops + PROBES_SLACK,
+                        "%lu probes after %lu ops", C(TABLE_PROBES), ops);
+    }
+    cost_assert(C(TABLE_OPS) == ops, "%lu table ops, expected %lu", C(TABLE_OPS), ops);
+    cost_assert(C(TABLE_PROBES) <= PROBES_PER_OP * ops, "%lu probes for %lu table ops",
+                C(TABLE_PROBES), ops);
+    /* the figures docs/budgets.md quotes */
+    fprintf(stderr, "costs: %d values: %lu table ops, %lu probes (inserts %lu, lookups %lu, "
+            "reallocs and frees %lu)\n", VALUES, ops, C(TABLE_PROBES), insert_probes,
+            lookup_probes, C(TABLE_PROBES) - insert_probes - lookup_probes);
+    cost_assert(rt_held() == 0, "%zu bytes still held", rt_held());
+}
+END_TEST
+
+/* The table of 50,000 values doubles from 16 to 131,072 slots of 16
+** bytes: the bytes asked are 16 * (16 + 32 + ... + 131072). malloc gives
+** each at least that, and at most a page more (a table of 128 KiB or
+** more is mmap'ed, rounded to pages; a smaller one at most 15 bytes
+** more). A table that grows by 4, or asks twice its slots, shows. */
+START_TEST(a_table_of_fifty_thousand_values_takes_its_slots_and_no_more)
+{
+    size_t asked = 0, growths = 0;
+
+    init_fixed(8 * 1024 * KIB);
+    for (int i = 0; i < VALUES; i++)
+        values[i] = rt_alloc_outside(16);
+    for (size_t cap = 16; cap <= 131072; cap *= 2, growths++)
+        asked += cap * sizeof(struct outside_slot);
+    cost_assert(C(BYTES_TABLE) >= asked && C(BYTES_TABLE) <= asked + growths * 4096,
+                "%lu table bytes for %d values, expected %zu to %zu", C(BYTES_TABLE), VALUES,
+                asked, asked + growths * 4096);
+    /* each value: 16 bytes asked, 24 given by glibc; a few unsplit chunks
+    ** of 40 (96 bytes more in all, measured): at most a byte more a value
+    ** on average. Twice the size asked (32, given 40) shows. */
+    cost_assert(C(BYTES_OUTSIDE) >= VALUES * 16 && C(BYTES_OUTSIDE) <= VALUES * (24 + 1),
+                "%lu bytes from malloc for %d outside values of 16", C(BYTES_OUTSIDE), VALUES);
+    for (int i = 0; i < VALUES; i++)
+        rt_free(values[i]);
+}
+END_TEST
+
+/* ---- block allocation (block.c) ----------------------------------------- */
+
+/* A small class with freed chunks: every allocation pops its head, one
+** step each, exactly. */
+START_TEST(a_small_class_pops_in_one_step)
+{
+    enum { N = 1000 };
+    static void *p[N];
+    struct rt_block *b = rt__block_new(256 * KIB);
+
+    for (int i = 0; i < N; i++)
+        p[i] = rt__block_alloc(b, 40); /* 48-byte chunks */
+    for (int i = 0; i < N - 1; i++) /* the last stays: none is the top */
+        rt__block_free(b, p[i]);
+    rt__costs_reset();
+    for (int i = 0; i < N - 1; i++)
+        cost_assert((p[i] = rt__block_alloc(b, 40)) != NULL, "allocation %d failed", i);
+    cost_assert(C(BLOCK_ALLOCS) == N - 1, "%lu allocations counted", C(BLOCK_ALLOCS));
+    cost_assert(C(FREE_STEPS) == N - 1, "%lu free-list steps for %d pops", C(FREE_STEPS), N - 1);
+    cost_assert(C(COALESCES) == 0, "%lu coalescings", C(COALESCES));
+    rt__block_delete(b);
+}
+END_TEST
+
+/* Large chunks freed between live ones: first fit takes the list's first
+** chunk that fits, here always its head, one step each, exactly. A walk
+** to the list's far end (last fit, best fit) takes k steps for the k
+** chunks listed: 20,100 for these 200. */
+START_TEST(first_fit_takes_the_first_large_chunk_in_one_step)
+{
+    enum { N = 200 };
+    static void *big[N], *sep[N];
+    struct rt_block *b = rt__block_new(1024 * KIB);
+
+    for (int i = 0; i < N; i++) {
+        big[i] = rt__block_alloc(b, 2000);
+        sep[i] = rt__block_alloc(b, 16); /* keeps the freed ones apart */
+    }
+    for (int i = 0; i < N; i++)
+        rt__block_free(b, big[i]);
+    rt__costs_reset();
+    for (int i = 0; i < N; i++)
+        cost_assert((big[i] = rt__block_alloc(b, 2000)) != NULL, "allocation %d failed", i);
+    cost_assert(C(FREE_STEPS) == N, "%lu free-list steps for %d first fits of %d listed",
+                C(FREE_STEPS), N, N);
+    cost_assert(C(COALESCES) == 0, "%lu coalescings", C(COALESCES));
+    (void)sep;
+    rt__block_delete(b);
+}
+END_TEST
+
+/* A small request its class and the bump cannot serve: the fast path's
+** class head, then the large list (empty), then the class heads from the
+** next size up to the first with a chunk: 1 + (62 - 2 + 1) = 62 steps for
+** a 32-byte chunk taken from the 1008-byte class. At most 1 + 64 + the
+** large list's length, whatever the shape. */
+START_TEST(a_bigger_class_is_found_in_at_most_a_class_walk)
+{
+    struct rt_block *b = rt__block_new(64 * KIB);
+    void *mid = rt__block_alloc(b, 1000); /* a 1008-byte chunk, class 62 */
+    void *rest = rt__block_alloc(b, 64 * KIB - 1008 - 8); /* the bump now full */
+
+    cost_assert(mid != NULL && rest != NULL, "setup allocations failed");
+    rt__block_free(b, mid);
+    rt__costs_reset();
+    cost_assert(rt__block_alloc(b, 16) != NULL, "the split failed");
+    cost_assert(C(FREE_STEPS) == 62, "%lu free-list steps to find class 62 from class 1",
+                C(FREE_STEPS));
+    cost_assert(C(FREE_STEPS) <= 1 + 64, "%lu free-list steps", C(FREE_STEPS));
+    rt__block_delete(b);
+}
+END_TEST
+
+/* A block whose free bytes are all in chunks too small for the request:
+** the fast path's head (1), two passes of the class search (61 each: the
+** 48-byte class up to the last), one coalescing between them that walks
+** every chunk carved (2048), then NULL. A third pass, or a second
+** coalescing, shows. */
+START_TEST(a_block_that_cannot_serve_walks_its_chunks_once)
+{
+    enum { N = 64 * 1024 / 32 };
+    static void *p[N];
+    struct rt_block *b = rt__block_new(64 * KIB);
+
+    for (int i = 0; i < N; i++)
+        cost_assert((p[i] = rt__block_alloc(b, 16)) != NULL, "chunk %d", i); /* 32 bytes */
+    for (int i = 0; i < N; i += 2) /* every other: the top stays live */
+        rt__block_free(b, p[i]);
+    rt__costs_reset();
+    cost_assert(rt__block_alloc(b, 40) == NULL, "a 48-byte chunk found among 32-byte ones");
+    cost_assert(C(COALESCES) == 1, "%lu coalescings for one allocation", C(COALESCES));
+    cost_assert(C(COALESCE_CHUNKS) == N, "%lu chunks walked, %d carved", C(COALESCE_CHUNKS), N);
+    cost_assert(C(FREE_STEPS) == 1 + 61 + 61, "%lu free-list steps, expected 123",
+                C(FREE_STEPS));
+    /* merging changes nothing here (no two freed chunks touch) */
+    cost_assert(rt__block_held(b) == 64 * KIB / 2, "%zu held", rt__block_held(b));
+    rt__block_delete(b);
+}
+END_TEST
+
+/* ---- bytes copied by a realloc ------------------------------------------ */
+
+/* A chunk that moves carries its old payload, its chunk less the 8-byte
+** header: at most the old size plus 15 (the rounding to 16), never the
+** new size. One that grows in place or shrinks copies nothing. */
+START_TEST(a_block_realloc_copies_at_most_the_old_chunk)
+{
+    struct rt_block *b = rt__block_new(64 * KIB);
+    bool held;
+    unsigned char *p = rt__block_alloc(b, 100); /* a 112-byte chunk */
+    void *top;
+
+    rt__costs_reset();
+    p = rt__block_realloc(b, p, 1000, &held); /* the top: grows in place */
+    cost_assert(C(BLOCK_COPIED) == 0, "%lu bytes copied growing the top", C(BLOCK_COPIED));
+    p = rt__block_realloc(b, p, 500, &held);
+    cost_assert(C(BLOCK_COPIED) == 0, "%lu bytes copied shrinking", C(BLOCK_COPIED));
+    top = rt__block_alloc(b, 16); /* p is no longer the top */
+    p = rt__block_realloc(b, p, 3000, &held);
+    cost_assert(p != NULL && held, "the move failed");
+    /* the chunk kept its 1008 bytes when it shrank: 1000 of payload */
+    cost_assert(C(BLOCK_COPIED) == 1008 - 8, "%lu bytes copied moving a 1008-byte chunk",
+                C(BLOCK_COPIED));
+    rt__costs_reset();
+    void *q = rt__block_alloc(b, 100);
+    (void)rt__block_alloc(b, 16);
+    q = rt__block_realloc(b, q, 5000, &held);
+    cost_assert(q != NULL, "the move failed");
+    cost_assert(C(BLOCK_COPIED) == 104 && C(BLOCK_COPIED) <= 100 + 15,
+                "%lu bytes copied moving 100 bytes, expected 104", C(BLOCK_COPIED));
+    (void)top;
+    rt__block_delete(b);
+}
+END_TEST
+
+/* Through the API: rt_realloc of a block value moves at most its old
+** chunk; of an outside value, libc's realloc keeps the old bytes (the
+** counter takes the smaller size: what realloc may copy), and
+** rt_clone_outside copies exactly its n. */
+START_TEST(an_outside_realloc_keeps_at_most_the_old_size)
+{
+    init_fixed(256 * KIB);
+    unsigned char *v = rt_alloc(200); /* a 208-byte chunk */
+    (void)rt_alloc(16);
+    v = rt_realloc(v, 4000);
+    cost_assert(C(BLOCK_COPIED) == 200, "%lu bytes copied moving 200", C(BLOCK_COPIED));
+
+    unsigned char *o = rt_alloc_outside(300);
+    o = rt_realloc(o, 6000);
+    cost_assert(C(OUTSIDE_COPIED) == 300, "%lu bytes kept growing 300 to 6000",
+                C(OUTSIDE_COPIED));
+    o = rt_realloc(o, 50);
+    cost_assert(C(OUTSIDE_COPIED) == 300 + 50, "%lu bytes kept shrinking to 50",
+                C(OUTSIDE_COPIED) - 300);
+    void *c = rt_clone_outside(o, 50);
+    cost_assert(C(OUTSIDE_COPIED) == 300 + 50 + 50, "%lu bytes copied cloning 50",
+                C(OUTSIDE_COPIED) - 350);
+    /* what malloc gave: 300, 6000, 50 and 50 */
+    cost_assert(C(BYTES_OUTSIDE) >= 6400 && C(BYTES_OUTSIDE) <= 6400 + 4 * OVER,
+                "%lu bytes from malloc for values of 300, 6000, 50 and 50", C(BYTES_OUTSIDE));
+    rt_free(c);
+    rt_free(o);
+    rt_free(v);
+}
+END_TEST
+
+/* ---- bytes each handle takes from malloc -------------------------------- */
+
+static void *returns_nothing(void *unused)
+{
+    (void)unused;
+    return NULL;
+}
+
+/* A task is its struct rt_task and its block (struct, padding to 16, 8,
+** then the budget); its thread adds one struct rt_hot; the first spawn
+** makes the table of tasks not yet joined (16 slots). Each exactly what
+** malloc gives a request of that size: asking twice the size shows. */
+START_TEST(a_task_takes_its_struct_its_block_and_a_thread_state)
+{
+    rt_task *t;
+
+    init_fixed(64 * KIB);
+    t = rt_spawn(returns_nothing, NULL);
+    cost_assert(t != NULL, "spawn failed");
+    cost_assert(rt_join(t, NULL) == RT_OK, "join failed");
+    assert_bytes(C(BYTES_TASK), 1, sizeof(struct rt_task), "struct rt_task");
+    assert_bytes(C(BYTES_BLOCK), 1, block_request(64 * KIB), "block of 64 KiB");
+    assert_bytes(C(BYTES_HOT), 1, sizeof(struct rt_hot), "struct rt_hot");
+    assert_bytes(C(BYTES_TABLE), 1, 16 * sizeof(struct outside_slot), "table of 16 slots");
+    /* a second task: no second table */
+    rt__costs_reset();
+    t = rt_spawn(returns_nothing, NULL);
+    cost_assert(t != NULL && rt_join(t, NULL) == RT_OK, "second task failed");
+    cost_assert(C(BYTES_TABLE) == 0, "%lu table bytes for a second task", C(BYTES_TABLE));
+    assert_bytes(C(BYTES_TASK), 1, sizeof(struct rt_task), "struct rt_task");
+}
+END_TEST
+
+/* A channel is its struct and its ring of `capacity` items. */
+START_TEST(a_channel_takes_its_struct_and_its_ring)
+{
+    init_fixed(64 * KIB);
+    rt_chan *c = rt_chan_new(10);
+    assert_bytes(C(BYTES_CHAN), 1, rt__sizeof_chan, "struct rt_chan");
+    assert_bytes(C(BYTES_RING), 1, 10 * rt__sizeof_chan_item, "ring of 10 items");
+    rt_chan_free(c);
+}
+END_TEST
+
+/* A shared value is its struct and its block; the array of stored values
+** doubles from 8. */
+static void store_nine(void *value, void *ctx)
+{
+    void **kept = ctx;
+    (void)value;
+    for (int i = 0; i < 9; i++)
+        cost_assert(rt_store(kept[9], kept[i]) == RT_OK, "store %d refused", i);
+}
+
+START_TEST(a_shared_value_takes_its_struct_and_its_block)
+{
+    int zero[4] = {0};
+    void *ctx[10];
+
+    init_fixed(64 * KIB);
+    rt_shared *s = rt_shared_new(RT_OWNED, sizeof zero, zero, 4 * KIB);
+    assert_bytes(C(BYTES_SHARED), 1, rt__sizeof_shared, "struct rt_shared");
+    assert_bytes(C(BYTES_BLOCK), 1, block_request(4 * KIB), "block of 4 KiB");
+    for (int i = 0; i < 9; i++)
+        ctx[i] = rt_alloc_outside(8);
+    ctx[9] = s;
+    rt__costs_reset();
+    cost_assert(rt_update(s, store_nine, ctx) == RT_OK, "update failed");
+    /* two arrays: 8 entries, then 16 (one more entry each would not do) */
+    assert_bytes(C(BYTES_STORED), 2, 12 * rt__sizeof_stored, "arrays of 8 and 16 stored values");
+    rt_shared_free(s);
+}
+END_TEST
+
+/* An RT_COPY update copies the value out and writes it back: 2 * size
+** (rt_update_all: both values); rt_get copies it once; an RT_OWNED update
+** works in place: nothing. */
+static void bump(void *value, void *ctx)
+{
+    (void)ctx;
+    ((unsigned char *)value)[0]++;
+}
+
+static void bump_both(void *a, void *b, void *ctx)
+{
+    bump(a, ctx);
+    bump(b, ctx);
+}
+
+START_TEST(a_copy_door_copies_its_value_twice_and_no_more)
+{
+    unsigned char init[200] = {0}, out[200];
+
+    init_fixed(64 * KIB);
+    rt_shared *small = rt_shared_new(RT_COPY, 100, init, 4 * KIB);
+    rt_shared *big = rt_shared_new(RT_COPY, 200, init, 4 * KIB); /* copied into malloc's */
+    rt_shared *owned = rt_shared_new(RT_OWNED, 200, init, 4 * KIB);
+    rt__costs_reset();
+    cost_assert(rt_update(small, bump, NULL) == RT_OK, "update failed");
+    cost_assert(C(SHARED_COPIED) == 200, "%lu bytes copied updating 100", C(SHARED_COPIED));
+    cost_assert(rt_update(big, bump, NULL) == RT_OK, "update failed");
+    cost_assert(C(SHARED_COPIED) == 200 + 400, "%lu bytes copied updating 200",
+                C(SHARED_COPIED) - 200);
+    cost_assert(rt_update(owned, bump, NULL) == RT_OK, "update failed");
+    cost_assert(C(SHARED_COPIED) == 600, "%lu bytes copied updating in place",
+                C(SHARED_COPIED) - 600);
+    cost_assert(rt_get(big, out) == RT_OK && out[0] == 1, "get failed");
+    cost_assert(C(SHARED_COPIED) == 800, "%lu bytes copied by rt_get of 200",
+                C(SHARED_COPIED) - 600);
+    /* both copied out, both written back */
+    cost_assert(rt_update_all(small, big, bump_both, NULL) == RT_OK, "update_all failed");
+    cost_assert(C(SHARED_COPIED) == 800 + 2 * (100 + 200), "%lu bytes copied updating 100 and "
+                "200 together", C(SHARED_COPIED) - 800);
+    rt_shared_free(small);
+    rt_shared_free(big);
+    rt_shared_free(owned);
+}
+END_TEST
+
+/* ---- chunks freed at a thread's end (region_cache.c) -------------------- */
+
+static void *nest(void *arg)
+{
+    int depth = *(int *)arg;
+    rt_region r[24];
+    (void)rt_chunk_kept(); /* the thread's state, also at depth 0 */
+    for (int i = 0; i < depth; i++)
+        rt_region_open(&r[i]);
+    for (int i = depth; i-- > 0;)
+        rt_region_close(&r[i]);
+    return NULL;
+}
+
+/* The key's destructor frees the chunks the thread keeps, one step each:
+** min(depth, 16) for regions nested `depth` deep, and nothing else. */
+START_TEST(a_thread_end_walks_exactly_the_chunks_it_keeps)
+{
+    static const int depths[] = {0, 1, 5, 15, 16, 17, 24};
+
+    rt_init();
+    for (size_t k = 0; k < sizeof depths / sizeof depths[0]; k++) {
+        pthread_t th;
+        int depth = depths[k];
+        unsigned long kept = (unsigned long)(depth < RT_REGION_CACHE_SLOTS ? depth
+                                                                         : RT_REGION_CACHE_SLOTS);
+        rt__costs_reset();
+        cost_assert(pthread_create(&th, NULL, nest, &depth) == 0, "no thread");
+        pthread_join(th, NULL);
+        cost_assert(C(CHUNKS_RELEASED) == kept, "%lu chunks walked at the end of a thread that "
+                    "kept %lu", C(CHUNKS_RELEASED), kept);
+        assert_bytes(C(BYTES_HOT), 1, sizeof(struct rt_hot), "struct rt_hot");
+    }
+}
+END_TEST
+
+/* ---- exact across threads ----------------------------------------------- */
+
+enum { WORKERS = 8, PER_WORKER = 5000 };
+
+static void *allocates(void *unused)
+{
+    (void)unused;
+    for (int i = 0; i < PER_WORKER; i++) {
+        void *p = rt_alloc(24);
+        void *o = rt_alloc_outside(8);
+        rt_free(p);
+        rt_free(o);
+    }
+    return NULL;
+}
+
+/* Eight tasks at once: the counters lose no increment. Each task makes
+** PER_WORKER block allocations and outside values (one put, one find and
+** one remove each; growth to 16 slots adds no move, the table never
+** holding two). */
+START_TEST(the_counters_are_exact_across_threads)
+{
+    rt_task *t[WORKERS];
+
+    init_fixed(64 * KIB);
+    for (int i = 0; i < WORKERS; i++)
+        cost_assert((t[i] = rt_spawn(allocates, NULL)) != NULL, "spawn %d failed", i);
+    for (int i = 0; i < WORKERS; i++)
+        cost_assert(rt_join(t[i], NULL) == RT_OK, "join %d failed", i);
+    cost_assert(C(BLOCK_ALLOCS) == WORKERS * PER_WORKER, "%lu block allocations, expected %d",
+                C(BLOCK_ALLOCS), WORKERS * PER_WORKER);
+    /* + the unjoined table: a put at each spawn, a find and a remove at
+    ** each join */
+    cost_assert(C(TABLE_OPS) == 3ul * WORKERS * PER_WORKER + 3 * WORKERS,
+                "%lu table ops, expected %d", C(TABLE_OPS), 3 * WORKERS * PER_WORKER + 3 * WORKERS);
+    assert_bytes(C(BYTES_HOT), WORKERS, sizeof(struct rt_hot), "struct rt_hot");
+    assert_bytes(C(BYTES_TASK), WORKERS, sizeof(struct rt_task), "struct rt_task");
+}
+END_TEST
+
+#endif /* RT_TESTING */
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("costs");
+#if RT_TESTING
+    suite_add_test(s, fifty_thousand_outside_values_take_a_few_probes_an_operation);
+    suite_add_test(s, a_table_of_fifty_thousand_values_takes_its_slots_and_no_more);
+    suite_add_test(s, a_small_class_pops_in_one_step);
+    suite_add_test(s, first_fit_takes_the_first_large_chunk_in_one_step);
+    suite_add_test(s, a_bigger_class_is_found_in_at_most_a_class_walk);
+    suite_add_test(s, a_block_that_cannot_serve_walks_its_chunks_once);
+    suite_add_test(s, a_block_realloc_copies_at_most_the_old_chunk);
+    suite_add_test(s, an_outside_realloc_keeps_at_most_the_old_size);
+    suite_add_test(s, a_task_takes_its_struct_its_block_and_a_thread_state);
+    suite_add_test(s, a_channel_takes_its_struct_and_its_ring);
+    suite_add_test(s, a_shared_value_takes_its_struct_and_its_block);
+    suite_add_test(s, a_copy_door_copies_its_value_twice_and_no_more);
+    suite_add_test(s, a_thread_end_walks_exactly_the_chunks_it_keeps);
+    suite_add_test(s, the_counters_are_exact_across_threads);
+#endif
+    return s;
+}
