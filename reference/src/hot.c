@@ -29,7 +29,7 @@ void *(*rt__hot_test_read)(intptr_t off);
 
 enum { HOT_UNKNOWN, HOT_DIRECT, HOT_LATCHED };
 
-static pthread_mutex_t hot_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t hot_lock = RT_MUTEX_INITIALIZER;
 static int hot_state;        /* process-wide, for good once LATCHED */
 static intptr_t hot_slot;    /* the key's slot, set before DIRECT */
 
@@ -93,7 +93,7 @@ static bool hot_first_publish(pthread_key_t key, struct rt_hot *h)
     intptr_t off = 0;
     bool found, first;
 
-    pthread_mutex_lock(&hot_lock);
+    rt__lock(&hot_lock);
     first = __atomic_load_n(&hot_state, __ATOMIC_RELAXED) == HOT_UNKNOWN;
     if (first) {
         found = rt_prim_slot_find(key, &off);
@@ -108,7 +108,7 @@ static bool hot_first_publish(pthread_key_t key, struct rt_hot *h)
             hot_latch_locked();
         }
     }
-    pthread_mutex_unlock(&hot_lock);
+    rt__unlock(&hot_lock);
     return first;
 }
 
@@ -158,7 +158,7 @@ bool rt_hot_direct(void)
 
 void rt_hot_disable(void)
 {
-    pthread_mutex_lock(&hot_lock);
+    rt__lock(&hot_lock);
     hot_latch_locked();
-    pthread_mutex_unlock(&hot_lock);
+    rt__unlock(&hot_lock);
 }

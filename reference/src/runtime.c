@@ -25,6 +25,7 @@ void rt__violation(const char *fn, const char *fmt, ...)
 static void hot_destroy(void *p)
 {
     struct rt_hot *h = p;
+    rt__locks_none("hot_destroy", "its thread ends", true);
     rt__chunks_release(h);
     free(h);
 }
@@ -42,3 +43,152 @@ void rt_init(void)
         rt__violation("rt_init", "cannot create the runtime's pthread key");
     rt__key_plus_one = (uint64_t)key + 1;
 }
+
+#if RT_TESTING
+/* ---- lock discipline (locks.h), test builds only ----------------------- */
+
+#include <errno.h>
+
+_Thread_local struct rt_locks rt__locks;
+
+void rt__lock_fail(const char *fn, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "refrt: %s: lock discipline: ", fn);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fflush(stderr);
+    abort();
+}
+
+/* A mutex made with rt__mutex_init or RT_MUTEX_INITIALIZER is an
+** error-checking one; one that is not lost its init (on glibc all-zero
+** bytes are a plain mutex, which checks nothing). */
+static void check_kind(const char *fn, const pthread_mutex_t *m)
+{
+#if defined(__GLIBC__) && defined(PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP)
+    if ((m->__data.__kind & 3) != PTHREAD_MUTEX_ERRORCHECK_NP)
+        rt__lock_fail(fn, "lock of a mutex that is not an error-checking one "
+                      "(was it made with rt__mutex_init?)");
+#else
+    (void)fn;
+    (void)m;
+#endif
+}
+
+static void check_rc(const char *fn, const char *call, int rc)
+{
+    if (rc == EDEADLK)
+        rt__lock_fail(fn, "lock of a mutex this thread already holds (a self-deadlock)");
+    if (rc == EPERM)
+        rt__lock_fail(fn, "%s of a mutex this thread does not hold", call);
+    if (rc == EBUSY)
+        rt__lock_fail(fn, "%s of a mutex still locked", call);
+    if (rc != 0)
+        rt__lock_fail(fn, "%s failed: %s", call, strerror(rc));
+}
+
+void rt__mutex_init_checked(pthread_mutex_t *m)
+{
+    pthread_mutexattr_t a;
+
+    if (pthread_mutexattr_init(&a) != 0 ||
+        pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK) != 0 ||
+        pthread_mutex_init(m, &a) != 0)
+        rt__trap();
+    pthread_mutexattr_destroy(&a);
+}
+
+void rt__mutex_destroy_checked(const char *fn, pthread_mutex_t *m)
+{
+    if (rt__locks.inner == m)
+        rt__lock_fail(fn, "destroy of a mutex this thread holds");
+    check_rc(fn, "destroy", pthread_mutex_destroy(m));
+}
+
+/* Before any lock: no inner lock is held (they do not nest), and not m. */
+static void may_lock(const char *fn, const pthread_mutex_t *m)
+{
+    struct rt_locks *l = &rt__locks;
+
+    if (l->inner == m)
+        rt__lock_fail(fn, "lock of a mutex this thread already holds (a self-deadlock)");
+    if (l->inner != NULL)
+        rt__lock_fail(fn, "lock taken while this thread holds the lock %s took "
+                      "(inner locks do not nest)", l->inner_fn);
+    check_kind(fn, m);
+}
+
+void rt__lock_checked(const char *fn, pthread_mutex_t *m, bool door)
+{
+    may_lock(fn, m);
+    check_rc(fn, "lock", pthread_mutex_lock(m));
+    if (door) {
+        rt__locks.doors++;
+    } else {
+        rt__locks.inner = m;
+        rt__locks.inner_fn = fn;
+    }
+}
+
+int rt__trylock_checked(const char *fn, pthread_mutex_t *m)
+{
+    int rc;
+
+    may_lock(fn, m);
+    rc = pthread_mutex_trylock(m);
+    if (rc == EBUSY)
+        return rc; /* held: by another thread, or as a door's lock by this one */
+    check_rc(fn, "trylock", rc);
+    rt__locks.inner = m;
+    rt__locks.inner_fn = fn;
+    return 0;
+}
+
+void rt__unlock_checked(const char *fn, pthread_mutex_t *m, bool door)
+{
+    struct rt_locks *l = &rt__locks;
+
+    if (door ? l->doors == 0 || l->inner == m : l->inner != m)
+        rt__lock_fail(fn, "unlock of a mutex this thread does not hold%s",
+                      door ? " as a door's lock" : "");
+    check_rc(fn, "unlock", pthread_mutex_unlock(m));
+    if (door)
+        l->doors--;
+    else
+        l->inner = NULL;
+}
+
+void rt__cond_wait_checked(const char *fn, pthread_cond_t *c, pthread_mutex_t *m)
+{
+    if (rt__locks.inner != m)
+        rt__lock_fail(fn, "wait on a condition without holding its mutex");
+    check_rc(fn, "wait", pthread_cond_wait(c, m));
+}
+
+void rt__locks_none(const char *fn, const char *when, bool with_doors)
+{
+    struct rt_locks *l = &rt__locks;
+
+    if (l->inner != NULL)
+        rt__lock_fail(l->inner_fn, "the lock it took is still held when %s", when);
+    if (with_doors && l->doors != 0)
+        rt__lock_fail(fn, "%u doors' locks are still held when %s", l->doors, when);
+}
+
+void rt__locks_doors(const char *fn, unsigned doors)
+{
+    if (rt__locks.doors != doors)
+        rt__lock_fail(fn, "%u doors' locks held once the door closed; the doors around it "
+                      "hold %u", rt__locks.doors, doors);
+}
+
+/* The process exits (main returned, or exit was called): no inner lock
+** may be held. A door's may, when the program exits from a door's fn. */
+__attribute__((destructor)) static void locks_at_exit(void)
+{
+    rt__locks_none("exit", "the process exits", false);
+}
+#endif /* RT_TESTING */

@@ -224,7 +224,7 @@ static void door_open(struct rt_hot *h, struct door *d, const char *fn, enum doo
     /* v[0] was made first: wherever v[1] may not open, v[0] may not either */
     check_nesting(h, fn, d->v[0]);
     for (unsigned i = 0; i < d->n; i++)
-        pthread_mutex_lock(&d->v[i]->lock);
+        rt__door_lock(&d->v[i]->lock);
     d->hook.block = NULL;
     d->hook.unwind = door_unwind;
     d->hook.outer = h->door;
@@ -238,9 +238,21 @@ static void door_release(struct door *d)
     for (unsigned i = d->n; i-- > 0;) {
         if (d->copy[i].p != d->copy[i].local.bytes)
             free(d->copy[i].p); /* malloc's, or NULL */
-        pthread_mutex_unlock(&d->v[i]->lock);
+        rt__door_unlock(&d->v[i]->lock);
     }
 }
+
+#if RT_TESTING
+/* The doors' locks of the doors open on this thread (locks.h). */
+static unsigned door_locks(struct rt_hot *h)
+{
+    unsigned n = 0;
+
+    for (struct rt_door *o = h->door; o != NULL; o = o->outer)
+        n += as_door(o) != NULL ? as_door(o)->n : 0;
+    return n;
+}
+#endif
 
 static void door_close(struct rt_hot *h, struct door *d)
 {
@@ -252,6 +264,7 @@ static void door_close(struct rt_hot *h, struct door *d)
         rt__violation(fn, "a door opened inside this one was not closed");
     h->door = d->hook.outer;
     door_release(d);
+    rt__locks_doors(fn, door_locks(h));
 }
 
 /* Runs on the panicking task before it frees anything (task.c). */
@@ -269,7 +282,7 @@ static void door_unwind(struct rt_door *hook)
     }
     door_release(d);
     if (d->constructing) {
-        pthread_mutex_destroy(&d->v[0]->lock);
+        rt__mutex_destroy(&d->v[0]->lock);
         free(d->v[0]);
     }
 }
@@ -327,7 +340,7 @@ static rt_shared *shared_make(const char *fn, rt_kind kind, size_t size, size_t 
     s = calloc(1, sizeof *s);
     if (s == NULL)
         rt__trap();
-    pthread_mutex_init(&s->lock, NULL);
+    rt__mutex_init(&s->lock);
     s->seq = atomic_fetch_add(&next_seq, 1);
     s->kind = kind;
     s->size = size;
@@ -380,7 +393,7 @@ void rt_shared_free(rt_shared *s)
         rt__violation("rt_shared_free", "a door on shared value #%lu is open in this task",
                       s->seq);
     state_drop(&s->now);
-    pthread_mutex_destroy(&s->lock);
+    rt__mutex_destroy(&s->lock);
     free(s);
 }
 
@@ -585,9 +598,9 @@ size_t rt_shared_held(rt_shared *s)
     d = h != NULL && h->task != NULL ? door_on(h, s) : NULL;
     if (d != NULL) /* this task holds the lock */
         return rt__block_held(d->building_for == s ? d->building.block : s->now.block);
-    pthread_mutex_lock(&s->lock);
+    rt__lock(&s->lock);
     held = rt__block_held(s->now.block);
-    pthread_mutex_unlock(&s->lock);
+    rt__unlock(&s->lock);
     return held;
 }
 
@@ -595,9 +608,9 @@ size_t rt_shared_held(rt_shared *s)
 
 bool rt__shared_locked(rt_shared *s)
 {
-    if (pthread_mutex_trylock(&s->lock) != 0)
+    if (rt__trylock(&s->lock) != 0)
         return true;
-    pthread_mutex_unlock(&s->lock);
+    rt__unlock(&s->lock);
     return false;
 }
 

@@ -1,0 +1,101 @@
+/*
+** locks.h: the runtime's locks, checked in test builds (RT_TESTING).
+**
+** Every lock, unlock and wait of reference/src goes through the macros
+** below. A release build gets the pthread calls themselves and nothing
+** else. A test build checks, at once and on the calling thread alone (no
+** race needed), the discipline one thread can see:
+**   - a lock of a mutex this thread holds already (a self-deadlock);
+**   - an unlock of a mutex this thread does not hold;
+**   - a wait on a condition without its mutex;
+**   - a mutex that is not an error-checking one (its init was lost);
+**   - the destroy of a mutex still locked;
+** and, where the contract says locks must be gone, that none is left:
+**   - a runtime call begins with no inner lock held (rt__hot_or_null);
+**   - a door closes holding the locks of the doors around it, no more;
+**   - a panic, once its doors are unwound, holds no lock;
+**   - a task ends, a thread ends, the process exits holding none.
+** A failure prints "refrt: <function>: lock discipline: <what>" (function:
+** the runtime function whose lock it is) and aborts.
+**
+** Two kinds of lock. An inner lock (rt__lock) is released before the
+** function that took it returns, runs no code of the program while held,
+** and never nests in another inner lock. A door's lock (rt__door_lock) is
+** held while the door's fn runs and is released when the door closes or
+** its task's panic unwinds it; doors nest (shared.c checks their order).
+**
+** The record is a _Thread_local, not struct rt_hot: hot_lock is taken
+** while this thread's state is being made.
+*/
+#ifndef REFRT_LOCKS_H
+#define REFRT_LOCKS_H
+
+#include <pthread.h>
+
+#if RT_TESTING
+
+struct rt_locks {
+    const pthread_mutex_t *inner; /* the inner lock this thread holds, or NULL */
+    const char *inner_fn;         /* the function that took it */
+    unsigned doors;               /* doors' locks this thread holds */
+};
+extern _Thread_local struct rt_locks rt__locks __attribute__((visibility("hidden")));
+
+/* Static mutexes: error-checking where glibc has the initializer; the
+** record above checks inner locks (every static one is) without it. */
+#ifdef PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP
+#define RT_MUTEX_INITIALIZER PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP
+#else
+#define RT_MUTEX_INITIALIZER PTHREAD_MUTEX_INITIALIZER
+#endif
+
+/* runtime.c */
+_Noreturn RT_COLD void rt__lock_fail(const char *fn, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void rt__mutex_init_checked(pthread_mutex_t *m);
+void rt__mutex_destroy_checked(const char *fn, pthread_mutex_t *m);
+void rt__lock_checked(const char *fn, pthread_mutex_t *m, bool door);
+int rt__trylock_checked(const char *fn, pthread_mutex_t *m);
+void rt__unlock_checked(const char *fn, pthread_mutex_t *m, bool door);
+void rt__cond_wait_checked(const char *fn, pthread_cond_t *c, pthread_mutex_t *m);
+/* Fails unless this thread holds no inner lock (naming the function that
+** took it) and, with_doors, no door's lock (naming fn); `when` completes
+** "... still held when <when>". */
+void rt__locks_none(const char *fn, const char *when, bool with_doors);
+/* Fails (naming fn) unless this thread holds exactly `doors` doors' locks. */
+void rt__locks_doors(const char *fn, unsigned doors);
+
+#define rt__mutex_init(m) rt__mutex_init_checked(m)
+#define rt__mutex_destroy(m) rt__mutex_destroy_checked(__func__, (m))
+#define rt__lock(m) rt__lock_checked(__func__, (m), false)
+#define rt__trylock(m) rt__trylock_checked(__func__, (m))
+#define rt__unlock(m) rt__unlock_checked(__func__, (m), false)
+#define rt__door_lock(m) rt__lock_checked(__func__, (m), true)
+#define rt__door_unlock(m) rt__unlock_checked(__func__, (m), true)
+#define rt__cond_wait(c, m) rt__cond_wait_checked(__func__, (c), (m))
+
+/* A runtime call begins: the previous one released its inner lock. */
+static inline void rt__locks_entry(void)
+{
+    if (RT_UNLIKELY(rt__locks.inner != NULL))
+        rt__locks_none("", "this thread calls the runtime again", false);
+}
+
+#else /* a release build: the calls themselves */
+
+#define RT_MUTEX_INITIALIZER PTHREAD_MUTEX_INITIALIZER
+#define rt__mutex_init(m) pthread_mutex_init((m), NULL)
+#define rt__mutex_destroy(m) pthread_mutex_destroy(m)
+#define rt__lock(m) pthread_mutex_lock(m)
+#define rt__trylock(m) pthread_mutex_trylock(m)
+#define rt__unlock(m) pthread_mutex_unlock(m)
+#define rt__door_lock(m) pthread_mutex_lock(m)
+#define rt__door_unlock(m) pthread_mutex_unlock(m)
+#define rt__cond_wait(c, m) pthread_cond_wait((c), (m))
+#define rt__locks_entry() ((void)0)
+#define rt__locks_none(fn, when, with_doors) ((void)0)
+#define rt__locks_doors(fn, doors) ((void)0)
+
+#endif /* RT_TESTING */
+
+#endif /* REFRT_LOCKS_H */
