@@ -24,6 +24,12 @@
 ** held while the door's fn runs and is released when the door closes or
 ** its task's panic unwinds it; doors nest (shared.c checks their order).
 **
+** Who answers: on glibc every runtime mutex is an error-checking one
+** (PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP, for the static ones too), so
+** glibc itself reports the self-deadlock (EDEADLK), the unlock or wait of
+** a mutex not held (EPERM) and the destroy of a held one (EBUSY); without
+** that initializer the static mutexes are plain ones and this thread's
+** record of its inner lock checks them (runtime.c, RT_LOCKS_RECORD_ONLY).
 ** The record is a _Thread_local, not struct rt_hot: hot_lock is taken
 ** while this thread's state is being made.
 */

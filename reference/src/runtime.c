@@ -63,13 +63,21 @@ void rt__lock_fail(const char *fn, const char *fmt, ...)
     abort();
 }
 
-/* A mutex made with rt__mutex_init or RT_MUTEX_INITIALIZER is an
-** error-checking one; one that is not lost its init (on glibc all-zero
-** bytes are a plain mutex, which checks nothing). */
+/* Where glibc has the error-checking initializer, the mutexes are checked
+** by glibc itself (EDEADLK, EPERM, EBUSY), and a mutex of another kind
+** lost its init (all-zero bytes are a plain mutex, which checks nothing).
+** Elsewhere the static mutexes are plain ones, and the record checks the
+** inner locks (every static mutex is one): RT_LOCKS_RECORD_ONLY. */
+#ifdef PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP
+#define RT_LOCKS_RECORD_ONLY 0
+#else
+#define RT_LOCKS_RECORD_ONLY 1
+#endif
+
 static void check_kind(const char *fn, const pthread_mutex_t *m)
 {
-#if defined(__GLIBC__) && defined(PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP)
-    if ((m->__data.__kind & 3) != PTHREAD_MUTEX_ERRORCHECK_NP)
+#if defined(__GLIBC__) && !RT_LOCKS_RECORD_ONLY
+    if (m->__data.__kind != PTHREAD_MUTEX_ERRORCHECK_NP)
         rt__lock_fail(fn, "lock of a mutex that is not an error-checking one "
                       "(was it made with rt__mutex_init?)");
 #else
@@ -84,14 +92,15 @@ static void check_rc(const char *fn, const char *call, int rc)
         rt__lock_fail(fn, "lock of a mutex this thread already holds (a self-deadlock)");
     if (rc == EPERM)
         rt__lock_fail(fn, "%s of a mutex this thread does not hold", call);
-    if (rc == EBUSY)
-        rt__lock_fail(fn, "%s of a mutex still locked", call);
     if (rc != 0)
         rt__lock_fail(fn, "%s failed: %s", call, strerror(rc));
 }
 
 void rt__mutex_init_checked(pthread_mutex_t *m)
 {
+#if !RT_LOCKS_RECORD_ONLY
+    *m = (pthread_mutex_t)PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
+#else
     pthread_mutexattr_t a;
 
     if (pthread_mutexattr_init(&a) != 0 ||
@@ -99,12 +108,15 @@ void rt__mutex_init_checked(pthread_mutex_t *m)
         pthread_mutex_init(m, &a) != 0)
         rt__trap();
     pthread_mutexattr_destroy(&a);
+#endif
 }
 
 void rt__mutex_destroy_checked(const char *fn, pthread_mutex_t *m)
 {
+#if RT_LOCKS_RECORD_ONLY
     if (rt__locks.inner == m)
         rt__lock_fail(fn, "destroy of a mutex this thread holds");
+#endif
     check_rc(fn, "destroy", pthread_mutex_destroy(m));
 }
 
@@ -121,16 +133,22 @@ static void may_lock(const char *fn, const pthread_mutex_t *m)
     check_kind(fn, m);
 }
 
-void rt__lock_checked(const char *fn, pthread_mutex_t *m, bool door)
+/* This thread has just taken m. */
+static void took(const char *fn, pthread_mutex_t *m, bool door)
 {
-    may_lock(fn, m);
-    check_rc(fn, "lock", pthread_mutex_lock(m));
     if (door) {
         rt__locks.doors++;
     } else {
         rt__locks.inner = m;
         rt__locks.inner_fn = fn;
     }
+}
+
+void rt__lock_checked(const char *fn, pthread_mutex_t *m, bool door)
+{
+    may_lock(fn, m);
+    check_rc(fn, "lock", pthread_mutex_lock(m));
+    took(fn, m, door);
 }
 
 int rt__trylock_checked(const char *fn, pthread_mutex_t *m)
@@ -142,30 +160,30 @@ int rt__trylock_checked(const char *fn, pthread_mutex_t *m)
     if (rc == EBUSY)
         return rc; /* held: by another thread, or as a door's lock by this one */
     check_rc(fn, "trylock", rc);
-    rt__locks.inner = m;
-    rt__locks.inner_fn = fn;
+    took(fn, m, false);
     return 0;
 }
 
 void rt__unlock_checked(const char *fn, pthread_mutex_t *m, bool door)
 {
-    struct rt_locks *l = &rt__locks;
-
-    if (door ? l->doors == 0 || l->inner == m : l->inner != m)
-        rt__lock_fail(fn, "unlock of a mutex this thread does not hold%s",
-                      door ? " as a door's lock" : "");
+#if RT_LOCKS_RECORD_ONLY
+    if (!door && rt__locks.inner != m)
+        rt__lock_fail(fn, "unlock of a mutex this thread does not hold");
+#endif
     check_rc(fn, "unlock", pthread_mutex_unlock(m));
     if (door)
-        l->doors--;
+        rt__locks.doors--;
     else
-        l->inner = NULL;
+        rt__locks.inner = NULL;
 }
 
 void rt__cond_wait_checked(const char *fn, pthread_cond_t *c, pthread_mutex_t *m)
 {
+#if RT_LOCKS_RECORD_ONLY
     if (rt__locks.inner != m)
-        rt__lock_fail(fn, "wait on a condition without holding its mutex");
-    check_rc(fn, "wait", pthread_cond_wait(c, m));
+        rt__lock_fail(fn, "cond wait of a mutex this thread does not hold");
+#endif
+    check_rc(fn, "cond wait", pthread_cond_wait(c, m));
 }
 
 void rt__locks_none(const char *fn, const char *when, bool with_doors)
