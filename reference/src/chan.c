@@ -78,7 +78,7 @@ rt_status rt_send(rt_chan *c, void *value)
     it->bytes = bytes;
     it->sender = t;
     c->count++;
-    pthread_cond_signal(&c->not_empty);
+    rt__cond_signal(&c->not_empty, &c->lock);
     rt__unlock(&c->lock);
     return RT_OK;
 }
@@ -101,14 +101,14 @@ void *rt_recv(rt_chan *c)
     it = c->ring[c->head];
     if (!rt__task_charge(me, it.bytes)) {
         /* The value stays at the head; the lock goes before the panic. */
-        pthread_cond_signal(&c->not_empty);
+        rt__cond_signal(&c->not_empty, &c->lock);
         rt__unlock(&c->lock);
         rt__task_full("a received value", it.bytes);
     }
     rt__task_hold(me, it.value, it.bytes);
     c->head = (c->head + 1) % c->capacity;
     c->count--;
-    pthread_cond_signal(&c->not_full);
+    rt__cond_signal(&c->not_full, &c->lock);
     rt__unlock(&c->lock);
     rt__task_release(it.sender, it.bytes);
     rt__task_unref(it.sender);
@@ -121,8 +121,8 @@ void rt_chan_close(rt_chan *c)
         rt__violation("rt_chan_close", "channel is NULL");
     rt__lock(&c->lock);
     c->closed = true;
-    pthread_cond_broadcast(&c->not_empty);
-    pthread_cond_broadcast(&c->not_full);
+    rt__cond_broadcast(&c->not_empty, &c->lock);
+    rt__cond_broadcast(&c->not_full, &c->lock);
     rt__unlock(&c->lock);
 }
 

@@ -7,7 +7,9 @@
 ** race needed), the discipline one thread can see:
 **   - a lock of a mutex this thread holds already (a self-deadlock);
 **   - an unlock of a mutex this thread does not hold;
-**   - a wait on a condition without its mutex;
+**   - a wait on a condition without its mutex, and a signal or broadcast
+**     without it (POSIX allows one, the runtime never does: a waker that
+**     has let go of the mutex has written its state outside it);
 **   - a mutex that is not an error-checking one (its init was lost);
 **   - the destroy of a mutex still locked;
 ** and, where the contract says locks must be gone, that none is left:
@@ -64,6 +66,8 @@ void rt__lock_checked(const char *fn, pthread_mutex_t *m, bool door);
 int rt__trylock_checked(const char *fn, pthread_mutex_t *m);
 void rt__unlock_checked(const char *fn, pthread_mutex_t *m, bool door);
 void rt__cond_wait_checked(const char *fn, pthread_cond_t *c, pthread_mutex_t *m);
+void rt__cond_signal_checked(const char *fn, pthread_cond_t *c, const pthread_mutex_t *m);
+void rt__cond_broadcast_checked(const char *fn, pthread_cond_t *c, const pthread_mutex_t *m);
 /* Fails unless this thread holds no inner lock (naming the function that
 ** took it) and, with_doors, no door's lock (naming fn); `when` completes
 ** "... still held when <when>". */
@@ -79,6 +83,8 @@ void rt__locks_doors(const char *fn, unsigned doors);
 #define rt__door_lock(m) rt__lock_checked(__func__, (m), true)
 #define rt__door_unlock(m) rt__unlock_checked(__func__, (m), true)
 #define rt__cond_wait(c, m) rt__cond_wait_checked(__func__, (c), (m))
+#define rt__cond_signal(c, m) rt__cond_signal_checked(__func__, (c), (m))
+#define rt__cond_broadcast(c, m) rt__cond_broadcast_checked(__func__, (c), (m))
 
 /* A runtime call begins: the previous one released its inner lock. */
 static inline void rt__locks_entry(void)
@@ -98,6 +104,8 @@ static inline void rt__locks_entry(void)
 #define rt__door_lock(m) pthread_mutex_lock(m)
 #define rt__door_unlock(m) pthread_mutex_unlock(m)
 #define rt__cond_wait(c, m) pthread_cond_wait((c), (m))
+#define rt__cond_signal(c, m) pthread_cond_signal(c)
+#define rt__cond_broadcast(c, m) pthread_cond_broadcast(c)
 #define rt__locks_entry() ((void)0)
 #define rt__locks_none(fn, when, with_doors) ((void)0)
 #define rt__locks_doors(fn, doors) ((void)0)

@@ -186,6 +186,26 @@ void rt__cond_wait_checked(const char *fn, pthread_cond_t *c, pthread_mutex_t *m
     check_rc(fn, "cond wait", pthread_cond_wait(c, m));
 }
 
+/* A signal or broadcast: under the mutex the waiters wait with (every
+** condition of the runtime goes with an inner lock). */
+static void may_wake(const char *fn, const pthread_mutex_t *m)
+{
+    if (rt__locks.inner != m)
+        rt__lock_fail(fn, "cond wake without its mutex held");
+}
+
+void rt__cond_signal_checked(const char *fn, pthread_cond_t *c, const pthread_mutex_t *m)
+{
+    may_wake(fn, m);
+    check_rc(fn, "cond signal", pthread_cond_signal(c));
+}
+
+void rt__cond_broadcast_checked(const char *fn, pthread_cond_t *c, const pthread_mutex_t *m)
+{
+    may_wake(fn, m);
+    check_rc(fn, "cond broadcast", pthread_cond_broadcast(c));
+}
+
 void rt__locks_none(const char *fn, const char *when, bool with_doors)
 {
     struct rt_locks *l = &rt__locks;

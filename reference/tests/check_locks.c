@@ -661,6 +661,25 @@ START_TEST(a_wait_without_the_mutex_fires)
 }
 END_TEST
 
+static void signal_without_lock(void)
+{
+    rt__mutex_init(&m);
+    rt__cond_signal(&cv, &m);
+}
+
+static void broadcast_without_lock(void)
+{
+    rt__mutex_init(&m);
+    rt__cond_broadcast(&cv, &m);
+}
+
+START_TEST(a_signal_or_broadcast_without_the_mutex_fires)
+{
+    fires(signal_without_lock, "signal_without_lock", "cond wake without its mutex held\n");
+    fires(broadcast_without_lock, "broadcast_without_lock", "cond wake without its mutex held\n");
+}
+END_TEST
+
 static void unchecked_mutex(void)
 {
     static pthread_mutex_t plain = PTHREAD_MUTEX_INITIALIZER;
@@ -890,6 +909,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_doubled_door_lock_fires);
     suite_add_test(s, a_door_unlock_of_another_mutex_fires);
     suite_add_test(s, a_wait_without_the_mutex_fires);
+    suite_add_test(s, a_signal_or_broadcast_without_the_mutex_fires);
     suite_add_test(s, a_mutex_that_is_not_error_checking_fires);
     suite_add_test(s, a_destroy_of_a_held_mutex_fires);
     suite_add_test(s, an_inner_lock_inside_another_fires);
