@@ -43,8 +43,8 @@ rt_chan *rt_chan_new(size_t capacity)
         rt__trap();
     c->capacity = capacity;
     rt__mutex_init(&c->lock);
-    pthread_cond_init(&c->not_empty, NULL);
-    pthread_cond_init(&c->not_full, NULL);
+    rt__cond_init(&c->not_empty);
+    rt__cond_init(&c->not_full);
     return c;
 }
 
@@ -137,8 +137,8 @@ void rt_chan_free(rt_chan *c)
         rt__task_unref(it->sender);
     }
     rt__mutex_destroy(&c->lock);
-    pthread_cond_destroy(&c->not_empty);
-    pthread_cond_destroy(&c->not_full);
+    rt__cond_destroy(&c->not_empty);
+    rt__cond_destroy(&c->not_full);
     free(c->ring);
     free(c);
 }

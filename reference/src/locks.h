@@ -12,6 +12,8 @@
 **     has let go of the mutex has written its state outside it);
 **   - a mutex that is not an error-checking one (its init was lost);
 **   - the destroy of a mutex still locked;
+**   - a mutex or condition made and never destroyed, or destroyed and
+**     never made (rt__locks_live, which the tests compare);
 ** and, where the contract says locks must be gone, that none is left:
 **   - a runtime call begins with no inner lock held (rt__hot_or_null);
 **   - a door closes holding the locks of the doors around it, no more;
@@ -62,6 +64,12 @@ _Noreturn RT_COLD void rt__lock_fail(const char *fn, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void rt__mutex_init_checked(pthread_mutex_t *m);
 void rt__mutex_destroy_checked(const char *fn, pthread_mutex_t *m);
+/* Mutexes and conditions made by rt__mutex_init and rt__cond_init and not
+** yet destroyed, all threads: tests prove that making a channel or a shared
+** value counts its own and freeing it gives them back (the static mutexes
+** are not counted). rt__locks_made(n) adds n. */
+long rt__locks_live(void);
+void rt__locks_made(long n);
 void rt__lock_checked(const char *fn, pthread_mutex_t *m, bool door);
 int rt__trylock_checked(const char *fn, pthread_mutex_t *m);
 void rt__unlock_checked(const char *fn, pthread_mutex_t *m, bool door);
@@ -77,6 +85,8 @@ void rt__locks_doors(const char *fn, unsigned doors);
 
 #define rt__mutex_init(m) rt__mutex_init_checked(m)
 #define rt__mutex_destroy(m) rt__mutex_destroy_checked(__func__, (m))
+#define rt__cond_init(c) (rt__locks_made(1), pthread_cond_init((c), NULL))
+#define rt__cond_destroy(c) (pthread_cond_destroy(c), rt__locks_made(-1))
 #define rt__lock(m) rt__lock_checked(__func__, (m), false)
 #define rt__trylock(m) rt__trylock_checked(__func__, (m))
 #define rt__unlock(m) rt__unlock_checked(__func__, (m), false)
@@ -98,6 +108,8 @@ static inline void rt__locks_entry(void)
 #define RT_MUTEX_INITIALIZER PTHREAD_MUTEX_INITIALIZER
 #define rt__mutex_init(m) pthread_mutex_init((m), NULL)
 #define rt__mutex_destroy(m) pthread_mutex_destroy(m)
+#define rt__cond_init(c) pthread_cond_init((c), NULL)
+#define rt__cond_destroy(c) pthread_cond_destroy(c)
 #define rt__lock(m) pthread_mutex_lock(m)
 #define rt__trylock(m) pthread_mutex_trylock(m)
 #define rt__unlock(m) pthread_mutex_unlock(m)

@@ -50,6 +50,17 @@ void rt_init(void)
 #include <errno.h>
 
 _Thread_local struct rt_locks rt__locks;
+static long locks_live;
+
+long rt__locks_live(void)
+{
+    return __atomic_load_n(&locks_live, __ATOMIC_RELAXED);
+}
+
+void rt__locks_made(long n)
+{
+    __atomic_add_fetch(&locks_live, n, __ATOMIC_RELAXED);
+}
 
 void rt__lock_fail(const char *fn, const char *fmt, ...)
 {
@@ -98,6 +109,7 @@ static void check_rc(const char *fn, const char *call, int rc)
 
 void rt__mutex_init_checked(pthread_mutex_t *m)
 {
+    rt__locks_made(1);
 #if !RT_LOCKS_RECORD_ONLY
     *m = (pthread_mutex_t)PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
 #else
@@ -118,7 +130,9 @@ void rt__mutex_destroy_checked(const char *fn, pthread_mutex_t *m)
         rt__lock_fail(fn, "destroy of a mutex this thread holds");
 #endif
     check_rc(fn, "destroy", pthread_mutex_destroy(m));
+    rt__locks_made(-1);
 }
+
 
 /* Before any lock: no inner lock is held (they do not nest), and not m. */
 static void may_lock(const char *fn, const pthread_mutex_t *m)

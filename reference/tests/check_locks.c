@@ -584,6 +584,46 @@ START_TEST(the_hot_path_the_strategy_and_the_task_table_leave_the_checks_silent)
 }
 END_TEST
 
+/* ---- every mutex and condition made is destroyed --------------------------- */
+
+static void *first_build_panics(void *arg)
+{
+    (void)arg;
+    builds_to_panic = 1;
+    rt_shared_supervised(RT_OWNED, sizeof(int64_t), build, NULL, 4 * KIB);
+    return NULL;
+}
+
+static void made_and_destroyed(void)
+{
+    int64_t zero = 0;
+
+    init_fixed(256 * KIB);
+    long base = rt__locks_live();
+    rt_chan *c = rt_chan_new(2);
+    NEED(rt__locks_live() == base + 3); /* its mutex and two conditions */
+    NEED(rt_send(c, rt_alloc_outside(8)) == RT_OK);
+    rt_chan_free(c);
+    NEED(rt__locks_live() == base);
+    rt_shared *s = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    NEED(rt__locks_live() == base + 1);
+    rt_shared_free(s);
+    NEED(rt__locks_live() == base);
+    builds_to_panic = 0;
+    s = rt_shared_supervised(RT_OWNED, sizeof zero, build, NULL, 4 * KIB);
+    NEED(rt__locks_live() == base + 1);
+    rt_shared_free(s);
+    NEED(rt__locks_live() == base);
+    NEED(run_task(first_build_panics, NULL) == RT_PANICKED); /* the unwind destroys it */
+    NEED(rt__locks_live() == base);
+}
+
+START_TEST(every_mutex_and_condition_made_is_destroyed)
+{
+    run_silent(made_and_destroyed, "panicked: in build");
+}
+END_TEST
+
 /* ---- the checker fires ------------------------------------------------- */
 
 static pthread_mutex_t m;
@@ -904,6 +944,7 @@ Suite *make_suite(void)
     suite_add_test(s, supervised_builds_and_rebuilds_leave_no_lock);
     suite_add_test(s, a_panic_in_mains_doors_exits_101_with_no_lock);
     suite_add_test(s, the_hot_path_the_strategy_and_the_task_table_leave_the_checks_silent);
+    suite_add_test(s, every_mutex_and_condition_made_is_destroyed);
     suite_add_test(s, a_doubled_unlock_fires);
     suite_add_test(s, a_doubled_lock_fires);
     suite_add_test(s, a_doubled_door_lock_fires);
