@@ -643,6 +643,22 @@ START_TEST(a_doubled_unlock_fires)
 }
 END_TEST
 
+/* abort() flushes nothing: the message is out before it, also when the
+** program made stderr fully buffered. */
+static char stderr_buffer[BUFSIZ];
+
+static void doubled_unlock_buffered(void)
+{
+    setvbuf(stderr, stderr_buffer, _IOFBF, sizeof stderr_buffer);
+    doubled_unlock();
+}
+
+START_TEST(the_message_reaches_a_buffered_stderr)
+{
+    fires(doubled_unlock_buffered, "doubled_unlock", "unlock of a mutex this thread does not hold\n");
+}
+END_TEST
+
 static void doubled_lock(void)
 {
     rt__mutex_init(&m);
@@ -946,6 +962,7 @@ Suite *make_suite(void)
     suite_add_test(s, the_hot_path_the_strategy_and_the_task_table_leave_the_checks_silent);
     suite_add_test(s, every_mutex_and_condition_made_is_destroyed);
     suite_add_test(s, a_doubled_unlock_fires);
+    suite_add_test(s, the_message_reaches_a_buffered_stderr);
     suite_add_test(s, a_doubled_lock_fires);
     suite_add_test(s, a_doubled_door_lock_fires);
     suite_add_test(s, a_door_unlock_of_another_mutex_fires);
