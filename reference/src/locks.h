@@ -51,11 +51,15 @@ struct rt_locks {
 };
 extern _Thread_local struct rt_locks rt__locks __attribute__((visibility("hidden")));
 
-/* Static mutexes: error-checking where glibc has the initializer; the
-** record above checks inner locks (every static one is) without it. */
-#ifdef PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP
+/* Static mutexes: error-checking where glibc has the initializer. Without
+** it (musl; -DRT_PRIM_PORTABLE, which builds every portable fallback, in
+** check-hot-portable) they are plain, and the record checks what glibc
+** would: RT_LOCKS_RECORD_ONLY. */
+#if defined(PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP) && !defined(RT_PRIM_PORTABLE)
+#define RT_LOCKS_RECORD_ONLY 0
 #define RT_MUTEX_INITIALIZER PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP
 #else
+#define RT_LOCKS_RECORD_ONLY 1
 #define RT_MUTEX_INITIALIZER PTHREAD_MUTEX_INITIALIZER
 #endif
 

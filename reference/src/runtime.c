@@ -77,13 +77,8 @@ void rt__lock_fail(const char *fn, const char *fmt, ...)
 /* Where glibc has the error-checking initializer, the mutexes are checked
 ** by glibc itself (EDEADLK, EPERM, EBUSY), and a mutex of another kind
 ** lost its init (all-zero bytes are a plain mutex, which checks nothing).
-** Elsewhere the static mutexes are plain ones, and the record checks the
-** inner locks (every static mutex is one): RT_LOCKS_RECORD_ONLY. */
-#ifdef PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP
-#define RT_LOCKS_RECORD_ONLY 0
-#else
-#define RT_LOCKS_RECORD_ONLY 1
-#endif
+** Elsewhere (RT_LOCKS_RECORD_ONLY, locks.h) the static mutexes are plain
+** ones, and the record checks the inner locks (every static one is). */
 
 static void check_kind(const char *fn, const pthread_mutex_t *m)
 {
