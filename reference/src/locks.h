@@ -1,8 +1,8 @@
 /*
 ** locks.h: the runtime's locks, checked in test builds (RT_TESTING).
 **
-** Every lock, unlock and wait of reference/src goes through the macros
-** below. A release build gets the pthread calls themselves and nothing
+** Every lock, unlock, wait, signal, init and destroy of reference/src goes
+** through the macros below. A release build gets the pthread calls themselves and nothing
 ** else. A test build checks, at once and on the calling thread alone (no
 ** race needed), the discipline one thread can see:
 **   - a lock of a mutex this thread holds already (a self-deadlock);
@@ -19,8 +19,9 @@
 **   - a door closes holding the locks of the doors around it, no more;
 **   - a panic, once its doors are unwound, holds no lock;
 **   - a task ends, a thread ends, the process exits holding none.
-** A failure prints "refrt: <function>: lock discipline: <what>" (function:
-** the runtime function whose lock it is) and aborts.
+** A failure prints "refrt: <function>: lock discipline: <what>" and aborts;
+** <function> is the runtime function that made the call (__func__), the
+** one that took a lock left held, or the door, task or thread ending.
 **
 ** Two kinds of lock. An inner lock (rt__lock) is released before the
 ** function that took it returns, runs no code of the program while held,
