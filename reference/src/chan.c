@@ -49,9 +49,9 @@ rt_chan *rt_chan_new(size_t capacity)
     RT_COST_BYTES(RT_COST_BYTES_CHAN, c);
     RT_COST_BYTES(RT_COST_BYTES_RING, c->ring);
     c->capacity = capacity;
-    pthread_mutex_init(&c->lock, NULL);
-    pthread_cond_init(&c->not_empty, NULL);
-    pthread_cond_init(&c->not_full, NULL);
+    rt__mutex_init(&c->lock);
+    rt__cond_init(&c->not_empty);
+    rt__cond_init(&c->not_full);
     return c;
 }
 
@@ -71,11 +71,11 @@ rt_status rt_send(rt_chan *c, void *value)
         return RT_REFUSED; /* a block value never leaves its task */
     if (!rt__outside_held(value))
         rt__violation("rt_send", "%p is not an outside value this task holds", value);
-    pthread_mutex_lock(&c->lock);
+    rt__lock(&c->lock);
     while (c->count == c->capacity && !c->closed)
-        pthread_cond_wait(&c->not_full, &c->lock);
+        rt__cond_wait(&c->not_full, &c->lock);
     if (c->closed) {
-        pthread_mutex_unlock(&c->lock);
+        rt__unlock(&c->lock);
         return RT_CLOSED; /* the sender still holds the value */
     }
     bytes = rt__outside_detach(t, value); /* still charged: in flight */
@@ -86,8 +86,8 @@ rt_status rt_send(rt_chan *c, void *value)
     it->bytes = bytes;
     it->sender = t;
     c->count++;
-    pthread_cond_signal(&c->not_empty);
-    pthread_mutex_unlock(&c->lock);
+    rt__cond_signal(&c->not_empty, &c->lock);
+    rt__unlock(&c->lock);
     return RT_OK;
 }
 
@@ -99,28 +99,28 @@ void *rt_recv(rt_chan *c)
     if (c == NULL)
         rt__violation("rt_recv", "channel is NULL");
     me = rt__task_hot("rt_recv")->task;
-    pthread_mutex_lock(&c->lock);
+    rt__lock(&c->lock);
     while (c->count == 0 && !c->closed) {
         RT_POINT("chan.recv.before_wait");
-        pthread_cond_wait(&c->not_empty, &c->lock);
+        rt__cond_wait(&c->not_empty, &c->lock);
     }
     if (c->count == 0) {
-        pthread_mutex_unlock(&c->lock);
+        rt__unlock(&c->lock);
         return NULL; /* closed and empty */
     }
     it = c->ring[c->head];
     if (!rt__task_charge(me, it.bytes)) {
         /* The value stays at the head; the lock goes before the panic. */
-        pthread_cond_signal(&c->not_empty);
-        pthread_mutex_unlock(&c->lock);
+        rt__cond_signal(&c->not_empty, &c->lock);
+        rt__unlock(&c->lock);
         RT_POINT("chan.recv.refused");
         rt__task_full("a received value", it.bytes);
     }
     rt__task_hold(me, it.value, it.bytes);
     c->head = (c->head + 1) % c->capacity;
     c->count--;
-    pthread_cond_signal(&c->not_full);
-    pthread_mutex_unlock(&c->lock);
+    rt__cond_signal(&c->not_full, &c->lock);
+    rt__unlock(&c->lock);
     RT_POINT("chan.recv.before_release");
     rt__task_release(it.sender, it.bytes);
     rt__task_unref(it.sender);
@@ -132,11 +132,11 @@ void rt_chan_close(rt_chan *c)
     if (c == NULL)
         rt__violation("rt_chan_close", "channel is NULL");
     RT_POINT("chan.close.before_lock");
-    pthread_mutex_lock(&c->lock);
+    rt__lock(&c->lock);
     c->closed = true;
-    pthread_cond_broadcast(&c->not_empty);
-    pthread_cond_broadcast(&c->not_full);
-    pthread_mutex_unlock(&c->lock);
+    rt__cond_broadcast(&c->not_empty, &c->lock);
+    rt__cond_broadcast(&c->not_full, &c->lock);
+    rt__unlock(&c->lock);
 }
 
 void rt_chan_free(rt_chan *c)
@@ -149,9 +149,9 @@ void rt_chan_free(rt_chan *c)
         rt__task_release(it->sender, it->bytes);
         rt__task_unref(it->sender);
     }
-    pthread_mutex_destroy(&c->lock);
-    pthread_cond_destroy(&c->not_empty);
-    pthread_cond_destroy(&c->not_full);
+    rt__mutex_destroy(&c->lock);
+    rt__cond_destroy(&c->not_empty);
+    rt__cond_destroy(&c->not_full);
     free(c->ring);
     free(c);
 }

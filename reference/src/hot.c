@@ -32,7 +32,7 @@ void *(*rt__hot_test_read)(intptr_t off);
 
 enum { HOT_UNKNOWN, HOT_DIRECT, HOT_LATCHED };
 
-static pthread_mutex_t hot_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t hot_lock = RT_MUTEX_INITIALIZER;
 static int hot_state;        /* process-wide, for good once LATCHED */
 static intptr_t hot_slot;    /* the key's slot, set before DIRECT */
 
@@ -96,7 +96,7 @@ static bool hot_first_publish(pthread_key_t key, struct rt_hot *h)
     intptr_t off = 0;
     bool found, first;
 
-    pthread_mutex_lock(&hot_lock);
+    rt__lock(&hot_lock);
     first = __atomic_load_n(&hot_state, __ATOMIC_RELAXED) == HOT_UNKNOWN;
     RT_POINT("hot.first_publish.locked");
     if (first) {
@@ -112,7 +112,7 @@ static bool hot_first_publish(pthread_key_t key, struct rt_hot *h)
             hot_latch_locked();
         }
     }
-    pthread_mutex_unlock(&hot_lock);
+    rt__unlock(&hot_lock);
     return first;
 }
 
@@ -164,7 +164,7 @@ bool rt_hot_direct(void)
 void rt_hot_disable(void)
 {
     RT_POINT("hot.disable.before_lock");
-    pthread_mutex_lock(&hot_lock);
+    rt__lock(&hot_lock);
     hot_latch_locked();
-    pthread_mutex_unlock(&hot_lock);
+    rt__unlock(&hot_lock);
 }

@@ -125,6 +125,9 @@ void rt__main_task(void);
 /* hot.c: the key, kept as key + 1 so that zero means "no cache". */
 extern uint64_t rt__key_plus_one;
 
+/* The runtime's locks, checked in test builds. */
+#include "locks.h"
+
 /* hot.c: this thread's state, made if it has none; NULL before rt_init.
 ** The fast path is one load from the thread pointer (prim.h) at
 ** rt__hot_off: the runtime key's slot once validated, else a __thread word
@@ -141,6 +144,7 @@ extern void *(*rt__hot_test_read)(intptr_t off);
 
 static inline struct rt_hot *rt__hot_or_null(void)
 {
+    rt__locks_entry(); /* test builds: the last runtime call left no lock */
 #if RT_PRIM_DIRECT
     struct rt_hot *h = rt_prim_slot_read(__atomic_load_n(&rt__hot_off, __ATOMIC_RELAXED));
     if (RT_LIKELY(h != NULL))

@@ -25,6 +25,7 @@ void rt__violation(const char *fn, const char *fmt, ...)
 static void hot_destroy(void *p)
 {
     struct rt_hot *h = p;
+    rt__locks_none("hot_destroy", "its thread ends", true);
     rt__chunks_release(h);
     free(h);
 }
@@ -42,3 +43,198 @@ void rt_init(void)
         rt__violation("rt_init", "cannot create the runtime's pthread key");
     rt__key_plus_one = (uint64_t)key + 1;
 }
+
+#if RT_TESTING
+/* ---- lock discipline (locks.h), test builds only ----------------------- */
+
+#include <errno.h>
+
+_Thread_local struct rt_locks rt__locks;
+static long locks_live;
+
+long rt__locks_live(void)
+{
+    return __atomic_load_n(&locks_live, __ATOMIC_RELAXED);
+}
+
+void rt__locks_made(long n)
+{
+    __atomic_add_fetch(&locks_live, n, __ATOMIC_RELAXED);
+}
+
+void rt__lock_fail(const char *fn, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "refrt: %s: lock discipline: ", fn);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    fflush(stderr);
+    abort();
+}
+
+/* Where glibc has the error-checking initializer, the mutexes are checked
+** by glibc itself (EDEADLK, EPERM, EBUSY), and a mutex of another kind
+** lost its init (all-zero bytes are a plain mutex, which checks nothing).
+** Elsewhere (RT_LOCKS_RECORD_ONLY, locks.h) the static mutexes are plain
+** ones, and the record checks the inner locks (every static one is). */
+
+static void check_kind(const char *fn, const pthread_mutex_t *m)
+{
+#if defined(__GLIBC__) && !RT_LOCKS_RECORD_ONLY
+    if (m->__data.__kind != PTHREAD_MUTEX_ERRORCHECK_NP)
+        rt__lock_fail(fn, "lock of a mutex that is not an error-checking one "
+                      "(was it made with rt__mutex_init?)");
+#else
+    (void)fn;
+    (void)m;
+#endif
+}
+
+static void check_rc(const char *fn, const char *call, int rc)
+{
+    if (rc == EDEADLK)
+        rt__lock_fail(fn, "lock of a mutex this thread already holds (a self-deadlock)");
+    if (rc == EPERM)
+        rt__lock_fail(fn, "%s of a mutex this thread does not hold", call);
+    if (rc != 0)
+        rt__lock_fail(fn, "%s failed: %s", call, strerror(rc));
+}
+
+void rt__mutex_init_checked(pthread_mutex_t *m)
+{
+    rt__locks_made(1);
+#if !RT_LOCKS_RECORD_ONLY
+    *m = (pthread_mutex_t)PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
+#else
+    pthread_mutexattr_t a;
+
+    if (pthread_mutexattr_init(&a) != 0 ||
+        pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK) != 0 ||
+        pthread_mutex_init(m, &a) != 0)
+        rt__trap();
+    pthread_mutexattr_destroy(&a);
+#endif
+}
+
+void rt__mutex_destroy_checked(const char *fn, pthread_mutex_t *m)
+{
+#if RT_LOCKS_RECORD_ONLY
+    if (rt__locks.inner == m)
+        rt__lock_fail(fn, "destroy of a mutex this thread holds");
+#endif
+    check_rc(fn, "destroy", pthread_mutex_destroy(m));
+    rt__locks_made(-1);
+}
+
+
+/* Before any lock: no inner lock is held (they do not nest), and not m. */
+static void may_lock(const char *fn, const pthread_mutex_t *m)
+{
+    struct rt_locks *l = &rt__locks;
+
+    if (l->inner == m)
+        rt__lock_fail(fn, "lock of a mutex this thread already holds (a self-deadlock)");
+    if (l->inner != NULL)
+        rt__lock_fail(fn, "lock taken while this thread holds the lock %s took "
+                      "(inner locks do not nest)", l->inner_fn);
+    check_kind(fn, m);
+}
+
+/* This thread has just taken m. */
+static void took(const char *fn, pthread_mutex_t *m, bool door)
+{
+    if (door) {
+        rt__locks.doors++;
+    } else {
+        rt__locks.inner = m;
+        rt__locks.inner_fn = fn;
+    }
+}
+
+void rt__lock_checked(const char *fn, pthread_mutex_t *m, bool door)
+{
+    may_lock(fn, m);
+    check_rc(fn, "lock", pthread_mutex_lock(m));
+    took(fn, m, door);
+}
+
+int rt__trylock_checked(const char *fn, pthread_mutex_t *m)
+{
+    int rc;
+
+    may_lock(fn, m);
+    rc = pthread_mutex_trylock(m);
+    if (rc != 0)
+        return rc; /* EBUSY: held, by another thread or as this one's door lock */
+    took(fn, m, false);
+    return 0;
+}
+
+void rt__unlock_checked(const char *fn, pthread_mutex_t *m, bool door)
+{
+#if RT_LOCKS_RECORD_ONLY
+    if (!door && rt__locks.inner != m)
+        rt__lock_fail(fn, "unlock of a mutex this thread does not hold");
+#endif
+    check_rc(fn, "unlock", pthread_mutex_unlock(m));
+    if (door)
+        rt__locks.doors--;
+    else
+        rt__locks.inner = NULL;
+}
+
+void rt__cond_wait_checked(const char *fn, pthread_cond_t *c, pthread_mutex_t *m)
+{
+#if RT_LOCKS_RECORD_ONLY
+    if (rt__locks.inner != m)
+        rt__lock_fail(fn, "cond wait of a mutex this thread does not hold");
+#endif
+    check_rc(fn, "cond wait", pthread_cond_wait(c, m));
+}
+
+/* A signal or broadcast: under the mutex the waiters wait with (every
+** condition of the runtime goes with an inner lock). */
+static void may_wake(const char *fn, const pthread_mutex_t *m)
+{
+    if (rt__locks.inner != m)
+        rt__lock_fail(fn, "cond wake without its mutex held");
+}
+
+void rt__cond_signal_checked(const char *fn, pthread_cond_t *c, const pthread_mutex_t *m)
+{
+    may_wake(fn, m);
+    check_rc(fn, "cond signal", pthread_cond_signal(c));
+}
+
+void rt__cond_broadcast_checked(const char *fn, pthread_cond_t *c, const pthread_mutex_t *m)
+{
+    may_wake(fn, m);
+    check_rc(fn, "cond broadcast", pthread_cond_broadcast(c));
+}
+
+void rt__locks_none(const char *fn, const char *when, bool with_doors)
+{
+    struct rt_locks *l = &rt__locks;
+
+    if (l->inner != NULL)
+        rt__lock_fail(l->inner_fn, "the lock it took is still held when %s", when);
+    if (with_doors && l->doors != 0)
+        rt__lock_fail(fn, "%u doors' locks are still held when %s", l->doors, when);
+}
+
+void rt__locks_doors(const char *fn, unsigned doors)
+{
+    if (rt__locks.doors != doors)
+        rt__lock_fail(fn, "%u doors' locks held once the door closed; the doors around it "
+                      "hold %u", rt__locks.doors, doors);
+}
+
+/* The process exits (main returned, or exit was called): no inner lock
+** may be held. A door's may, when the program exits from a door's fn. */
+__attribute__((destructor)) static void locks_at_exit(void)
+{
+    rt__locks_none("exit", "the process exits", false);
+}
+#endif /* RT_TESTING */

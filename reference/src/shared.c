@@ -230,7 +230,7 @@ static void door_open(struct rt_hot *h, struct door *d, const char *fn, enum doo
     /* v[0] was made first: wherever v[1] may not open, v[0] may not either */
     check_nesting(h, fn, d->v[0]);
     for (unsigned i = 0; i < d->n; i++) {
-        pthread_mutex_lock(&d->v[i]->lock);
+        rt__door_lock(&d->v[i]->lock);
         RT_POINT("shared.door_open.locked_one");
     }
     d->hook.block = NULL;
@@ -246,9 +246,21 @@ static void door_release(struct door *d)
     for (unsigned i = d->n; i-- > 0;) {
         if (d->copy[i].p != d->copy[i].local.bytes)
             free(d->copy[i].p); /* malloc's, or NULL */
-        pthread_mutex_unlock(&d->v[i]->lock);
+        rt__door_unlock(&d->v[i]->lock);
     }
 }
+
+#if RT_TESTING
+/* The doors' locks of the doors open on this thread (locks.h). */
+static unsigned door_locks(struct rt_hot *h)
+{
+    unsigned n = 0;
+
+    for (struct rt_door *o = h->door; o != NULL; o = o->outer)
+        n += as_door(o) != NULL ? as_door(o)->n : 0;
+    return n;
+}
+#endif
 
 static void door_close(struct rt_hot *h, struct door *d)
 {
@@ -260,6 +272,7 @@ static void door_close(struct rt_hot *h, struct door *d)
         rt__violation(fn, "a door opened inside this one was not closed");
     h->door = d->hook.outer;
     door_release(d);
+    rt__locks_doors(fn, door_locks(h));
 }
 
 /* Runs on the panicking task before it frees anything (task.c). */
@@ -279,7 +292,7 @@ static void door_unwind(struct rt_door *hook)
     RT_POINT("shared.unwind.before_release");
     door_release(d);
     if (d->constructing) {
-        pthread_mutex_destroy(&d->v[0]->lock);
+        rt__mutex_destroy(&d->v[0]->lock);
         free(d->v[0]);
     }
 }
@@ -338,7 +351,7 @@ static rt_shared *shared_make(const char *fn, rt_kind kind, size_t size, size_t 
     if (s == NULL)
         rt__trap();
     RT_COST_BYTES(RT_COST_BYTES_SHARED, s);
-    pthread_mutex_init(&s->lock, NULL);
+    rt__mutex_init(&s->lock);
     s->seq = atomic_fetch_add(&next_seq, 1);
     s->kind = kind;
     s->size = size;
@@ -391,7 +404,7 @@ void rt_shared_free(rt_shared *s)
         rt__violation("rt_shared_free", "a door on shared value #%lu is open in this task",
                       s->seq);
     state_drop(&s->now);
-    pthread_mutex_destroy(&s->lock);
+    rt__mutex_destroy(&s->lock);
     free(s);
 }
 
@@ -599,9 +612,9 @@ size_t rt_shared_held(rt_shared *s)
     d = h != NULL && h->task != NULL ? door_on(h, s) : NULL;
     if (d != NULL) /* this task holds the lock */
         return rt__block_held(d->building_for == s ? d->building.block : s->now.block);
-    pthread_mutex_lock(&s->lock);
+    rt__lock(&s->lock);
     held = rt__block_held(s->now.block);
-    pthread_mutex_unlock(&s->lock);
+    rt__unlock(&s->lock);
     return held;
 }
 
@@ -609,9 +622,9 @@ size_t rt_shared_held(rt_shared *s)
 
 bool rt__shared_locked(rt_shared *s)
 {
-    if (pthread_mutex_trylock(&s->lock) != 0)
+    if (rt__trylock(&s->lock) != 0)
         return true;
-    pthread_mutex_unlock(&s->lock);
+    rt__unlock(&s->lock);
     return false;
 }
 

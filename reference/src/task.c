@@ -32,7 +32,7 @@
 
 /* ---- the strategy (D7) ------------------------------------------------- */
 
-static pthread_mutex_t strategy_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t strategy_lock = RT_MUTEX_INITIALIZER;
 static rt_strategy strategy; /* block_bytes NULL: the default */
 static atomic_size_t tasks_running;
 static atomic_ulong next_id = 1; /* main's task is 0 */
@@ -73,10 +73,10 @@ void rt_set_strategy(rt_strategy s)
 {
     if (s.block_bytes == NULL)
         rt__violation("rt_set_strategy", "block_bytes is NULL");
-    pthread_mutex_lock(&strategy_lock);
+    rt__lock(&strategy_lock);
     RT_POINT("task.set_strategy.locked");
     strategy = s;
-    pthread_mutex_unlock(&strategy_lock);
+    rt__unlock(&strategy_lock);
 }
 
 /* A block for a task about to run, counting it among the tasks running. */
@@ -86,10 +86,10 @@ static struct rt_block *block_for_new_task(void)
     size_t running = atomic_fetch_add(&tasks_running, 1) + 1;
     struct rt_block *b;
 
-    pthread_mutex_lock(&strategy_lock);
+    rt__lock(&strategy_lock);
     RT_POINT("task.block_for_new_task.locked");
     s = strategy.block_bytes != NULL ? strategy : rt_default_strategy();
-    pthread_mutex_unlock(&strategy_lock);
+    rt__unlock(&strategy_lock);
     b = rt__block_new(s.block_bytes(s.ctx, running));
     if (b == NULL)
         atomic_fetch_sub(&tasks_running, 1);
@@ -270,6 +270,7 @@ void rt_panic(const char *why)
         h->door = d->outer;
         d->unwind(d);
     }
+    rt__locks_none("rt_panic", "its doors are unwound", true);
     while (h->innermost != NULL)
         rt_region_close(h->innermost);
     if (t->is_main)
@@ -549,6 +550,7 @@ static void *task_start(void *arg)
 
     h->task = t;
     task_run(t);
+    rt__locks_none("rt_spawn", "its task ends", true);
     RT_POINT("task.end.before_empty");
     h->task = NULL;
     h->door = NULL;
@@ -559,19 +561,19 @@ static void *task_start(void *arg)
 /* The tasks spawned and not yet joined (task -> 0). rt_join takes its task
 ** out of this table before it reads it, so a pointer that is no task, or a
 ** task joined already (freed by that join), is reported and never read. */
-static pthread_mutex_t unjoined_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t unjoined_lock = RT_MUTEX_INITIALIZER;
 static struct outside_table unjoined;
 
 static bool unjoined_add(struct rt_task *t)
 {
     bool room;
 
-    pthread_mutex_lock(&unjoined_lock);
+    rt__lock(&unjoined_lock);
     RT_POINT("task.unjoined_add.locked");
     room = table_room(&unjoined);
     if (room)
         table_put(&unjoined, t, 0);
-    pthread_mutex_unlock(&unjoined_lock);
+    rt__unlock(&unjoined_lock);
     return room;
 }
 
@@ -581,13 +583,13 @@ static bool unjoined_take(struct rt_task *t)
     size_t i;
     bool found;
 
-    pthread_mutex_lock(&unjoined_lock);
+    rt__lock(&unjoined_lock);
     RT_POINT("task.unjoined_take.locked");
     i = table_find(&unjoined, t);
     found = i != unjoined.cap; /* under the lock: another spawn may grow it */
     if (found)
         table_remove(&unjoined, i);
-    pthread_mutex_unlock(&unjoined_lock);
+    rt__unlock(&unjoined_lock);
     return found;
 }
 
@@ -595,9 +597,9 @@ size_t rt__tasks_unjoined(void)
 {
     size_t n;
 
-    pthread_mutex_lock(&unjoined_lock);
+    rt__lock(&unjoined_lock);
     n = unjoined.count;
-    pthread_mutex_unlock(&unjoined_lock);
+    rt__unlock(&unjoined_lock);
     return n;
 }
 

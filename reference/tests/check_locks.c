@@ -1,0 +1,989 @@
+/*
+** check_locks.c: lock discipline in test builds (locks.h).
+**
+** Two halves. Every API that takes a runtime lock, on one thread and from
+** inside callbacks (a door's fn that calls other API, a panic inside a
+** door, a panic with doors open, a build that panics), must leave the
+** checks silent and this thread's record of held locks as the contract
+** says: no inner lock once a call returns, exactly the open doors' locks
+** inside a door, none once a task, a thread or a panic is over. And the
+** checker itself must fire, with "refrt: <function>: lock discipline: ",
+** on each fault it claims to see: a doubled unlock, a doubled lock, a wait
+** without the mutex, a mutex that is not a checked one, a destroy of a
+** held mutex, a lock left held past a call, a door, a task, a thread.
+**
+** Each scenario runs in a child that ends with exit(), so that the check
+** at the process's exit and the sanitizers' own exit checks run too.
+*/
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "refrt.h"
+#include "shared.h"
+#include "task.h"
+#include "testutil.h"
+
+#define KIB ((size_t)1024)
+#define DISCIPLINE "lock discipline: "
+
+/* In a scenario: the first unmet need ends the child with its line. */
+#define NEED(c)                                                                      \
+    do {                                                                             \
+        if (!(c)) {                                                                  \
+            fprintf(stderr, "need failed at line %d: %s\n", __LINE__, #c);           \
+            fflush(stderr);                                                          \
+            _exit(1);                                                                \
+        }                                                                            \
+    } while (0)
+
+/* This thread holds no runtime lock, or exactly `doors` doors' locks. */
+#define HOLDS_NONE() NEED(rt__locks.inner == NULL && rt__locks.doors == 0)
+#define HOLDS_DOORS(n) NEED(rt__locks.inner == NULL && rt__locks.doors == (n))
+
+struct scenario {
+    void (*fn)(void);
+};
+
+static void scenario_then_exit(void *arg)
+{
+    ((struct scenario *)arg)->fn();
+    exit(0);
+}
+
+/* fn must exit 0 with no lock discipline failure and no sanitizer report;
+** stderr must hold `expect` when that is not NULL. */
+static void run_silent(void (*fn)(void), const char *expect)
+{
+    struct scenario sc = {fn};
+    struct death d = run_child(scenario_then_exit, &sc);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0, "signal %d exit %d; stderr: %s",
+                  d.signal, d.exit_status, d.err);
+    ck_assert_msg(strstr(d.err, DISCIPLINE) == NULL, "the check fired: %s", d.err);
+    ck_assert_msg(strstr(d.err, "Sanitizer") == NULL, "a sanitizer report: %s", d.err);
+    if (expect != NULL)
+        ck_assert_msg(strstr(d.err, expect) != NULL, "stderr lacks \"%s\": %s", expect, d.err);
+}
+
+/* fn must abort with "refrt: <who>: lock discipline: <what>...". */
+static void fires(void (*fn)(void), const char *who, const char *what)
+{
+    char msg[256];
+    struct scenario sc = {fn};
+
+    snprintf(msg, sizeof msg, "refrt: %s: " DISCIPLINE "%s", who, what);
+    ck_assert_violation(scenario_then_exit, &sc, msg);
+}
+
+static void init_fixed(size_t bytes)
+{
+    rt_set_strategy(rt_fixed_strategy(bytes));
+    rt_init();
+}
+
+/* Runs fn(arg) as a task and joins it; returns its status. */
+static rt_status run_task(void *(*fn)(void *), void *arg)
+{
+    void *result = NULL;
+    rt_task *t = rt_spawn(fn, arg);
+    NEED(t != NULL);
+    rt_status st = rt_join(t, &result);
+    NEED(result == NULL);
+    return st;
+}
+
+/* ---- channels ----------------------------------------------------------- */
+
+static void channels_on_one_thread(void)
+{
+    init_fixed(256 * KIB);
+    rt_chan *c = rt_chan_new(2);
+    void *a = rt_alloc_outside(16), *b = rt_alloc_outside(16), *late = rt_alloc_outside(8);
+    HOLDS_NONE();
+    NEED(rt_send(c, a) == RT_OK);
+    HOLDS_NONE();
+    NEED(rt_send(c, b) == RT_OK);
+    NEED(rt_send(c, rt_alloc(8)) == RT_REFUSED); /* no lock taken at all */
+    HOLDS_NONE();
+    NEED(rt_recv(c) == a);
+    HOLDS_NONE();
+    rt_chan_close(c);
+    HOLDS_NONE();
+    NEED(rt_send(c, late) == RT_CLOSED); /* the unlock on the closed path */
+    HOLDS_NONE();
+    NEED(rt_recv(c) == b);
+    NEED(rt_recv(c) == NULL); /* closed and empty: the unlock on that path */
+    HOLDS_NONE();
+    rt_free(a);
+    rt_free(b);
+    rt_free(late);
+    rt_chan *d = rt_chan_new(1);
+    NEED(rt_send(d, rt_alloc_outside(4)) == RT_OK);
+    rt_chan_free(d); /* a value still queued */
+    rt_chan_free(c);
+    HOLDS_NONE();
+}
+
+START_TEST(channels_on_one_thread_leave_the_checks_silent)
+{
+    run_silent(channels_on_one_thread, NULL);
+}
+END_TEST
+
+/* A receiver whose budget cannot take the value panics in rt_recv, after
+** the channel's lock went; the next receiver gets the value. */
+static rt_chan *chan;
+
+static void *receive_too_much(void *arg)
+{
+    (void)arg;
+    HOLDS_NONE();
+    rt_recv(chan);
+    return NULL;
+}
+
+static void a_receiver_that_panics(void)
+{
+    init_fixed(64 * KIB);
+    chan = rt_chan_new(1);
+    NEED(rt_send(chan, rt_alloc_outside(4 * KIB)) == RT_OK);
+    rt_set_strategy(rt_fixed_strategy(2 * KIB));
+    NEED(run_task(receive_too_much, NULL) == RT_PANICKED);
+    HOLDS_NONE();
+    void *v = rt_recv(chan); /* the lock is free: main takes it */
+    NEED(v != NULL);
+    rt_free(v);
+    rt_chan_free(chan);
+}
+
+START_TEST(a_receiver_that_panics_in_rt_recv_leaves_no_lock)
+{
+    run_silent(a_receiver_that_panics, "does not fit its budget");
+}
+END_TEST
+
+/* A sender that blocks on a full channel waits (the cond wait) until a
+** receiver on another task makes room. */
+static void *receive_two(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 2; i++) {
+        void *v = rt_recv(chan);
+        NEED(v != NULL);
+        HOLDS_NONE();
+        rt_free(v);
+    }
+    return NULL;
+}
+
+static void a_sender_that_waits(void)
+{
+    init_fixed(256 * KIB);
+    chan = rt_chan_new(1);
+    rt_task *t = rt_spawn(receive_two, NULL);
+    NEED(t != NULL);
+    NEED(rt_send(chan, rt_alloc_outside(8)) == RT_OK);
+    NEED(rt_send(chan, rt_alloc_outside(8)) == RT_OK);
+    HOLDS_NONE();
+    NEED(rt_join(t, NULL) == RT_OK);
+    rt_chan_free(chan);
+}
+
+START_TEST(a_sender_and_a_receiver_that_wait_leave_the_checks_silent)
+{
+    run_silent(a_sender_that_waits, NULL);
+}
+END_TEST
+
+/* ---- doors --------------------------------------------------------------- */
+
+static rt_shared *first, *second, *owned;
+
+static void add_one(void *v, void *ctx)
+{
+    (void)ctx;
+    HOLDS_DOORS(1);
+    ++*(int64_t *)v;
+}
+
+static void add_both(void *va, void *vb, void *ctx)
+{
+    (void)ctx;
+    HOLDS_DOORS(2);
+    ++*(int64_t *)va;
+    ++*(int64_t *)vb;
+}
+
+static void read_one(const void *v, void *ctx)
+{
+    HOLDS_DOORS(1);
+    *(int64_t *)ctx = *(const int64_t *)v;
+}
+
+static void doors_on_one_thread(void)
+{
+    int64_t zero = 0, got = -1;
+
+    init_fixed(256 * KIB);
+    first = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    second = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    owned = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    NEED(rt_update(first, add_one, NULL) == RT_OK);
+    HOLDS_NONE();
+    NEED(rt_update(owned, add_one, NULL) == RT_OK);
+    HOLDS_NONE();
+    NEED(rt_update_all(second, first, add_both, NULL) == RT_OK); /* out of order */
+    HOLDS_NONE();
+    NEED(rt_update_all(first, owned, add_both, NULL) == RT_OK); /* not both copies */
+    HOLDS_NONE();
+    NEED(rt_access(first, read_one, &got) == RT_OK && got == 3);
+    HOLDS_NONE();
+    NEED(rt_get(owned, &got) == RT_OK && got == 2);
+    HOLDS_NONE();
+    NEED(rt_shared_held(owned) > 0); /* outside a door: the inner lock */
+    NEED(!rt__shared_locked(first) && !rt__shared_locked(owned)); /* the trylock */
+    HOLDS_NONE();
+    NEED(!rt_poisoned(first));
+    rt_shared_free(first);
+    rt_shared_free(second);
+    rt_shared_free(owned);
+    HOLDS_NONE();
+}
+
+START_TEST(doors_on_one_thread_leave_the_checks_silent)
+{
+    run_silent(doors_on_one_thread, NULL);
+}
+END_TEST
+
+/* A door's fn that calls the rest of the API: a door on a value made
+** later, a channel, the strategy, a task spawned and joined, the chunk
+** cache, stores and unstores, rt_shared_held inside the door. */
+static void *nothing(void *arg)
+{
+    (void)arg;
+    HOLDS_NONE(); /* a new task holds none of its spawner's locks */
+    return NULL;
+}
+
+static void inner_door(void *v, void *ctx)
+{
+    (void)v;
+    HOLDS_DOORS(2);
+    void *kept = rt_alloc_outside(32);
+    NEED(rt_store(owned, kept) == RT_OK);
+    HOLDS_DOORS(2);
+    NEED(rt_shared_held(owned) > 0); /* inside its own door: no lock taken */
+    NEED(rt_unstore(owned, kept) == kept);
+    *(void **)ctx = kept;
+    HOLDS_DOORS(2);
+}
+
+static void outer_door(void *v, void *ctx)
+{
+    int64_t got = -1;
+    void *kept = NULL;
+
+    (void)ctx;
+    HOLDS_DOORS(1);
+    ++*(int64_t *)v;
+    NEED(rt_update(owned, inner_door, &kept) == RT_OK);
+    HOLDS_DOORS(1);
+    rt_free(kept);
+    NEED(rt_get(second, &got) == RT_OK);
+    NEED(rt_shared_held(second) > 0); /* no door on it: the inner lock */
+    HOLDS_DOORS(1);
+    rt_chan *c = rt_chan_new(1);
+    NEED(rt_send(c, rt_alloc_outside(8)) == RT_OK);
+    void *back = rt_recv(c);
+    NEED(back != NULL);
+    rt_free(back);
+    rt_chan_close(c);
+    rt_chan_free(c);
+    HOLDS_DOORS(1);
+    rt_set_strategy(rt_fixed_strategy(64 * KIB));
+    NEED(run_task(nothing, NULL) == RT_OK);
+    HOLDS_DOORS(1);
+    void *chunk = rt_chunk_take();
+    rt_chunk_give(chunk, chunk);
+    HOLDS_DOORS(1);
+}
+
+static void a_door_that_calls_the_api(void)
+{
+    int64_t zero = 0, got = -1;
+
+    init_fixed(256 * KIB);
+    first = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    owned = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    second = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    NEED(rt_update(first, outer_door, NULL) == RT_OK);
+    HOLDS_NONE();
+    NEED(rt_get(first, &got) == RT_OK && got == 1);
+    rt_shared_free(first);
+    rt_shared_free(owned);
+    rt_shared_free(second);
+}
+
+START_TEST(a_doors_fn_that_calls_the_api_leaves_the_checks_silent)
+{
+    run_silent(a_door_that_calls_the_api, NULL);
+}
+END_TEST
+
+/* Panics with doors open: in fn, nested two deep, in an rt_update_all, and
+** the runtime's own panics in a door (a full value block, a store that does
+** not fit). Each task's end is checked by the runtime; main then opens
+** doors on every value, which a lock left held would deadlock or fail. */
+static void panics(void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    rt_panic("in the door");
+}
+
+static void panics_inside(void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    rt_update(owned, panics, NULL);
+}
+
+static void panics_both(void *va, void *vb, void *ctx)
+{
+    (void)va;
+    (void)vb;
+    (void)ctx;
+    HOLDS_DOORS(2);
+    rt_panic("in update_all");
+}
+
+static void fills_the_block(void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    for (;;)
+        rt_alloc(KIB); /* the value's block: full, the task panics */
+}
+
+static void stores_too_much(void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    rt_store(owned, rt_alloc_outside(64 * KIB));
+}
+
+static void *task_update(void *arg)
+{
+    rt_update(arg == NULL ? owned : first, arg == NULL ? panics : panics_inside, NULL);
+    return NULL;
+}
+
+static void *task_update_all(void *arg)
+{
+    (void)arg;
+    rt_update_all(owned, second, panics_both, NULL);
+    return NULL;
+}
+
+static void *task_fills(void *arg)
+{
+    rt_update(owned, arg == NULL ? fills_the_block : stores_too_much, NULL);
+    return NULL;
+}
+
+static void panics_with_doors_open(void)
+{
+    int64_t zero = 0, got = -1;
+
+    init_fixed(256 * KIB);
+    first = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    owned = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    second = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    NEED(run_task(task_update, (void *)1) == RT_PANICKED); /* two doors deep */
+    NEED(rt_poisoned(owned) && !rt_poisoned(first));
+    HOLDS_NONE();
+    NEED(rt_get(first, &got) == RT_OK);
+    NEED(rt_get(owned, &got) == RT_POISONED); /* its door opens: the lock is free */
+    rt_shared_free(owned);
+    owned = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    NEED(run_task(task_update_all, NULL) == RT_PANICKED);
+    NEED(rt_poisoned(owned) && rt_poisoned(second));
+    NEED(rt_get(owned, &got) == RT_POISONED);
+    NEED(rt_get(second, &got) == RT_POISONED);
+    HOLDS_NONE();
+    rt_shared_free(owned);
+    owned = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    NEED(run_task(task_fills, NULL) == RT_PANICKED);
+    rt_shared_free(owned);
+    owned = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    NEED(run_task(task_fills, (void *)1) == RT_PANICKED);
+    NEED(rt_get(owned, &got) == RT_POISONED);
+    HOLDS_NONE();
+    rt_shared_free(first);
+    rt_shared_free(owned);
+    rt_shared_free(second);
+}
+
+START_TEST(panics_with_doors_open_leave_no_lock)
+{
+    run_silent(panics_with_doors_open, "panicked: in update_all");
+}
+END_TEST
+
+/* Supervised values: the first build in its door, a rebuild in the door of
+** the next update, a build that panics (the value never handed out: its
+** mutex is destroyed by the unwind), a rebuild that panics. */
+static int builds_to_panic;
+
+static void build(void *v, void *ctx)
+{
+    (void)ctx;
+    HOLDS_DOORS(1);
+    if (builds_to_panic > 0 && --builds_to_panic == 0)
+        rt_panic("in build");
+    *(int64_t *)v = 7;
+}
+
+static void *task_supervised(void *arg)
+{
+    (void)arg;
+    builds_to_panic = 1;
+    rt_shared_supervised(RT_OWNED, sizeof(int64_t), build, NULL, 4 * KIB);
+    return NULL;
+}
+
+static void *task_rebuild(void *arg)
+{
+    (void)arg;
+    builds_to_panic = 1;
+    rt_update(owned, add_one, NULL);
+    return NULL;
+}
+
+static void supervised_rebuilds(void)
+{
+    int64_t got = -1;
+
+    init_fixed(256 * KIB);
+    owned = rt_shared_supervised(RT_OWNED, sizeof got, build, NULL, 4 * KIB);
+    HOLDS_NONE();
+    NEED(run_task(task_supervised, NULL) == RT_PANICKED);
+    NEED(run_task(task_update, NULL) == RT_PANICKED); /* poisons owned */
+    NEED(run_task(task_rebuild, NULL) == RT_PANICKED); /* its rebuild panics */
+    NEED(rt_update(owned, add_one, NULL) == RT_OK);     /* rebuilt, then fn */
+    HOLDS_NONE();
+    NEED(rt_get(owned, &got) == RT_OK && got == 8);
+    rt_shared_free(owned);
+}
+
+START_TEST(supervised_builds_and_rebuilds_leave_no_lock)
+{
+    run_silent(supervised_rebuilds, "panicked: in build");
+}
+END_TEST
+
+/* A panic in main's task with two doors open exits with 101; the check of
+** rt_panic runs before that exit. */
+static void main_panics(void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    HOLDS_DOORS(2);
+    rt_panic("main in two doors");
+}
+
+static void main_outer(void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    rt_update(owned, main_panics, NULL);
+}
+
+static void a_panic_in_main(void *arg)
+{
+    int64_t zero = 0;
+
+    (void)arg;
+    init_fixed(256 * KIB);
+    first = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    owned = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    rt_update(first, main_outer, NULL);
+}
+
+START_TEST(a_panic_in_mains_doors_exits_101_with_no_lock)
+{
+    struct death d = run_child(a_panic_in_main, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 101, "signal %d exit %d; stderr: %s",
+                  d.signal, d.exit_status, d.err);
+    ck_assert_msg(strstr(d.err, DISCIPLINE) == NULL, "the check fired: %s", d.err);
+}
+END_TEST
+
+/* ---- the hot path, the strategy, the task table ---------------------------- */
+
+static void *plain_thread(void *arg)
+{
+    (void)arg;
+    void *chunk = rt_chunk_take(); /* this thread's publish */
+    rt_chunk_give(chunk, chunk);
+    NEED(rt_hot() != NULL);
+    HOLDS_NONE();
+    return NULL; /* its state's destructor checks it holds none */
+}
+
+static void hot_strategy_and_tasks(void)
+{
+    pthread_t t;
+
+    rt_init();
+    NEED(rt_hot() != NULL); /* main's first publish: the hot lock */
+    HOLDS_NONE();
+    NEED(pthread_create(&t, NULL, plain_thread, NULL) == 0);
+    NEED(pthread_join(t, NULL) == 0);
+    rt_set_strategy(rt_fixed_strategy(64 * KIB));
+    HOLDS_NONE();
+    rt_task *tasks[4];
+    for (int i = 0; i < 4; i++)
+        NEED((tasks[i] = rt_spawn(nothing, NULL)) != NULL);
+    NEED(rt__tasks_unjoined() == 4);
+    HOLDS_NONE();
+    for (int i = 0; i < 4; i++)
+        NEED(rt_join(tasks[i], NULL) == RT_OK);
+    HOLDS_NONE();
+    /* Each allocation of a spawn fails in turn, then pthread_create (the
+    ** spawn takes its task out of the table again), until one succeeds. */
+    for (unsigned long n = 1;; n++) {
+        fail_nth(n);
+        rt_task *t1 = rt_spawn(nothing, NULL);
+        fail_nth(0);
+        HOLDS_NONE();
+        if (t1 != NULL) {
+            NEED(rt_join(t1, NULL) == RT_OK);
+            break;
+        }
+        NEED(rt__tasks_unjoined() == 0);
+    }
+    HOLDS_NONE();
+    rt_hot_disable(); /* the latch: the hot lock again */
+    HOLDS_NONE();
+    NEED(pthread_create(&t, NULL, plain_thread, NULL) == 0);
+    NEED(pthread_join(t, NULL) == 0);
+    HOLDS_NONE();
+}
+
+START_TEST(the_hot_path_the_strategy_and_the_task_table_leave_the_checks_silent)
+{
+    run_silent(hot_strategy_and_tasks, NULL);
+}
+END_TEST
+
+/* ---- every mutex and condition made is destroyed --------------------------- */
+
+static void *first_build_panics(void *arg)
+{
+    (void)arg;
+    builds_to_panic = 1;
+    rt_shared_supervised(RT_OWNED, sizeof(int64_t), build, NULL, 4 * KIB);
+    return NULL;
+}
+
+static void made_and_destroyed(void)
+{
+    int64_t zero = 0;
+
+    init_fixed(256 * KIB);
+    long base = rt__locks_live();
+    rt_chan *c = rt_chan_new(2);
+    NEED(rt__locks_live() == base + 3); /* its mutex and two conditions */
+    NEED(rt_send(c, rt_alloc_outside(8)) == RT_OK);
+    rt_chan_free(c);
+    NEED(rt__locks_live() == base);
+    rt_shared *s = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    NEED(rt__locks_live() == base + 1);
+    rt_shared_free(s);
+    NEED(rt__locks_live() == base);
+    builds_to_panic = 0;
+    s = rt_shared_supervised(RT_OWNED, sizeof zero, build, NULL, 4 * KIB);
+    NEED(rt__locks_live() == base + 1);
+    rt_shared_free(s);
+    NEED(rt__locks_live() == base);
+    NEED(run_task(first_build_panics, NULL) == RT_PANICKED); /* the unwind destroys it */
+    NEED(rt__locks_live() == base);
+}
+
+START_TEST(every_mutex_and_condition_made_is_destroyed)
+{
+    run_silent(made_and_destroyed, "panicked: in build");
+}
+END_TEST
+
+/* ---- the checker fires ------------------------------------------------- */
+
+static pthread_mutex_t m;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+
+static void doubled_unlock(void)
+{
+    rt__mutex_init(&m);
+    rt__lock(&m);
+    rt__unlock(&m);
+    rt__unlock(&m);
+}
+
+START_TEST(a_doubled_unlock_fires)
+{
+    fires(doubled_unlock, "doubled_unlock", "unlock of a mutex this thread does not hold\n");
+}
+END_TEST
+
+/* abort() flushes nothing: the message is out before it, also when the
+** program made stderr fully buffered. */
+static char stderr_buffer[BUFSIZ];
+
+static void doubled_unlock_buffered(void)
+{
+    setvbuf(stderr, stderr_buffer, _IOFBF, sizeof stderr_buffer);
+    doubled_unlock();
+}
+
+START_TEST(the_message_reaches_a_buffered_stderr)
+{
+    fires(doubled_unlock_buffered, "doubled_unlock", "unlock of a mutex this thread does not hold\n");
+}
+END_TEST
+
+static void doubled_lock(void)
+{
+    rt__mutex_init(&m);
+    rt__lock(&m);
+    rt__lock(&m);
+}
+
+START_TEST(a_doubled_lock_fires)
+{
+    fires(doubled_lock, "doubled_lock",
+          "lock of a mutex this thread already holds (a self-deadlock)\n");
+}
+END_TEST
+
+/* The same, past the record: the error-checking mutex itself answers. */
+static void doubled_door_lock(void)
+{
+    rt__mutex_init(&m);
+    rt__door_lock(&m);
+    rt__door_lock(&m);
+}
+
+START_TEST(a_doubled_door_lock_fires)
+{
+    fires(doubled_door_lock, "doubled_door_lock",
+          "lock of a mutex this thread already holds (a self-deadlock)\n");
+}
+END_TEST
+
+static void door_unlock_not_held(void)
+{
+    static pthread_mutex_t other;
+    rt__mutex_init(&m);
+    rt__mutex_init(&other);
+    rt__door_lock(&m);
+    rt__door_unlock(&other);
+}
+
+START_TEST(a_door_unlock_of_another_mutex_fires)
+{
+    fires(door_unlock_not_held, "door_unlock_not_held",
+          "unlock of a mutex this thread does not hold\n");
+}
+END_TEST
+
+static void wait_without_lock(void)
+{
+    rt__mutex_init(&m);
+    rt__cond_wait(&cv, &m);
+}
+
+START_TEST(a_wait_without_the_mutex_fires)
+{
+    fires(wait_without_lock, "wait_without_lock",
+          "cond wait of a mutex this thread does not hold\n");
+}
+END_TEST
+
+static void signal_without_lock(void)
+{
+    rt__mutex_init(&m);
+    rt__cond_signal(&cv, &m);
+}
+
+static void broadcast_without_lock(void)
+{
+    rt__mutex_init(&m);
+    rt__cond_broadcast(&cv, &m);
+}
+
+START_TEST(a_signal_or_broadcast_without_the_mutex_fires)
+{
+    fires(signal_without_lock, "signal_without_lock", "cond wake without its mutex held\n");
+    fires(broadcast_without_lock, "broadcast_without_lock", "cond wake without its mutex held\n");
+}
+END_TEST
+
+/* Only where the mutexes are error-checking ones: elsewhere the static
+** ones are plain, and the record checks them. */
+#if defined(__GLIBC__) && !RT_LOCKS_RECORD_ONLY
+static void unchecked_mutex(void)
+{
+    static pthread_mutex_t plain = PTHREAD_MUTEX_INITIALIZER;
+    rt__lock(&plain);
+}
+#endif
+
+START_TEST(a_mutex_that_is_not_error_checking_fires)
+{
+#if defined(__GLIBC__) && !RT_LOCKS_RECORD_ONLY
+    fires(unchecked_mutex, "unchecked_mutex", "lock of a mutex that is not an error-checking one "
+          "(was it made with rt__mutex_init?)\n");
+#endif
+}
+END_TEST
+
+static void destroy_held(void)
+{
+    rt__mutex_init(&m);
+    rt__lock(&m);
+    rt__mutex_destroy(&m);
+}
+
+static void destroy_held_by_a_door(void)
+{
+    rt__mutex_init(&m);
+    rt__door_lock(&m);
+    rt__mutex_destroy(&m);
+}
+
+START_TEST(a_destroy_of_a_held_mutex_fires)
+{
+    char busy[128];
+
+    snprintf(busy, sizeof busy, "destroy failed: %s\n", strerror(EBUSY));
+#if RT_LOCKS_RECORD_ONLY
+    fires(destroy_held, "destroy_held", "destroy of a mutex this thread holds\n");
+#else
+    fires(destroy_held, "destroy_held", busy);
+#endif
+    fires(destroy_held_by_a_door, "destroy_held_by_a_door", busy);
+}
+END_TEST
+
+static void nested_inner_locks(void)
+{
+    static pthread_mutex_t other;
+    rt__mutex_init(&m);
+    rt__mutex_init(&other);
+    rt__lock(&m);
+    rt__lock(&other);
+}
+
+START_TEST(an_inner_lock_inside_another_fires)
+{
+    fires(nested_inner_locks, "nested_inner_locks",
+          "lock taken while this thread holds the lock nested_inner_locks took "
+          "(inner locks do not nest)\n");
+}
+END_TEST
+
+static void trylock_inside_a_lock(void)
+{
+    static pthread_mutex_t other;
+    rt__mutex_init(&m);
+    rt__mutex_init(&other);
+    rt__lock(&m);
+    rt__trylock(&other);
+}
+
+START_TEST(a_trylock_inside_an_inner_lock_fires)
+{
+    fires(trylock_inside_a_lock, "trylock_inside_a_lock",
+          "lock taken while this thread holds the lock trylock_inside_a_lock took "
+          "(inner locks do not nest)\n");
+}
+END_TEST
+
+/* A trylock that takes the lock records it as any lock does. */
+static void trylock_held_into_the_next_call(void)
+{
+    rt_init();
+    rt__mutex_init(&m);
+    NEED(rt__trylock(&m) == 0);
+    rt_chunk_take();
+}
+
+START_TEST(a_trylocked_lock_held_into_the_next_call_fires)
+{
+    fires(trylock_held_into_the_next_call, "trylock_held_into_the_next_call",
+          "the lock it took is still held when this thread calls the runtime again\n");
+}
+END_TEST
+
+/* A lock left held past its call: found when the thread next calls the
+** runtime, when its task ends, when it ends, when the process exits. */
+static void leaves_a_lock(void)
+{
+    rt_init();
+    rt__mutex_init(&m);
+    rt__lock(&m);
+}
+
+static void held_into_the_next_call(void)
+{
+    leaves_a_lock();
+    rt_chunk_take();
+}
+
+START_TEST(a_lock_held_into_the_next_call_fires)
+{
+    fires(held_into_the_next_call, "leaves_a_lock",
+          "the lock it took is still held when this thread calls the runtime again\n");
+}
+END_TEST
+
+static void *task_leaves_a_lock(void *arg)
+{
+    (void)arg;
+    rt__lock(&m);
+    return NULL;
+}
+
+static void held_past_a_task(void)
+{
+    rt_init();
+    rt__mutex_init(&m);
+    run_task(task_leaves_a_lock, NULL);
+}
+
+START_TEST(a_lock_held_past_its_task_fires)
+{
+    fires(held_past_a_task, "task_leaves_a_lock", "the lock it took is still held when its task ends\n");
+}
+END_TEST
+
+static void *thread_leaves_a_lock(void *arg)
+{
+    (void)arg;
+    void *chunk = rt_chunk_take(); /* a state, so its destructor runs */
+    rt_chunk_give(chunk, chunk);
+    rt__lock(&m);
+    return NULL;
+}
+
+static void held_past_a_thread(void)
+{
+    pthread_t t;
+
+    rt_init();
+    rt__mutex_init(&m);
+    NEED(pthread_create(&t, NULL, thread_leaves_a_lock, NULL) == 0);
+    pthread_join(t, NULL);
+}
+
+START_TEST(a_lock_held_past_its_thread_fires)
+{
+    fires(held_past_a_thread, "thread_leaves_a_lock",
+          "the lock it took is still held when its thread ends\n");
+}
+END_TEST
+
+START_TEST(a_lock_held_at_exit_fires)
+{
+    fires(leaves_a_lock, "leaves_a_lock", "the lock it took is still held when the process exits\n");
+}
+END_TEST
+
+/* A door's fn that leaves a door's lock of its own: found as the door
+** closes. */
+static void takes_a_door_lock(void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    rt__door_lock(&m);
+}
+
+static void held_past_a_door(void)
+{
+    int64_t zero = 0;
+
+    rt_init();
+    rt__mutex_init(&m);
+    first = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    rt_update(first, takes_a_door_lock, NULL);
+}
+
+START_TEST(a_lock_held_past_its_door_fires)
+{
+    fires(held_past_a_door, "rt_update",
+          "1 doors' locks held once the door closed; the doors around it hold 0\n");
+}
+END_TEST
+
+static void *panics_holding_doors(void *arg)
+{
+    (void)arg;
+    rt__door_lock(&m);
+    rt_panic("holding a lock no door owns");
+}
+
+static void held_past_a_panic(void)
+{
+    rt_init();
+    rt__mutex_init(&m);
+    run_task(panics_holding_doors, NULL);
+}
+
+START_TEST(a_lock_held_past_a_panic_fires)
+{
+    fires(held_past_a_panic, "rt_panic", "1 doors' locks are still held when its doors are unwound\n");
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("locks");
+
+    suite_add_test(s, channels_on_one_thread_leave_the_checks_silent);
+    suite_add_test(s, a_receiver_that_panics_in_rt_recv_leaves_no_lock);
+    suite_add_test(s, a_sender_and_a_receiver_that_wait_leave_the_checks_silent);
+    suite_add_test(s, doors_on_one_thread_leave_the_checks_silent);
+    suite_add_test(s, a_doors_fn_that_calls_the_api_leaves_the_checks_silent);
+    suite_add_test(s, panics_with_doors_open_leave_no_lock);
+    suite_add_test(s, supervised_builds_and_rebuilds_leave_no_lock);
+    suite_add_test(s, a_panic_in_mains_doors_exits_101_with_no_lock);
+    suite_add_test(s, the_hot_path_the_strategy_and_the_task_table_leave_the_checks_silent);
+    suite_add_test(s, every_mutex_and_condition_made_is_destroyed);
+    suite_add_test(s, a_doubled_unlock_fires);
+    suite_add_test(s, the_message_reaches_a_buffered_stderr);
+    suite_add_test(s, a_doubled_lock_fires);
+    suite_add_test(s, a_doubled_door_lock_fires);
+    suite_add_test(s, a_door_unlock_of_another_mutex_fires);
+    suite_add_test(s, a_wait_without_the_mutex_fires);
+    suite_add_test(s, a_signal_or_broadcast_without_the_mutex_fires);
+    suite_add_test(s, a_mutex_that_is_not_error_checking_fires);
+    suite_add_test(s, a_destroy_of_a_held_mutex_fires);
+    suite_add_test(s, an_inner_lock_inside_another_fires);
+    suite_add_test(s, a_trylock_inside_an_inner_lock_fires);
+    suite_add_test(s, a_trylocked_lock_held_into_the_next_call_fires);
+    suite_add_test(s, a_lock_held_into_the_next_call_fires);
+    suite_add_test(s, a_lock_held_past_its_task_fires);
+    suite_add_test(s, a_lock_held_past_its_thread_fires);
+    suite_add_test(s, a_lock_held_at_exit_fires);
+    suite_add_test(s, a_lock_held_past_its_door_fires);
+    suite_add_test(s, a_lock_held_past_a_panic_fires);
+    return s;
+}
