@@ -213,7 +213,10 @@ static struct prop_op gen_door_op(uint64_t *s)
     switch (below(s, 10)) {
     case 0: case 1:
         op = op_of(PROP_SHARED);
+        /* sel bits 0, 1: owned, supervised; 2 to 7: what build allocates */
         op.sel = (uint8_t)below(s, 4), op.x = (uint16_t)below(s, 64);
+        if (below(s, 2) == 0)
+            op.sel |= (uint8_t)(below(s, 64) << 2);
         op.y = (uint16_t)(below(s, 2) ? below(s, 256) : below(s, 4096));
         op.v = pick_fill(s);
         return op;

@@ -103,6 +103,11 @@ struct build_ctx {
     size_t size;
     uint8_t pattern;
     int panic;
+    size_t alloc;  /* 0: build allocates nothing, else 1 + the bytes it allocates */
+    rt_shared *s;  /* the value, once made (NULL during the first build) */
+    /* what build saw: on entry, and with its allocation live */
+    int ran, poisoned;
+    size_t held, budget, shared_held, alloc_task_held, alloc_shared_held;
 };
 
 #define MAX_STORED 4
@@ -113,6 +118,7 @@ struct shared {
     size_t size, block;
     uint8_t value;
     struct build_ctx ctx;
+    size_t build_bytes; /* what build allocates (and frees), 0: nothing */
     struct val stored[MAX_STORED]; /* outside values stored into it (D9) */
     unsigned nstored;
 };
@@ -144,6 +150,17 @@ struct door_job {
     int ran;
     size_t task_held, shared_held; /* with the door's allocation live */
     unsigned char seen[MAX_SIZE];
+    /* Read inside fn, where the model answers them too: on entry, every
+    ** shared value's rt_poisoned, the task's rt_held and rt_budget, and
+    ** rt_shared_held of the door's values; after a store and after an
+    ** unstore, the task's and the value's counts. */
+    rt_shared *door_vals[2];
+    rt_shared *all[MAX_SHARED];
+    unsigned nall;
+    int entered, store_seen, unstore_seen;
+    size_t in_held, in_budget, in_shared[2];
+    uint8_t in_poisoned[MAX_SHARED];
+    size_t store_held, store_shared, unstore_held, unstore_shared;
 };
 
 struct cmd {
@@ -166,11 +183,28 @@ struct cmd {
     int err;
 };
 
+/* The reads fn makes as it enters. */
+static void door_enter(struct door_job *j)
+{
+    j->entered = 1;
+    j->in_held = rt_held();
+    j->in_budget = rt_budget();
+    for (unsigned i = 0; i < j->nall; i++)
+        j->in_poisoned[i] = rt_poisoned(j->all[i]);
+    for (unsigned i = 0; i < 2; i++)
+        j->in_shared[i] = j->door_vals[i] != NULL ? rt_shared_held(j->door_vals[i]) : 0;
+}
+
 static void door_work(struct door_job *j)
 {
     j->ran = 1;
-    if (j->store != NULL)
+    door_enter(j);
+    if (j->store != NULL) {
         j->stored = rt_store(j->alloc_in, j->store);
+        j->store_held = rt_held();
+        j->store_shared = rt_shared_held(j->alloc_in);
+        j->store_seen = 1;
+    }
     if (j->alloc != 0) {
         size_t n = j->alloc - 1;
         unsigned char *p = rt_alloc(n);
@@ -179,8 +213,12 @@ static void door_work(struct door_job *j)
         j->shared_held = j->alloc_in != NULL ? rt_shared_held(j->alloc_in) : 0;
         rt_free(p);
     }
-    if (j->unstore != NULL)
+    if (j->unstore != NULL) {
         rt_unstore(j->alloc_in, j->unstore);
+        j->unstore_held = rt_held();
+        j->unstore_shared = rt_shared_held(j->alloc_in);
+        j->unstore_seen = 1;
+    }
     if (j->panic)
         rt_panic("prop: a panic inside a door");
 }
@@ -205,6 +243,7 @@ static void door_read(const void *v, void *ctx)
     struct door_job *j = ctx;
     memcpy(j->seen, v, j->size_a);
     j->ran = 1;
+    door_enter(j);
     if (j->panic)
         rt_panic("prop: a panic inside an access");
 }
@@ -212,7 +251,22 @@ static void door_read(const void *v, void *ctx)
 static void build(void *v, void *ctx)
 {
     struct build_ctx *b = ctx;
+    b->ran = 1;
+    b->held = rt_held();
+    b->budget = rt_budget();
+    if (b->s != NULL) { /* a rebuild: the handle is known */
+        b->poisoned = rt_poisoned(b->s);
+        b->shared_held = rt_shared_held(b->s);
+    }
     memset(v, b->pattern, b->size);
+    if (b->alloc != 0) {
+        size_t n = b->alloc - 1;
+        unsigned char *p = rt_alloc(n);
+        memset(p, 0xb1, n);
+        b->alloc_task_held = rt_held();
+        b->alloc_shared_held = b->s != NULL ? rt_shared_held(b->s) : 0;
+        rt_free(p);
+    }
     if (b->panic)
         rt_panic("prop: a build that panics");
 }
@@ -983,6 +1037,9 @@ static int shared_check(const struct shared *sh, const char *why)
     return 0;
 }
 
+static size_t build_alloc(int who, const struct shared *sh);
+static int build_saw(const struct shared *sh, size_t task_held, size_t budget, int rebuild);
+
 static int op_shared(const struct prop_op *op)
 {
     int who = cur();
@@ -1000,9 +1057,15 @@ static int op_shared(const struct prop_op *op)
     if (sh->supervised) {
         struct cmd c = {.kind = C_SUPERVISED, .skind = sh->owned ? RT_OWNED : RT_COPY,
                         .ctx = &sh->ctx, .block = sh->block};
-        sh->ctx = (struct build_ctx){sh->size, op->v, 0};
+        size_t held = T.t[who].held, budget = T.t[who].budget;
+        sh->build_bytes = (size_t)(op->sel >> 2) * 24; /* sel bits 2 to 7 */
+        sh->ctx = (struct build_ctx){.size = sh->size, .pattern = op->v};
+        sh->ctx.alloc = build_alloc(who, sh);
         RUN(who, &c, 0, "rt_shared_supervised");
         sh->s = c.r;
+        sh->ctx.s = sh->s; /* a rebuild's build reads the value through it */
+        if (build_saw(sh, held, budget, 0))
+            return 1;
     } else {
         memset(init, op->v, sh->size);
         sh->s = rt_shared_new(sh->owned ? RT_OWNED : RT_COPY, sh->size, init, sh->block);
@@ -1012,10 +1075,27 @@ static int op_shared(const struct prop_op *op)
     return shared_check(sh, "a new shared value");
 }
 
-/* Before fn runs: RT_POISONED if a value is poisoned and not supervised;
-** else the poisoned supervised ones are rebuilt (fresh, then built). */
-static rt_status door_ready(struct shared **v, unsigned n)
+/* What build allocates (1 + its bytes), when the model can say it fits
+** where it allocates: the fresh block of an RT_OWNED value, the task's
+** block of an RT_COPY one (docs/poisoning.md); else 0, nothing. */
+static size_t build_alloc(int who, const struct shared *sh)
 {
+    size_t chunk = chunk_of(sh->build_bytes);
+
+    if (sh->build_bytes == 0)
+        return 0;
+    if (sh->owned)
+        return chunk <= (sh->block & ~(size_t)15) - chunk_of(sh->size) ? 1 + sh->build_bytes : 0;
+    return fits(who, chunk) == 1 ? 1 + sh->build_bytes : 0;
+}
+
+/* Before fn runs: RT_POISONED if a value is poisoned and not supervised;
+** else the poisoned supervised ones are rebuilt (fresh, then built), and
+** rebuilt[i] says which. */
+static rt_status door_ready(int who, struct shared **v, unsigned n, int *rebuilt)
+{
+    for (unsigned i = 0; i < n; i++)
+        rebuilt[i] = 0;
     for (unsigned i = 0; i < n; i++)
         if (v[i]->poisoned && !v[i]->supervised)
             return RT_POISONED;
@@ -1024,8 +1104,102 @@ static rt_status door_ready(struct shared **v, unsigned n)
             v[i]->poisoned = 0;
             v[i]->value = v[i]->ctx.pattern;
             stored_drop(v[i]);
+            v[i]->ctx.alloc = build_alloc(who, v[i]);
+            v[i]->ctx.ran = 0;
+            rebuilt[i] = 1;
         }
     return RT_OK;
+}
+
+/* What build saw against the model: the task's count as it was before
+** the door (an allocation in an RT_OWNED value's build goes to the fresh
+** block, in an RT_COPY one's to the task's), the task's budget; in a
+** rebuild, the value still poisoned (until build returns: a build that
+** panics leaves it poisoned) and its fresh block holding the value alone. */
+static int build_saw(const struct shared *sh, size_t task_held, size_t budget, int rebuild)
+{
+    const struct build_ctx *b = &sh->ctx;
+    unsigned i = (unsigned)(sh - T.sh);
+    size_t chunk = b->alloc != 0 ? chunk_of(b->alloc - 1) : 0;
+    const char *what = rebuild ? "rebuild" : "first build";
+
+    if (!b->ran)
+        return prop_fail("shared value %u: its %s did not run", i, what);
+    if (b->held != task_held || b->budget != budget)
+        return prop_fail("inside the %s of shared value %u, rt_held() is %zu and rt_budget() "
+                         "%zu, the model %zu and %zu (the task's)", what, i, b->held, b->budget,
+                         task_held, budget);
+    if (rebuild && !b->poisoned)
+        return prop_fail("inside the rebuild of shared value %u, rt_poisoned() is false, the "
+                         "model: poisoned until build returns", i);
+    if (rebuild && b->shared_held != chunk_of(sh->size))
+        return prop_fail("inside the rebuild of shared value %u, rt_shared_held() is %zu, the "
+                         "model %zu (a fresh block: the value alone)", i, b->shared_held,
+                         chunk_of(sh->size));
+    if (b->alloc != 0 && b->alloc_task_held != task_held + (sh->owned ? 0 : chunk))
+        return prop_fail("inside the %s of shared value %u, with a %zu-byte allocation live, "
+                         "the task holds %zu, the model %zu (the allocation comes from %s)",
+                         what, i, b->alloc - 1, b->alloc_task_held,
+                         task_held + (sh->owned ? 0 : chunk),
+                         sh->owned ? "the fresh block" : "the task's block");
+    if (rebuild && b->alloc != 0 &&
+        b->alloc_shared_held != chunk_of(sh->size) + (sh->owned ? chunk : 0))
+        return prop_fail("inside the rebuild of shared value %u, with a %zu-byte allocation "
+                         "live, its block holds %zu, the model %zu", i, b->alloc - 1,
+                         b->alloc_shared_held, chunk_of(sh->size) + (sh->owned ? chunk : 0));
+    return 0;
+}
+
+static int builds_saw(struct shared **v, unsigned n, const int *rebuilt, size_t task_held,
+                      size_t budget)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (rebuilt[i] && build_saw(v[i], task_held, budget, 1))
+            return 1;
+    return 0;
+}
+
+/* What fn must read as it enters a door on v[0..n): the model's answers. */
+struct entry {
+    size_t held, budget, shared[2];
+    uint8_t poisoned[MAX_SHARED];
+};
+
+/* The answers, taken once door_ready has run; and the job told which
+** values to read. */
+static void entry_expect(struct entry *e, struct door_job *j, int who, struct shared **v,
+                         unsigned n)
+{
+    e->held = T.t[who].held;
+    e->budget = T.t[who].budget;
+    for (unsigned i = 0; i < T.nsh; i++) {
+        e->poisoned[i] = T.sh[i].poisoned != 0;
+        j->all[i] = T.sh[i].s;
+    }
+    j->nall = T.nsh;
+    for (unsigned k = 0; k < 2; k++) {
+        e->shared[k] = k < n ? shared_held(v[k]) : 0;
+        j->door_vals[k] = k < n ? v[k]->s : NULL;
+    }
+}
+
+static int entry_check(const struct entry *e, const struct door_job *j, const char *door)
+{
+    if (!j->entered)
+        return 0;
+    if (j->in_held != e->held || j->in_budget != e->budget)
+        return prop_fail("entering %s's fn, rt_held() is %zu and rt_budget() %zu, the model "
+                         "%zu and %zu", door, j->in_held, j->in_budget, e->held, e->budget);
+    for (unsigned i = 0; i < j->nall; i++)
+        if (j->in_poisoned[i] != e->poisoned[i])
+            return prop_fail("entering %s's fn, rt_poisoned() of shared value %u is %d, the "
+                             "model %d", door, i, j->in_poisoned[i], e->poisoned[i]);
+    for (unsigned k = 0; k < 2; k++)
+        if (j->door_vals[k] != NULL && j->in_shared[k] != e->shared[k])
+            return prop_fail("entering %s's fn, rt_shared_held() of its value %c is %zu, the "
+                             "model %zu", door, k == 0 ? 'a' : 'b', j->in_shared[k],
+                             e->shared[k]);
+    return 0;
 }
 
 /* A door allocation of `alloc` (1 + bytes, 0: none) in a door whose
@@ -1070,7 +1244,9 @@ static int op_update(const struct prop_op *op)
     struct shared *sh, *v[1];
     struct cmd c = {.kind = C_UPDATE};
     struct val in = {0}, back = {0};
-    size_t want_task = 0, want_shared = 0;
+    size_t want_task = 0, want_shared = 0, held0, budget0;
+    int rebuilt[1];
+    struct entry e;
     rt_status want;
 
     if (T.nsh == 0)
@@ -1082,12 +1258,18 @@ static int op_update(const struct prop_op *op)
     if (sh->poisoned && sh->supervised && kid && (op->y & 2)) {
         /* The rebuild's build panics: its fresh block goes, the value
         ** stays poisoned as it was, the task ends. */
+        size_t held = t->held, budget = t->budget;
         sh->ctx.panic = 1;
+        sh->ctx.alloc = build_alloc(KID, sh);
+        sh->ctx.ran = 0;
         f = run(KID, &c, 1, "rt_update, in a build");
         sh->ctx.panic = 0;
-        return f == FAILED;
+        return f == FAILED || build_saw(sh, held, budget, 1);
     }
-    want = door_ready(v, 1);
+    want = door_ready(who, v, 1, rebuilt);
+    held0 = t->held;
+    budget0 = t->budget;
+    entry_expect(&e, &c.job, who, v, 1);
     if (want == RT_OK && sh->owned) {
         c.job.alloc_in = sh->s;
         if ((op->y & 4) && t->nout != 0 && sh->nstored < MAX_STORED) {
@@ -1126,6 +1308,23 @@ static int op_update(const struct prop_op *op)
     f = run(who, &c, panics, "rt_update");
     if (f == FAILED)
         return 1;
+    if (entry_check(&e, &c.job, "rt_update") || builds_saw(v, 1, rebuilt, held0, budget0))
+        return 1;
+    if (c.job.store_seen && c.job.stored == RT_OK &&
+        (c.job.store_held != e.held - in.n || c.job.store_shared != e.shared[0] + in.n))
+        return prop_fail("inside rt_update's fn, after storing %zu bytes, the task holds %zu "
+                         "and the value's block %zu, the model %zu and %zu", in.n,
+                         c.job.store_held, c.job.store_shared, e.held - in.n,
+                         e.shared[0] + in.n);
+    if (c.job.unstore_seen) {
+        size_t moved = c.job.store_seen ? in.n : 0;
+        if (c.job.unstore_held != e.held - moved + back.n ||
+            c.job.unstore_shared != e.shared[0] + moved - back.n)
+            return prop_fail("inside rt_update's fn, after unstoring %zu bytes, the task holds "
+                             "%zu and the value's block %zu, the model %zu and %zu", back.n,
+                             c.job.unstore_held, c.job.unstore_shared,
+                             e.held - moved + back.n, e.shared[0] + moved - back.n);
+    }
     if (want == RT_OK && sh->owned) { /* in place: what fn wrote stays */
         sh->value = op->v;
         sh->poisoned = panics;
@@ -1163,6 +1362,9 @@ static int op_update_all(const struct prop_op *op)
     struct cmd c = {.kind = C_UPDATE_ALL};
     unsigned a, b;
     rt_status want;
+    int rebuilt[2];
+    struct entry e;
+    size_t held0, budget0;
 
     if (T.nsh < 2)
         return 0;
@@ -1175,7 +1377,10 @@ static int op_update_all(const struct prop_op *op)
     c.job = (struct door_job){.size_a = v[0]->size, .size_b = v[1]->size, .va = op->v,
                               .vb = (uint8_t)~op->v, .alloc = op->x % 4096,
                               .panic = kid && (op->y & 1)};
-    want = door_ready(v, 2);
+    want = door_ready(who, v, 2, rebuilt);
+    held0 = T.t[who].held;
+    budget0 = T.t[who].budget;
+    entry_expect(&e, &c.job, who, v, 2);
     copies = !v[0]->owned && !v[1]->owned;
     owned = copies ? NULL : v[0]->owned ? v[0] : v[1]; /* a's block if a is RT_OWNED */
     c.job.alloc_in = owned != NULL ? owned->s : NULL;
@@ -1185,6 +1390,8 @@ static int op_update_all(const struct prop_op *op)
     panics = want == RT_OK && (f < 0 || c.job.panic);
     f = run(who, &c, panics, "rt_update_all");
     if (f == FAILED)
+        return 1;
+    if (entry_check(&e, &c.job, "rt_update_all") || builds_saw(v, 2, rebuilt, held0, budget0))
         return 1;
     if (want == RT_OK && (!copies || !panics)) {
         v[0]->value = op->v;
@@ -1209,16 +1416,25 @@ static int op_read(const struct prop_op *op, int get)
     struct shared *sh, *v[1];
     struct cmd c = {.kind = get ? C_GET : C_ACCESS};
     rt_status want;
+    int rebuilt[1];
+    struct entry e;
+    size_t held0, budget0;
 
     if (T.nsh == 0)
         return 0;
     sh = v[0] = &T.sh[op->sel % T.nsh];
     c.a = sh->s;
     c.job = (struct door_job){.size_a = sh->size, .panic = !get && who == KID && (op->y & 1)};
-    want = door_ready(v, 1);
+    want = door_ready(who, v, 1, rebuilt);
+    held0 = T.t[who].held;
+    budget0 = T.t[who].budget;
+    entry_expect(&e, &c.job, who, v, 1);
     panics = want == RT_OK && c.job.panic;
     f = run(who, &c, panics, get ? "rt_get" : "rt_access");
     if (f == FAILED)
+        return 1;
+    if (entry_check(&e, &c.job, get ? "rt_get" : "rt_access") ||
+        builds_saw(v, 1, rebuilt, held0, budget0))
         return 1;
     if (f == PANICKED)
         return shared_check(sh, "after a panic in rt_access");
