@@ -164,11 +164,15 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
     case PROP_CLOSE:
         snprintf(buf, len, "%s(channel %u)", kind_names[op->kind], op->y & 1);
         break;
-    case PROP_SHARED:
-        snprintf(buf, len, "shared_new(%s%s, %u bytes of 0x%02x, block of %u + value's chunk)",
+    case PROP_SHARED: {
+        char build[40] = "";
+        if ((op->sel & 2) && op->sel >> 2 != 0) /* sel bits 2 to 7: what build allocates */
+            snprintf(build, sizeof build, ", build allocates %u bytes", (unsigned)(op->sel >> 2) * 24);
+        snprintf(buf, len, "shared_new(%s%s, %u bytes of 0x%02x, block of %u + value's chunk%s)",
                  op->sel & 1 ? "RT_OWNED" : "RT_COPY", op->sel & 2 ? ", supervised" : "",
-                 1 + op->x % 64, op->v, op->y % 4096);
+                 1 + op->x % 64, op->v, op->y % 4096, build);
         break;
+    }
     case PROP_UPDATE:
     case PROP_UPDATE_ALL:
         snprintf(buf, len, "%s(value %u%s, writes 0x%02x, %s%s%u bytes allocated in the door%s%s%s)",
