@@ -178,11 +178,11 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
         snprintf(buf, len, "%s(value %u%s, writes 0x%02x, %s%s%u bytes allocated in the door%s%s%s)",
                  kind_names[op->kind], op->sel,
                  op->kind == PROP_UPDATE_ALL ? " and another" : "", op->v,
-                 op->kind == PROP_UPDATE && (op->y & 4) ? "stores an outside value, " : "",
+                 (op->y & 4) ? "stores an outside value, " : "",
                  op->x % 4096 ? "" : "no allocation: ", op->x % 4096 ? op->x % 4096 - 1 : 0,
-                 op->kind == PROP_UPDATE && (op->y & 8) ? ", unstores one" : "",
+                 (op->y & 8) ? ", unstores one" : "",
                  op->y & 1 ? ", then panics" : "",
-                 op->kind == PROP_UPDATE && (op->y & 2) ? ", a rebuild's build panics" : "");
+                 (op->y & 2) ? ", a rebuild's build panics" : "");
         break;
     case PROP_ACCESS:
         snprintf(buf, len, "access(value %u%s)", op->sel, op->y & 1 ? ", then panics" : "");

@@ -242,6 +242,9 @@ static struct prop_op gen_door_op(uint64_t *s)
     op.sel = (uint8_t)below(s, 16);
     op.x = below(s, 2) ? 0 : (uint16_t)(1 + pick_bytes(s) % 4095);
     op.y = (uint16_t)(below(s, 3) == 0 ? below(s, 4) : 0);
+    if (op.kind == PROP_UPDATE_ALL) /* a store, an unstore; which values */
+        op.y |= (uint16_t)((below(s, 3) == 0 ? 4 : 0) | (below(s, 4) == 0 ? 8 : 0) |
+                           below(s, 8) << 4);
     op.v = pick_fill(s);
     return op;
 }

@@ -1214,26 +1214,6 @@ static int door_fits(int who, const struct shared *owned, size_t alloc)
     return fits(who, chunk_of(alloc - 1));
 }
 
-/* What the door saw with its allocation live: the task's count unchanged
-** in a value's block, up by the chunk in the task's. */
-static int door_saw(int who, const struct shared *owned, const struct door_job *j)
-{
-    size_t chunk = chunk_of(j->alloc - 1), want;
-
-    if (j->alloc == 0 || !j->ran)
-        return 0;
-    want = T.t[who].held + (owned != NULL ? 0 : chunk);
-    if (j->task_held != want)
-        return prop_fail("inside the door, with a %zu-byte allocation live, %s holds %zu bytes, "
-                         "the model %zu (the allocation must come from %s)", j->alloc - 1,
-                         who_name[who], j->task_held, want,
-                         owned != NULL ? "the value's block" : "the task's block");
-    if (owned != NULL && j->shared_held != shared_held(owned) + chunk)
-        return prop_fail("inside the door, the value's block holds %zu bytes, the model %zu",
-                         j->shared_held, shared_held(owned) + chunk);
-    return 0;
-}
-
 /* rt_update: fn writes v, stores an outside value of the task into the
 ** value (y bit 2, RT_OWNED), allocates in the door, unstores a stored
 ** value (y bit 3), panics (y bit 0); y bit 1: a rebuild's build panics. */
@@ -1354,17 +1334,23 @@ static int op_update(const struct prop_op *op)
            shared_check(sh, "after rt_update");
 }
 
-/* rt_update_all over two values (y bit 0: fn panics). */
+/* rt_update_all over two values: fn writes v and ~v, stores an outside
+** value of the task into the value whose block the door allocates from (y
+** bit 2; a's if a is RT_OWNED, else b's), allocates in the door, unstores
+** a stored value (y bit 3), panics (y bit 0); y bit 1: the build of the
+** first value the door rebuilds (in lock order) panics. */
 static int op_update_all(const struct prop_op *op)
 {
-    int who = cur(), kid = who == KID, f, panics, copies;
+    int who = cur(), kid = who == KID, f, panics, copies, store_panics = 0;
+    struct task *t = &T.t[who];
     struct shared *v[2], *owned;
     struct cmd c = {.kind = C_UPDATE_ALL};
+    struct val in = {0}, back = {0};
     unsigned a, b;
     rt_status want;
     int rebuilt[2];
     struct entry e;
-    size_t held0, budget0;
+    size_t held0, budget0, want_task, want_shared;
 
     if (T.nsh < 2)
         return 0;
@@ -1377,22 +1363,81 @@ static int op_update_all(const struct prop_op *op)
     c.job = (struct door_job){.size_a = v[0]->size, .size_b = v[1]->size, .va = op->v,
                               .vb = (uint8_t)~op->v, .alloc = op->x % 4096,
                               .panic = kid && (op->y & 1)};
+    if (kid && (op->y & 2) && !(v[0]->poisoned && !v[0]->supervised) &&
+        !(v[1]->poisoned && !v[1]->supervised) && (v[0]->poisoned || v[1]->poisoned)) {
+        /* The first rebuild (values made earlier are locked, so rebuilt,
+        ** first) panics: its fresh block goes, nothing else changes. */
+        struct shared *first = v[0]->poisoned && (!v[1]->poisoned || a < b) ? v[0] : v[1];
+        size_t held = t->held, budget = t->budget;
+        first->ctx.panic = 1;
+        first->ctx.alloc = build_alloc(KID, first);
+        first->ctx.ran = 0;
+        f = run(KID, &c, 1, "rt_update_all, in a build");
+        first->ctx.panic = 0;
+        return f == FAILED || build_saw(first, held, budget, 1);
+    }
     want = door_ready(who, v, 2, rebuilt);
-    held0 = T.t[who].held;
-    budget0 = T.t[who].budget;
+    held0 = t->held;
+    budget0 = t->budget;
     entry_expect(&e, &c.job, who, v, 2);
     copies = !v[0]->owned && !v[1]->owned;
     owned = copies ? NULL : v[0]->owned ? v[0] : v[1]; /* a's block if a is RT_OWNED */
     c.job.alloc_in = owned != NULL ? owned->s : NULL;
+    if (want == RT_OK && owned != NULL && (op->y & 4) && t->nout != 0 &&
+        owned->nstored < MAX_STORED) {
+        unsigned k = (op->y >> 4) % t->nout;
+        in = t->out[k];
+        if (in.n <= shared_room(owned) || kid)
+            c.job.store = in.p;
+        store_panics = in.n > shared_room(owned) && kid;
+        if (c.job.store != NULL && !store_panics) { /* the model stores it, as fn will */
+            val_drop(t->out, &t->nout, k);
+            t->held -= in.n;
+            owned->stored[owned->nstored++] = in;
+        }
+    }
     f = door_fits(who, owned, c.job.alloc);
-    if (f == 0 || (f < 0 && !kid))
+    if (f == 0 || (f < 0 && !kid) || store_panics)
         c.job.alloc = 0, f = 1;
-    panics = want == RT_OK && (f < 0 || c.job.panic);
+    panics = store_panics || (want == RT_OK && f < 0);
+    want_task = t->held + (c.job.alloc != 0 && owned == NULL ? chunk_of(c.job.alloc - 1) : 0);
+    want_shared = owned == NULL ? 0 :
+        shared_held(owned) + (c.job.alloc != 0 ? chunk_of(c.job.alloc - 1) : 0);
+    if (!panics && want == RT_OK && owned != NULL && (op->y & 8) && owned->nstored != 0 &&
+        t->nout < MAX_OUTS) {
+        unsigned k = (op->y >> 4) % owned->nstored;
+        back = owned->stored[k];
+        if (fits_outside(who, back.n) == 1 || kid) {
+            c.job.unstore = back.p;
+            if (back.n > room(t)) {
+                panics = 1; /* the value stays stored */
+            } else {
+                owned->stored[k] = owned->stored[--owned->nstored];
+                out_add(who, back.p, back.n, back.fill);
+            }
+        }
+    }
+    panics = want == RT_OK && (panics || c.job.panic);
     f = run(who, &c, panics, "rt_update_all");
     if (f == FAILED)
         return 1;
     if (entry_check(&e, &c.job, "rt_update_all") || builds_saw(v, 2, rebuilt, held0, budget0))
         return 1;
+    if (owned != NULL) {
+        size_t sh0 = e.shared[owned == v[0] ? 0 : 1], moved = c.job.store_seen ? in.n : 0;
+        if (c.job.store_seen && c.job.stored == RT_OK &&
+            (c.job.store_held != e.held - in.n || c.job.store_shared != sh0 + in.n))
+            return prop_fail("inside rt_update_all's fn, after storing %zu bytes, the task "
+                             "holds %zu and the value's block %zu, the model %zu and %zu",
+                             in.n, c.job.store_held, c.job.store_shared, e.held - in.n,
+                             sh0 + in.n);
+        if (c.job.unstore_seen && (c.job.unstore_held != e.held - moved + back.n ||
+                                   c.job.unstore_shared != sh0 + moved - back.n))
+            return prop_fail("inside rt_update_all's fn, after unstoring %zu bytes, the task "
+                             "holds %zu and the value's block %zu, the model %zu and %zu",
+                             back.n, c.job.unstore_held, c.job.unstore_shared,
+                             e.held - moved + back.n, sh0 + moved - back.n);
+    }
     if (want == RT_OK && (!copies || !panics)) {
         v[0]->value = op->v;
         v[1]->value = (uint8_t)~op->v;
@@ -1405,8 +1450,21 @@ static int op_update_all(const struct prop_op *op)
         return prop_fail("rt_update_all of shared values %u and %u gives %d%s, the model "
                          "expects %d", a, b, (int)c.st, c.job.ran ? " having run fn" : "",
                          (int)want);
-    return door_saw(who, owned, &c.job) || shared_check(v[0], "after rt_update_all") ||
-           shared_check(v[1], "after rt_update_all");
+    if (c.job.store != NULL && c.job.stored != RT_OK)
+        return prop_fail("rt_store of outside value %p in rt_update_all gives %d, not RT_OK",
+                         c.job.store, (int)c.job.stored);
+    if (c.job.alloc != 0 && c.job.ran) {
+        if (c.job.task_held != want_task)
+            return prop_fail("inside rt_update_all's door, with a %zu-byte allocation live, %s "
+                             "holds %zu bytes, the model %zu (the allocation must come from %s)",
+                             c.job.alloc - 1, who_name[who], c.job.task_held, want_task,
+                             owned != NULL ? "the value's block" : "the task's block");
+        if (owned != NULL && c.job.shared_held != want_shared)
+            return prop_fail("inside rt_update_all's door, the value's block holds %zu bytes, "
+                             "the model %zu", c.job.shared_held, want_shared);
+    }
+    return prop_watch_verify("a value stored into a value rebuilt") ||
+           shared_check(v[0], "after rt_update_all") || shared_check(v[1], "after rt_update_all");
 }
 
 /* rt_access (y bit 0: fn panics) and rt_get: they read, and poison nothing. */
