@@ -105,9 +105,12 @@ struct build_ctx {
     int panic;
     size_t alloc;  /* 0: build allocates nothing, else 1 + the bytes it allocates */
     rt_shared *s;  /* the value, once made (NULL during the first build) */
-    /* what build saw: on entry, and with its allocation live */
-    int ran, poisoned;
-    size_t held, budget, shared_held, alloc_task_held, alloc_shared_held;
+    void *store;   /* an outside value of the task a rebuild stores, or NULL */
+    /* what build saw: on entry, after its store, with its allocation live */
+    int ran, poisoned, store_seen;
+    rt_status stored;
+    size_t held, budget, shared_held, store_held, store_shared, alloc_task_held,
+        alloc_shared_held;
 };
 
 #define MAX_STORED 4
@@ -119,6 +122,7 @@ struct shared {
     uint8_t value;
     struct build_ctx ctx;
     size_t build_bytes; /* what build allocates (and frees), 0: nothing */
+    struct val build_in; /* what its rebuild in this door stores (n 0: nothing) */
     struct val stored[MAX_STORED]; /* outside values stored into it (D9) */
     unsigned nstored;
 };
@@ -259,6 +263,12 @@ static void build(void *v, void *ctx)
         b->shared_held = rt_shared_held(b->s);
     }
     memset(v, b->pattern, b->size);
+    if (b->store != NULL) { /* D9: stored by the build, charged to the fresh block */
+        b->stored = rt_store(b->s, b->store);
+        b->store_held = rt_held();
+        b->store_shared = rt_shared_held(b->s);
+        b->store_seen = 1;
+    }
     if (b->alloc != 0) {
         size_t n = b->alloc - 1;
         unsigned char *p = rt_alloc(n);
@@ -1084,30 +1094,55 @@ static size_t build_alloc(int who, const struct shared *sh)
 
     if (sh->build_bytes == 0)
         return 0;
-    if (sh->owned)
-        return chunk <= (sh->block & ~(size_t)15) - chunk_of(sh->size) ? 1 + sh->build_bytes : 0;
+    if (sh->owned) /* the fresh block: the value, what build stored, then this */
+        return chunk <= shared_room(sh) ? 1 + sh->build_bytes : 0;
     return fits(who, chunk) == 1 ? 1 + sh->build_bytes : 0;
 }
 
 /* Before fn runs: RT_POISONED if a value is poisoned and not supervised;
-** else the poisoned supervised ones are rebuilt (fresh, then built), and
-** rebuilt[i] says which. */
-static rt_status door_ready(int who, struct shared **v, unsigned n, int *rebuilt)
+** else the poisoned supervised ones are rebuilt (fresh, then built), in
+** lock order (values made earlier first), and rebuilt[i] says which. With
+** `store` (1 + a selector), the first rebuild of an RT_OWNED value stores
+** the task's outside value selected, when the fresh block takes it. */
+static rt_status door_ready(int who, struct shared **v, unsigned n, int *rebuilt,
+                            unsigned store)
 {
-    for (unsigned i = 0; i < n; i++)
+    struct task *t = &T.t[who];
+    unsigned order[2] = {0, 1};
+
+    if (n == 2 && v[1] < v[0])
+        order[0] = 1, order[1] = 0;
+    for (unsigned i = 0; i < n; i++) {
         rebuilt[i] = 0;
+        v[i]->build_in = (struct val){0};
+        v[i]->ctx.store = NULL;
+    }
     for (unsigned i = 0; i < n; i++)
         if (v[i]->poisoned && !v[i]->supervised)
             return RT_POISONED;
-    for (unsigned i = 0; i < n; i++)
-        if (v[i]->poisoned) {
-            v[i]->poisoned = 0;
-            v[i]->value = v[i]->ctx.pattern;
-            stored_drop(v[i]);
-            v[i]->ctx.alloc = build_alloc(who, v[i]);
-            v[i]->ctx.ran = 0;
-            rebuilt[i] = 1;
+    for (unsigned o = 0; o < n; o++) {
+        struct shared *sh = v[order[o]];
+        if (!sh->poisoned)
+            continue;
+        sh->poisoned = 0;
+        sh->value = sh->ctx.pattern;
+        stored_drop(sh);
+        if (store != 0 && sh->owned && t->nout != 0) {
+            unsigned k = (store - 1) % t->nout;
+            if (t->out[k].n <= shared_room(sh)) {
+                sh->build_in = t->out[k];
+                sh->ctx.store = t->out[k].p;
+                val_drop(t->out, &t->nout, k);
+                t->held -= sh->build_in.n;
+                sh->stored[sh->nstored++] = sh->build_in;
+            }
+            store = 0; /* the first rebuild only */
         }
+        sh->ctx.alloc = build_alloc(who, sh);
+        sh->ctx.ran = 0;
+        sh->ctx.store_seen = 0;
+        rebuilt[order[o]] = 1;
+    }
     return RT_OK;
 }
 
@@ -1122,6 +1157,7 @@ static int build_saw(const struct shared *sh, size_t task_held, size_t budget, i
     unsigned i = (unsigned)(sh - T.sh);
     size_t chunk = b->alloc != 0 ? chunk_of(b->alloc - 1) : 0;
     const char *what = rebuild ? "rebuild" : "first build";
+    size_t in = b->store != NULL ? sh->build_in.n : 0;
 
     if (!b->ran)
         return prop_fail("shared value %u: its %s did not run", i, what);
@@ -1136,26 +1172,44 @@ static int build_saw(const struct shared *sh, size_t task_held, size_t budget, i
         return prop_fail("inside the rebuild of shared value %u, rt_shared_held() is %zu, the "
                          "model %zu (a fresh block: the value alone)", i, b->shared_held,
                          chunk_of(sh->size));
-    if (b->alloc != 0 && b->alloc_task_held != task_held + (sh->owned ? 0 : chunk))
+    if (b->store != NULL && (!b->store_seen || b->stored != RT_OK ||
+                             b->store_held != task_held - in ||
+                             b->store_shared != chunk_of(sh->size) + in))
+        return prop_fail("inside the rebuild of shared value %u, rt_store of %zu bytes gives %d; "
+                         "after it the task holds %zu and the fresh block %zu, the model "
+                         "RT_OK, %zu and %zu", i, in, (int)b->stored, b->store_held,
+                         b->store_shared, task_held - in, chunk_of(sh->size) + in);
+    if (b->alloc != 0 && b->alloc_task_held != task_held - in + (sh->owned ? 0 : chunk))
         return prop_fail("inside the %s of shared value %u, with a %zu-byte allocation live, "
                          "the task holds %zu, the model %zu (the allocation comes from %s)",
                          what, i, b->alloc - 1, b->alloc_task_held,
-                         task_held + (sh->owned ? 0 : chunk),
+                         task_held - in + (sh->owned ? 0 : chunk),
                          sh->owned ? "the fresh block" : "the task's block");
     if (rebuild && b->alloc != 0 &&
-        b->alloc_shared_held != chunk_of(sh->size) + (sh->owned ? chunk : 0))
+        b->alloc_shared_held != chunk_of(sh->size) + in + (sh->owned ? chunk : 0))
         return prop_fail("inside the rebuild of shared value %u, with a %zu-byte allocation "
                          "live, its block holds %zu, the model %zu", i, b->alloc - 1,
-                         b->alloc_shared_held, chunk_of(sh->size) + (sh->owned ? chunk : 0));
+                         b->alloc_shared_held, chunk_of(sh->size) + in + (sh->owned ? chunk : 0));
     return 0;
 }
 
+/* The rebuilds of a door, in lock order, each seeing the task's count
+** less what an earlier one stored. */
 static int builds_saw(struct shared **v, unsigned n, const int *rebuilt, size_t task_held,
                       size_t budget)
 {
-    for (unsigned i = 0; i < n; i++)
-        if (rebuilt[i] && build_saw(v[i], task_held, budget, 1))
+    unsigned order[2] = {0, 1};
+
+    if (n == 2 && v[1] < v[0])
+        order[0] = 1, order[1] = 0;
+    for (unsigned o = 0; o < n; o++) {
+        const struct shared *sh = v[order[o]];
+        if (!rebuilt[order[o]])
+            continue;
+        if (build_saw(sh, task_held, budget, 1))
             return 1;
+        task_held -= sh->ctx.store != NULL ? sh->build_in.n : 0;
+    }
     return 0;
 }
 
@@ -1242,13 +1296,14 @@ static int op_update(const struct prop_op *op)
         sh->ctx.panic = 1;
         sh->ctx.alloc = build_alloc(KID, sh);
         sh->ctx.ran = 0;
+        sh->ctx.store = NULL;
         f = run(KID, &c, 1, "rt_update, in a build");
         sh->ctx.panic = 0;
         return f == FAILED || build_saw(sh, held, budget, 1);
     }
-    want = door_ready(who, v, 1, rebuilt);
-    held0 = t->held;
+    held0 = t->held; /* as the rebuilds find it */
     budget0 = t->budget;
+    want = door_ready(who, v, 1, rebuilt, (op->y & 4) ? 1u + (op->y >> 4) : 0u);
     entry_expect(&e, &c.job, who, v, 1);
     if (want == RT_OK && sh->owned) {
         c.job.alloc_in = sh->s;
@@ -1372,13 +1427,14 @@ static int op_update_all(const struct prop_op *op)
         first->ctx.panic = 1;
         first->ctx.alloc = build_alloc(KID, first);
         first->ctx.ran = 0;
+        first->ctx.store = NULL;
         f = run(KID, &c, 1, "rt_update_all, in a build");
         first->ctx.panic = 0;
         return f == FAILED || build_saw(first, held, budget, 1);
     }
-    want = door_ready(who, v, 2, rebuilt);
-    held0 = t->held;
+    held0 = t->held; /* as the rebuilds find it */
     budget0 = t->budget;
+    want = door_ready(who, v, 2, rebuilt, (op->y & 4) ? 1u + (op->y >> 4) : 0u);
     entry_expect(&e, &c.job, who, v, 2);
     copies = !v[0]->owned && !v[1]->owned;
     owned = copies ? NULL : v[0]->owned ? v[0] : v[1]; /* a's block if a is RT_OWNED */
@@ -1483,9 +1539,9 @@ static int op_read(const struct prop_op *op, int get)
     sh = v[0] = &T.sh[op->sel % T.nsh];
     c.a = sh->s;
     c.job = (struct door_job){.size_a = sh->size, .panic = !get && who == KID && (op->y & 1)};
-    want = door_ready(who, v, 1, rebuilt);
     held0 = T.t[who].held;
     budget0 = T.t[who].budget;
+    want = door_ready(who, v, 1, rebuilt, 0);
     entry_expect(&e, &c.job, who, v, 1);
     panics = want == RT_OK && c.job.panic;
     f = run(who, &c, panics, get ? "rt_get" : "rt_access");
