@@ -185,7 +185,9 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
                  (op->y & 2) ? ", a rebuild's build panics" : "");
         break;
     case PROP_ACCESS:
-        snprintf(buf, len, "access(value %u%s)", op->sel, op->y & 1 ? ", then panics" : "");
+        snprintf(buf, len, "access(value %u, %s%u bytes allocated in the door%s)", op->sel,
+                 op->x % 4096 ? "" : "no allocation: ", op->x % 4096 ? op->x % 4096 - 1 : 0,
+                 op->y & 1 ? ", then panics" : "");
         break;
     case PROP_GET:
         snprintf(buf, len, "get(value %u)", op->sel);

@@ -183,6 +183,8 @@ struct cmd {
     void *r;
     size_t held, budget;
     size_t held_after; /* the kid's rt_held() once the command is done */
+    size_t budget_after; /* its rt_budget() */
+    uint8_t poisoned_after[MAX_SHARED]; /* rt_poisoned() of each value, read by the kid */
     rt_status st;
     int err;
 };
@@ -248,6 +250,13 @@ static void door_read(const void *v, void *ctx)
     memcpy(j->seen, v, j->size_a);
     j->ran = 1;
     door_enter(j);
+    if (j->alloc != 0) { /* from the task's block: an access changes nothing */
+        size_t n = j->alloc - 1;
+        unsigned char *p = rt_alloc(n);
+        memset(p, 0xd1, n);
+        j->task_held = rt_held();
+        rt_free(p);
+    }
     if (j->panic)
         rt_panic("prop: a panic inside an access");
 }
@@ -337,7 +346,11 @@ static struct {
     int posted, replied, ended;
     rt_task *task;
     size_t held; /* the kid's rt_held() after its last command */
-} K = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, NULL, 0};
+    size_t budget; /* its rt_budget() */
+    unsigned nsh; /* how many values it read rt_poisoned of */
+    uint8_t poisoned[MAX_SHARED];
+    int fresh; /* those reads are from the last operation: prop_task_check compares them */
+} K = {.lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static pthread_key_t kid_key;
 static pthread_once_t kid_once = PTHREAD_ONCE_INIT;
@@ -374,6 +387,9 @@ static void *kid_main(void *arg)
             return c->p;
         exec(c);
         c->held_after = rt_held(); /* saves prop_task_check a round trip */
+        c->budget_after = rt_budget();
+        for (unsigned i = 0; i < T.nsh; i++) /* T is still: the interpreter waits */
+            c->poisoned_after[i] = rt_poisoned(T.sh[i].s);
         pthread_mutex_lock(&K.lock);
         K.replied = 1;
         pthread_cond_broadcast(&K.cv);
@@ -406,8 +422,13 @@ static int run_on(int who, struct cmd *c)
         pthread_cond_wait(&K.cv, &K.lock);
     ended = !K.replied;
     pthread_mutex_unlock(&K.lock);
-    if (!ended)
+    if (!ended) {
         K.held = c->held_after;
+        K.budget = c->budget_after;
+        K.nsh = T.nsh;
+        memcpy(K.poisoned, c->poisoned_after, sizeof K.poisoned);
+        K.fresh = 1;
+    }
     return ended;
 }
 
@@ -1538,12 +1559,16 @@ static int op_read(const struct prop_op *op, int get)
         return 0;
     sh = v[0] = &T.sh[op->sel % T.nsh];
     c.a = sh->s;
-    c.job = (struct door_job){.size_a = sh->size, .panic = !get && who == KID && (op->y & 1)};
+    c.job = (struct door_job){.size_a = sh->size, .panic = !get && who == KID && (op->y & 1),
+                              .alloc = get ? 0 : op->x % 4096};
     held0 = T.t[who].held;
     budget0 = T.t[who].budget;
     want = door_ready(who, v, 1, rebuilt, 0);
     entry_expect(&e, &c.job, who, v, 1);
-    panics = want == RT_OK && c.job.panic;
+    f = door_fits(who, NULL, c.job.alloc);
+    if (f == 0 || (f < 0 && who != KID))
+        c.job.alloc = 0, f = 1;
+    panics = want == RT_OK && (f < 0 || c.job.panic);
     f = run(who, &c, panics, get ? "rt_get" : "rt_access");
     if (f == FAILED)
         return 1;
@@ -1559,6 +1584,11 @@ static int op_read(const struct prop_op *op, int get)
     if (want == RT_OK && !reads(c.job.seen, sh->size, sh->value))
         return prop_fail("%s of shared value %u reads bytes other than its 0x%02x",
                          get ? "rt_get" : "rt_access", (unsigned)(op->sel % T.nsh), sh->value);
+    if (c.job.alloc != 0 && c.job.ran && c.job.task_held != e.held + chunk_of(c.job.alloc - 1))
+        return prop_fail("inside rt_access's fn, with a %zu-byte allocation live, %s holds %zu "
+                         "bytes, the model %zu (the allocation must come from the task's block)",
+                         c.job.alloc - 1, who_name[who], c.job.task_held,
+                         e.held + chunk_of(c.job.alloc - 1));
     return 0;
 }
 
@@ -1600,6 +1630,23 @@ int prop_task_check(void)
     if (T.t[KID].live && K.held != T.t[KID].held)
         return prop_fail("rt_held() of the spawned task is %zu, the model's live bytes %zu",
                          K.held, T.t[KID].held);
+    if (rt_budget() != T.t[MAIN].budget)
+        return prop_fail("rt_budget() of main's task is %zu, the model %zu", rt_budget(),
+                         T.t[MAIN].budget);
+    /* What the kid read at the end of its last command, if this operation
+    ** ran one: its budget, and whether each value is poisoned. */
+    if (T.t[KID].live && K.fresh) {
+        K.fresh = 0;
+        if (K.budget != T.t[KID].budget)
+            return prop_fail("rt_budget() of the spawned task is %zu, the model %zu", K.budget,
+                             T.t[KID].budget);
+        for (unsigned i = 0; i < K.nsh && i < T.nsh; i++)
+            if (K.poisoned[i] != (T.sh[i].poisoned != 0))
+                return prop_fail("the spawned task reads rt_poisoned() of shared value %u as "
+                                 "%d, the model says %d", i, K.poisoned[i],
+                                 T.sh[i].poisoned != 0);
+    }
+    K.fresh = 0;
     if (blocks != T.blocks)
         return prop_fail("%zu blocks exist, the model expects %zu (main's, the spawned task's, "
                          "one a shared value)", blocks, T.blocks);
