@@ -88,6 +88,8 @@ enum prop_kind {
     PROP_UPDATE_ALL = 23,  /* sel and sel / 4: values; as PROP_UPDATE, b gets ~v */
     PROP_ACCESS = 24,      /* sel: value; reads it (y bit 0: then panics) */
     PROP_GET = 25,         /* sel: value; rt_get */
+    PROP_REGION_EDGE = 26, /* sel: region; a count and a size at a boundary of its
+                              state: x % PROP_EDGES which, y a distance (prop_run.c) */
     PROP_KINDS,            /* slots PROP_KINDS to PROP_SLOTS - 1 are free */
     PROP_SKIP = 255        /* an alias of a thread's or a spawn's byte: does nothing */
 };
@@ -152,6 +154,15 @@ extern volatile size_t *prop_progress;
 ** LeakSanitizer's (the libFuzzer build). */
 extern int prop_sees_frees;
 void prop_note_free(void *p);
+
+/* How many boundaries PROP_REGION_EDGE draws from. */
+#define PROP_EDGES 16
+
+/* If set, a PROP_REGION_EDGE whose call must trap is made with a SIGILL
+** handler installed around it, which must run; else it is skipped. The
+** Check driver sets it; the fuzzers leave it unset, so that their own
+** handlers see every signal. */
+extern int prop_checks_traps;
 
 /* If set, called after each operation with its index: a test of the
 ** oracle itself uses it to break the runtime's memory behind its back. */

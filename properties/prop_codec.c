@@ -24,6 +24,7 @@ static const char *const kind_names[PROP_KINDS] = {
     [PROP_CLOSE] = "chan_close",          [PROP_SHARED] = "shared_new",
     [PROP_UPDATE] = "update",             [PROP_UPDATE_ALL] = "update_all",
     [PROP_ACCESS] = "access",             [PROP_GET] = "get",
+    [PROP_REGION_EDGE] = "region_edge",
 };
 
 static const char *const kind_enums[PROP_KINDS] = {
@@ -40,6 +41,7 @@ static const char *const kind_enums[PROP_KINDS] = {
     [PROP_CLOSE] = "PROP_CLOSE",               [PROP_SHARED] = "PROP_SHARED",
     [PROP_UPDATE] = "PROP_UPDATE",             [PROP_UPDATE_ALL] = "PROP_UPDATE_ALL",
     [PROP_ACCESS] = "PROP_ACCESS",             [PROP_GET] = "PROP_GET",
+    [PROP_REGION_EDGE] = "PROP_REGION_EDGE",
 };
 
 struct prop_op prop_decode_one(const uint8_t *data, size_t size)
@@ -192,6 +194,17 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
     case PROP_GET:
         snprintf(buf, len, "get(value %u)", op->sel);
         break;
+    case PROP_REGION_EDGE: {
+        static const char *const edges[PROP_EDGES] = {
+            "0 x 0", "1 x 1", "1 x (align - 1)", "align x 1", "1 x (room - 1)", "1 x room",
+            "(room + 1) x 1", "(room / align) x align", "(room / align + 1) x align",
+            "1 x (SIZE_MAX - k)", "(SIZE_MAX - k) x 1", "2 x (SIZE_MAX / 2 + 1 + k % 1024)",
+            "(SIZE_MAX / align + 1) x align", "2 x (SIZE_MAX / 2)", "0 x (SIZE_MAX - k)",
+            "(k % (room + 2)) x 1"};
+        snprintf(buf, len, "region_edge(region %u from the innermost, %s, k %u, fill 0x%02x)",
+                 op->sel, edges[op->x % PROP_EDGES], op->y, op->v);
+        break;
+    }
     case PROP_SKIP:
         snprintf(buf, len, "skip");
         break;

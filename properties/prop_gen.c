@@ -91,6 +91,18 @@ static struct prop_op gen_alloc(uint64_t *s)
     return op;
 }
 
+/* A count and a size at a boundary of the region's state (prop_run.c
+** draws them from the model): which boundary, and a small distance k. */
+static struct prop_op gen_edge(uint64_t *s)
+{
+    struct prop_op op = op_of(PROP_REGION_EDGE);
+    op.sel = pick_sel(s);
+    op.x = (uint16_t)below(s, PROP_EDGES);
+    op.y = below(s, 2) ? (uint16_t)below(s, 4) : (uint16_t)below(s, 65536);
+    op.v = pick_fill(s);
+    return op;
+}
+
 static struct prop_op gen_fill(uint64_t *s)
 {
     struct prop_op op = op_of(PROP_CHUNK_FILL);
@@ -279,7 +291,8 @@ static struct prop_op gen_any(uint64_t *s)
     struct prop_op op;
     switch (below(s, 24)) {
     case 0: case 1: return op_of(PROP_REGION_OPEN);
-    case 2: case 3: case 4: return gen_alloc(s);
+    case 2: case 3: return gen_alloc(s);
+    case 4: return below(s, 2) ? gen_alloc(s) : gen_edge(s);
     case 5: case 6: return op_of(PROP_REGION_CLOSE);
     case 7: op = op_of(PROP_REGION_CHECK); op.sel = pick_sel(s); return op;
     case 8: case 9: return op_of(PROP_CHUNK_TAKE);
@@ -313,10 +326,11 @@ size_t prop_generate(uint64_t seed, enum prop_profile profile, struct prop_op *o
     while (n < len && n < max) {
         switch (profile) {
         case PROP_FILLS:
-            switch (below(&s, 8)) {
+            switch (below(&s, 10)) {
             case 0: PUSH(op_of(PROP_REGION_OPEN)); break;
             case 1: PUSH(op_of(PROP_REGION_CLOSE)); break;
             case 2: op = op_of(PROP_REGION_CHECK); op.sel = pick_sel(&s); PUSH(op); break;
+            case 3: case 4: PUSH(gen_edge(&s)); break; /* empty, partly used, full */
             default: PUSH(gen_alloc(&s)); break;
             }
             break;
