@@ -239,6 +239,8 @@ static struct prop_op gen_door_op(uint64_t *s)
         /* panics, a build that panics, a store, an unstore; which values */
         op.y = (uint16_t)((below(s, 3) == 0 ? below(s, 4) : 0) | (below(s, 3) == 0 ? 4 : 0) |
                           (below(s, 4) == 0 ? 8 : 0) | below(s, 8) << 4);
+        if (below(s, 3) == 0) /* the door's allocation an outside value */
+            op.y |= (uint16_t)(0x8000 | below(s, 8) << 12);
         op.v = pick_fill(s);
         return op;
     case 5: case 6:
@@ -254,6 +256,8 @@ static struct prop_op gen_door_op(uint64_t *s)
     op.sel = (uint8_t)below(s, 16);
     op.x = below(s, 2) ? 0 : (uint16_t)(1 + pick_bytes(s) % 4095);
     op.y = (uint16_t)(below(s, 3) == 0 ? below(s, 4) : 0);
+    if (below(s, 3) == 0) /* the door's allocation an outside value: cloned, grown, handed over */
+        op.y |= (uint16_t)(0x8000 | below(s, 8) << 12);
     if (op.kind == PROP_UPDATE_ALL) /* a store, an unstore; which values */
         op.y |= (uint16_t)((below(s, 3) == 0 ? 4 : 0) | (below(s, 4) == 0 ? 8 : 0) |
                            below(s, 8) << 4);

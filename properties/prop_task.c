@@ -150,6 +150,10 @@ struct door_job {
     size_t size_a, size_b;
     uint8_t va, vb;
     size_t alloc; /* 0: no allocation in the door, else 1 + its bytes */
+    /* The allocation is an outside value (made by rt_clone_outside if
+    ** clone), grown to 2n + 1 bytes with rt_realloc if grow, given away
+    ** with rt_hand_over and free() if hand (else rt_free). */
+    int outside, clone, grow, hand, clone_bad;
     int panic;
     int ran;
     size_t task_held, shared_held; /* with the door's allocation live */
@@ -201,6 +205,40 @@ static void door_enter(struct door_job *j)
         j->in_shared[i] = j->door_vals[i] != NULL ? rt_shared_held(j->door_vals[i]) : 0;
 }
 
+/* What rt_clone_outside copies inside a door. */
+static unsigned char clone_source[4096];
+
+/* The door's allocation: made, filled, counts read, given back. */
+static void door_alloc_run(struct door_job *j, unsigned char fill)
+{
+    size_t n = j->alloc - 1;
+    unsigned char *p;
+
+    if (j->outside) {
+        if (j->clone) {
+            memset(clone_source, 0x3c, sizeof clone_source);
+            p = rt_clone_outside(clone_source, n);
+            j->clone_bad = n != 0 && memcmp(p, clone_source, n) != 0;
+        } else {
+            p = rt_alloc_outside(n);
+        }
+        if (j->grow) {
+            p = rt_realloc(p, 2 * n + 1);
+            j->clone_bad |= j->clone && n != 0 && memcmp(p, clone_source, n) != 0;
+            n = 2 * n + 1;
+        }
+    } else {
+        p = rt_alloc(n);
+    }
+    memset(p, fill, n);
+    j->task_held = rt_held();
+    j->shared_held = j->alloc_in != NULL ? rt_shared_held(j->alloc_in) : 0;
+    if (j->outside && j->hand)
+        free(rt_hand_over(p)); /* its new owner frees it */
+    else
+        rt_free(p);
+}
+
 static void door_work(struct door_job *j)
 {
     j->ran = 1;
@@ -211,14 +249,8 @@ static void door_work(struct door_job *j)
         j->store_shared = rt_shared_held(j->alloc_in);
         j->store_seen = 1;
     }
-    if (j->alloc != 0) {
-        size_t n = j->alloc - 1;
-        unsigned char *p = rt_alloc(n);
-        memset(p, 0xd0, n);
-        j->task_held = rt_held();
-        j->shared_held = j->alloc_in != NULL ? rt_shared_held(j->alloc_in) : 0;
-        rt_free(p);
-    }
+    if (j->alloc != 0)
+        door_alloc_run(j, 0xd0);
     if (j->unstore != NULL) {
         rt_unstore(j->alloc_in, j->unstore);
         j->unstore_held = rt_held();
@@ -250,13 +282,8 @@ static void door_read(const void *v, void *ctx)
     memcpy(j->seen, v, j->size_a);
     j->ran = 1;
     door_enter(j);
-    if (j->alloc != 0) { /* from the task's block: an access changes nothing */
-        size_t n = j->alloc - 1;
-        unsigned char *p = rt_alloc(n);
-        memset(p, 0xd1, n);
-        j->task_held = rt_held();
-        rt_free(p);
-    }
+    if (j->alloc != 0) /* from the task's block: an access changes nothing */
+        door_alloc_run(j, 0xd1);
     if (j->panic)
         rt_panic("prop: a panic inside an access");
 }
@@ -1277,16 +1304,44 @@ static int entry_check(const struct entry *e, const struct door_job *j, const ch
     return 0;
 }
 
-/* A door allocation of `alloc` (1 + bytes, 0: none) in a door whose
-** allocations use owned's block (NULL: the task's): 1 if it fits for sure,
-** -1 if it must panic, 0 if the model cannot say. */
-static int door_fits(int who, const struct shared *owned, size_t alloc)
+/* The door's allocation (1 + bytes in j->alloc, 0: none) as y bits 12 to
+** 15 make it: bit 15 an outside value (bit 13: made by rt_clone_outside),
+** bit 14 grown to 2n + 1 bytes with rt_realloc (outside values only), bit
+** 12 given away with rt_hand_over and free(). With it live, the task's
+** count is up by *task and owned's block's by *value: an outside value
+** counts against the task in any door; a block value against the value's
+** block in a door of an RT_OWNED value (owned), else the task's. Returns 1
+** if it fits for sure, -1 if it must panic, 0 if the model cannot say. */
+static int door_alloc(int who, const struct shared *owned, struct door_job *j, uint16_t y,
+                      size_t *task, size_t *value)
 {
-    if (alloc == 0)
+    size_t n = j->alloc - 1;
+
+    *task = *value = 0;
+    if (j->alloc == 0)
         return 1;
-    if (owned != NULL)
-        return chunk_of(alloc - 1) > shared_room(owned) ? -1 : 1;
-    return fits(who, chunk_of(alloc - 1));
+    j->outside = (y >> 15) & 1;
+    if (j->outside) {
+        j->clone = (y >> 13) & 1;
+        j->grow = (y >> 14) & 1;
+        j->hand = (y >> 12) & 1;
+        *task = j->grow ? 2 * n + 1 : n;
+        return fits_outside(who, *task);
+    }
+    if (owned != NULL) {
+        *value = chunk_of(n);
+        return *value > shared_room(owned) ? -1 : 1;
+    }
+    *task = chunk_of(n);
+    return fits(who, *task);
+}
+
+/* No allocation in the door after all. */
+static void door_alloc_none(struct door_job *j, size_t *task, size_t *value)
+{
+    j->alloc = 0;
+    j->outside = j->clone = j->grow = j->hand = 0;
+    *task = *value = 0;
 }
 
 /* rt_update: fn writes v, stores an outside value of the task into the
@@ -1299,7 +1354,7 @@ static int op_update(const struct prop_op *op)
     struct shared *sh, *v[1];
     struct cmd c = {.kind = C_UPDATE};
     struct val in = {0}, back = {0};
-    size_t want_task = 0, want_shared = 0, held0, budget0;
+    size_t want_task = 0, want_shared = 0, held0, budget0, dt, dv;
     int rebuilt[1];
     struct entry e;
     rt_status want;
@@ -1340,12 +1395,12 @@ static int op_update(const struct prop_op *op)
         t->held -= in.n;
         sh->stored[sh->nstored++] = in;
     }
-    f = door_fits(who, sh->owned ? sh : NULL, c.job.alloc);
+    f = door_alloc(who, sh->owned ? sh : NULL, &c.job, op->y, &dt, &dv);
     if (f == 0 || (f < 0 && !kid) || panics)
-        c.job.alloc = 0, f = 1;
+        door_alloc_none(&c.job, &dt, &dv), f = 1;
     panics = panics || (want == RT_OK && f < 0);
-    want_task = t->held + (c.job.alloc != 0 && !sh->owned ? chunk_of(c.job.alloc - 1) : 0);
-    want_shared = shared_held(sh) + (c.job.alloc != 0 && sh->owned ? chunk_of(c.job.alloc - 1) : 0);
+    want_task = t->held + dt;
+    want_shared = shared_held(sh) + dv;
     if (!panics && want == RT_OK && sh->owned && (op->y & 8) && sh->nstored != 0 &&
         t->nout < MAX_OUTS) {
         unsigned k = (op->y >> 4) % sh->nstored;
@@ -1397,11 +1452,14 @@ static int op_update(const struct prop_op *op)
         return prop_fail("rt_store of outside value %p gives %d, not RT_OK", c.job.store,
                          (int)c.job.stored);
     if (c.job.alloc != 0 && c.job.ran) {
+        if (c.job.clone_bad)
+            return prop_fail("inside rt_update's fn, a clone does not read what it copied");
         if (c.job.task_held != want_task)
-            return prop_fail("inside the door, with a %zu-byte allocation live, %s holds %zu "
-                             "bytes, the model %zu (the allocation must come from %s)",
-                             c.job.alloc - 1, who_name[who], c.job.task_held, want_task,
-                             sh->owned ? "the value's block" : "the task's block");
+            return prop_fail("inside the door, with a %zu-byte %s live, %s holds %zu "
+                             "bytes, the model %zu (it must count against %s)",
+                             c.job.alloc - 1, c.job.outside ? "outside value" : "allocation",
+                             who_name[who], c.job.task_held, want_task,
+                             sh->owned && !c.job.outside ? "the value's block" : "the task");
         if (sh->owned && c.job.shared_held != want_shared)
             return prop_fail("inside the door, the value's block holds %zu bytes, the model %zu",
                              c.job.shared_held, want_shared);
@@ -1426,7 +1484,7 @@ static int op_update_all(const struct prop_op *op)
     rt_status want;
     int rebuilt[2];
     struct entry e;
-    size_t held0, budget0, want_task, want_shared;
+    size_t held0, budget0, want_task, want_shared, dt, dv;
 
     if (T.nsh < 2)
         return 0;
@@ -1473,13 +1531,12 @@ static int op_update_all(const struct prop_op *op)
             owned->stored[owned->nstored++] = in;
         }
     }
-    f = door_fits(who, owned, c.job.alloc);
+    f = door_alloc(who, owned, &c.job, op->y, &dt, &dv);
     if (f == 0 || (f < 0 && !kid) || store_panics)
-        c.job.alloc = 0, f = 1;
+        door_alloc_none(&c.job, &dt, &dv), f = 1;
     panics = store_panics || (want == RT_OK && f < 0);
-    want_task = t->held + (c.job.alloc != 0 && owned == NULL ? chunk_of(c.job.alloc - 1) : 0);
-    want_shared = owned == NULL ? 0 :
-        shared_held(owned) + (c.job.alloc != 0 ? chunk_of(c.job.alloc - 1) : 0);
+    want_task = t->held + dt;
+    want_shared = owned == NULL ? 0 : shared_held(owned) + dv;
     if (!panics && want == RT_OK && owned != NULL && (op->y & 8) && owned->nstored != 0 &&
         t->nout < MAX_OUTS) {
         unsigned k = (op->y >> 4) % owned->nstored;
@@ -1531,11 +1588,14 @@ static int op_update_all(const struct prop_op *op)
         return prop_fail("rt_store of outside value %p in rt_update_all gives %d, not RT_OK",
                          c.job.store, (int)c.job.stored);
     if (c.job.alloc != 0 && c.job.ran) {
+        if (c.job.clone_bad)
+            return prop_fail("inside rt_update_all's fn, a clone does not read what it copied");
         if (c.job.task_held != want_task)
-            return prop_fail("inside rt_update_all's door, with a %zu-byte allocation live, %s "
-                             "holds %zu bytes, the model %zu (the allocation must come from %s)",
-                             c.job.alloc - 1, who_name[who], c.job.task_held, want_task,
-                             owned != NULL ? "the value's block" : "the task's block");
+            return prop_fail("inside rt_update_all's door, with a %zu-byte %s live, %s "
+                             "holds %zu bytes, the model %zu (it must count against %s)",
+                             c.job.alloc - 1, c.job.outside ? "outside value" : "allocation",
+                             who_name[who], c.job.task_held, want_task,
+                             owned != NULL && !c.job.outside ? "the value's block" : "the task");
         if (owned != NULL && c.job.shared_held != want_shared)
             return prop_fail("inside rt_update_all's door, the value's block holds %zu bytes, "
                              "the model %zu", c.job.shared_held, want_shared);
@@ -1553,7 +1613,7 @@ static int op_read(const struct prop_op *op, int get)
     rt_status want;
     int rebuilt[1];
     struct entry e;
-    size_t held0, budget0;
+    size_t held0, budget0, dt, dv;
 
     if (T.nsh == 0)
         return 0;
@@ -1565,9 +1625,9 @@ static int op_read(const struct prop_op *op, int get)
     budget0 = T.t[who].budget;
     want = door_ready(who, v, 1, rebuilt, 0);
     entry_expect(&e, &c.job, who, v, 1);
-    f = door_fits(who, NULL, c.job.alloc);
+    f = door_alloc(who, NULL, &c.job, op->y, &dt, &dv);
     if (f == 0 || (f < 0 && who != KID))
-        c.job.alloc = 0, f = 1;
+        door_alloc_none(&c.job, &dt, &dv), f = 1;
     panics = want == RT_OK && (f < 0 || c.job.panic);
     f = run(who, &c, panics, get ? "rt_get" : "rt_access");
     if (f == FAILED)
@@ -1584,11 +1644,13 @@ static int op_read(const struct prop_op *op, int get)
     if (want == RT_OK && !reads(c.job.seen, sh->size, sh->value))
         return prop_fail("%s of shared value %u reads bytes other than its 0x%02x",
                          get ? "rt_get" : "rt_access", (unsigned)(op->sel % T.nsh), sh->value);
-    if (c.job.alloc != 0 && c.job.ran && c.job.task_held != e.held + chunk_of(c.job.alloc - 1))
-        return prop_fail("inside rt_access's fn, with a %zu-byte allocation live, %s holds %zu "
-                         "bytes, the model %zu (the allocation must come from the task's block)",
-                         c.job.alloc - 1, who_name[who], c.job.task_held,
-                         e.held + chunk_of(c.job.alloc - 1));
+    if (c.job.alloc != 0 && c.job.ran && c.job.clone_bad)
+        return prop_fail("inside rt_access's fn, a clone does not read what it copied");
+    if (c.job.alloc != 0 && c.job.ran && c.job.task_held != e.held + dt)
+        return prop_fail("inside rt_access's fn, with a %zu-byte %s live, %s holds %zu bytes, "
+                         "the model %zu (it must count against the task)", c.job.alloc - 1,
+                         c.job.outside ? "outside value" : "allocation", who_name[who],
+                         c.job.task_held, e.held + dt);
     return 0;
 }
 
