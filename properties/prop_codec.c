@@ -187,15 +187,18 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
                  op->kind == PROP_UPDATE_ALL ? " and another" : "", op->v,
                  (op->y & 4) ? "stores an outside value, " : "",
                  op->x % 4096 ? "" : "no allocation: ", op->x % 4096 ? op->x % 4096 - 1 : 0,
-                 op->x % 4096 ? outside : "", (op->y & 8) ? ", unstores one" : "",
+                 op->x % 4096 ? outside : "",
+                 (op->y & 8) ? (op->x & 0x8000 ? ", unstores one, in a region" : ", unstores one")
+                             : (op->x & 0x8000 ? ", in a region" : ""),
                  op->y & 1 ? ", then panics" : "",
                  (op->y & 2) ? ", a rebuild's build panics" : "");
         break;
     }
     case PROP_ACCESS:
-        snprintf(buf, len, "access(value %u, %s%u bytes allocated in the door%s%s)", op->sel,
+        snprintf(buf, len, "access(value %u, %s%u bytes allocated in the door%s%s%s)", op->sel,
                  op->x % 4096 ? "" : "no allocation: ", op->x % 4096 ? op->x % 4096 - 1 : 0,
                  op->x % 4096 && (op->y & 0x8000) ? " (an outside value)" : "",
+                 op->x & 0x8000 ? ", in a region" : "",
                  op->y & 1 ? ", then panics" : "");
         break;
     case PROP_GET:

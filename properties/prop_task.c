@@ -154,6 +154,14 @@ struct door_job {
     ** clone), grown to 2n + 1 bytes with rt_realloc if grow, given away
     ** with rt_hand_over and free() if hand (else rt_free). */
     int outside, clone, grow, hand, clone_bad;
+    /* fn opens a region first (the spawned task only: main's cache is the
+    ** model's), allocates region_bytes of fill in it, and closes it last;
+    ** if the door is to panic, the region is still open then, and its chunk
+    ** is watched (freed, cleared, by the task's end) */
+    int region, region_watch, region_bad;
+    size_t region_bytes;
+    uint8_t region_fill;
+    rt_region r;
     int panic;
     int ran;
     size_t task_held, shared_held; /* with the door's allocation live */
@@ -239,10 +247,32 @@ static void door_alloc_run(struct door_job *j, unsigned char fill)
         rt_free(p);
 }
 
+static void door_region_open(struct door_job *j)
+{
+    unsigned char *p;
+
+    if (!j->region)
+        return;
+    rt_region_open(&j->r);
+    p = rt_region_alloc(&j->r, 1, j->region_bytes, j->region_fill);
+    j->region_bad = p != j->r.base || j->r.bump != p + j->region_bytes ||
+                    (j->region_bytes != 0 && !(p[0] == j->region_fill &&
+                     memcmp(p, p + 1, j->region_bytes - 1) == 0));
+    if (j->region_watch)
+        prop_watch_add(j->r.base, j->region_bytes);
+}
+
+static void door_region_close(struct door_job *j)
+{
+    if (j->region)
+        rt_region_close(&j->r);
+}
+
 static void door_work(struct door_job *j)
 {
     j->ran = 1;
     door_enter(j);
+    door_region_open(j);
     if (j->store != NULL) {
         j->stored = rt_store(j->alloc_in, j->store);
         j->store_held = rt_held();
@@ -259,6 +289,7 @@ static void door_work(struct door_job *j)
     }
     if (j->panic)
         rt_panic("prop: a panic inside a door");
+    door_region_close(j);
 }
 
 static void door_one(void *v, void *ctx)
@@ -282,10 +313,12 @@ static void door_read(const void *v, void *ctx)
     memcpy(j->seen, v, j->size_a);
     j->ran = 1;
     door_enter(j);
+    door_region_open(j);
     if (j->alloc != 0) /* from the task's block: an access changes nothing */
         door_alloc_run(j, 0xd1);
     if (j->panic)
         rt_panic("prop: a panic inside an access");
+    door_region_close(j);
 }
 
 static void build(void *v, void *ctx)
@@ -1336,6 +1369,25 @@ static int door_alloc(int who, const struct shared *owned, struct door_job *j, u
     return fits(who, *task);
 }
 
+/* x bit 15: fn works in a region of x % 4096 bytes of v, on the spawned
+** task; its chunk is watched if the door is to panic. */
+static void door_region(struct door_job *j, int who, const struct prop_op *op, int panics)
+{
+    j->region = who == KID && (op->x & 0x8000);
+    j->region_bytes = op->x % 4096;
+    j->region_fill = op->v;
+    j->region_watch = panics;
+}
+
+static int door_region_check(const struct door_job *j, const char *door)
+{
+    if (j->ran && j->region && j->region_bad)
+        return prop_fail("inside %s's fn, a region's allocation of %zu bytes is not at its base, "
+                         "or does not read its fill 0x%02x", door, j->region_bytes,
+                         j->region_fill);
+    return 0;
+}
+
 /* No allocation in the door after all. */
 static void door_alloc_none(struct door_job *j, size_t *task, size_t *value)
 {
@@ -1416,10 +1468,12 @@ static int op_update(const struct prop_op *op)
         }
     }
     panics = want == RT_OK && (panics || c.job.panic);
+    door_region(&c.job, who, op, panics);
     f = run(who, &c, panics, "rt_update");
     if (f == FAILED)
         return 1;
-    if (entry_check(&e, &c.job, "rt_update") || builds_saw(v, 1, rebuilt, held0, budget0))
+    if (entry_check(&e, &c.job, "rt_update") || builds_saw(v, 1, rebuilt, held0, budget0) ||
+        door_region_check(&c.job, "rt_update"))
         return 1;
     if (c.job.store_seen && c.job.stored == RT_OK &&
         (c.job.store_held != e.held - in.n || c.job.store_shared != e.shared[0] + in.n))
@@ -1552,10 +1606,12 @@ static int op_update_all(const struct prop_op *op)
         }
     }
     panics = want == RT_OK && (panics || c.job.panic);
+    door_region(&c.job, who, op, panics);
     f = run(who, &c, panics, "rt_update_all");
     if (f == FAILED)
         return 1;
-    if (entry_check(&e, &c.job, "rt_update_all") || builds_saw(v, 2, rebuilt, held0, budget0))
+    if (entry_check(&e, &c.job, "rt_update_all") || builds_saw(v, 2, rebuilt, held0, budget0) ||
+        door_region_check(&c.job, "rt_update_all"))
         return 1;
     if (owned != NULL) {
         size_t sh0 = e.shared[owned == v[0] ? 0 : 1], moved = c.job.store_seen ? in.n : 0;
@@ -1629,11 +1685,13 @@ static int op_read(const struct prop_op *op, int get)
     if (f == 0 || (f < 0 && who != KID))
         door_alloc_none(&c.job, &dt, &dv), f = 1;
     panics = want == RT_OK && (f < 0 || c.job.panic);
+    if (!get)
+        door_region(&c.job, who, op, panics);
     f = run(who, &c, panics, get ? "rt_get" : "rt_access");
     if (f == FAILED)
         return 1;
     if (entry_check(&e, &c.job, get ? "rt_get" : "rt_access") ||
-        builds_saw(v, 1, rebuilt, held0, budget0))
+        builds_saw(v, 1, rebuilt, held0, budget0) || door_region_check(&c.job, "rt_access"))
         return 1;
     if (f == PANICKED)
         return shared_check(sh, "after a panic in rt_access");
