@@ -197,6 +197,7 @@ struct cmd {
     size_t held_after; /* the kid's rt_held() once the command is done */
     size_t budget_after; /* its rt_budget() */
     uint8_t poisoned_after[MAX_SHARED]; /* rt_poisoned() of each value, read by the kid */
+    size_t shared_after[MAX_SHARED]; /* and rt_shared_held() */
     rt_status st;
     int err;
 };
@@ -409,6 +410,7 @@ static struct {
     size_t budget; /* its rt_budget() */
     unsigned nsh; /* how many values it read rt_poisoned of */
     uint8_t poisoned[MAX_SHARED];
+    size_t shared[MAX_SHARED];
     int fresh; /* those reads are from the last operation: prop_task_check compares them */
 } K = {.lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
@@ -449,7 +451,11 @@ static void *kid_main(void *arg)
         c->held_after = rt_held(); /* saves prop_task_check a round trip */
         c->budget_after = rt_budget();
         for (unsigned i = 0; i < T.nsh; i++) /* T is still: the interpreter waits */
-            c->poisoned_after[i] = rt_poisoned(T.sh[i].s);
+            c->poisoned_after[i] = rt_poisoned(T.sh[i].s),
+            /* a lock a door left held would block the read for good:
+            ** prop_task_check reports that lock instead */
+            c->shared_after[i] = rt__shared_locked(T.sh[i].s) ? SIZE_MAX
+                                                               : rt_shared_held(T.sh[i].s);
         pthread_mutex_lock(&K.lock);
         K.replied = 1;
         pthread_cond_broadcast(&K.cv);
@@ -487,6 +493,7 @@ static int run_on(int who, struct cmd *c)
         K.budget = c->budget_after;
         K.nsh = T.nsh;
         memcpy(K.poisoned, c->poisoned_after, sizeof K.poisoned);
+        memcpy(K.shared, c->shared_after, sizeof K.shared);
         K.fresh = 1;
     }
     return ended;
@@ -1760,11 +1767,16 @@ int prop_task_check(void)
         if (K.budget != T.t[KID].budget)
             return prop_fail("rt_budget() of the spawned task is %zu, the model %zu", K.budget,
                              T.t[KID].budget);
-        for (unsigned i = 0; i < K.nsh && i < T.nsh; i++)
+        for (unsigned i = 0; i < K.nsh && i < T.nsh; i++) {
             if (K.poisoned[i] != (T.sh[i].poisoned != 0))
                 return prop_fail("the spawned task reads rt_poisoned() of shared value %u as "
                                  "%d, the model says %d", i, K.poisoned[i],
                                  T.sh[i].poisoned != 0);
+            if (K.shared[i] != SIZE_MAX && K.shared[i] != shared_held(&T.sh[i]))
+                return prop_fail("the spawned task reads rt_shared_held() of shared value %u "
+                                 "as %zu, the model %zu", i, K.shared[i],
+                                 shared_held(&T.sh[i]));
+        }
     }
     K.fresh = 0;
     if (blocks != T.blocks)
@@ -1777,6 +1789,10 @@ int prop_task_check(void)
         if (rt__shared_locked(T.sh[i].s))
             return prop_fail("shared value %u is still locked after the operation, with no door "
                              "open", i);
+    for (unsigned i = 0; i < T.nsh; i++) /* between doors, from main's task */
+        if (rt_shared_held(T.sh[i].s) != shared_held(&T.sh[i]))
+            return prop_fail("rt_shared_held() of shared value %u is %zu between doors, the "
+                             "model %zu", i, rt_shared_held(T.sh[i].s), shared_held(&T.sh[i]));
     for (unsigned i = 0; i < T.nsh; i++)
         if (rt_poisoned(T.sh[i].s) != (T.sh[i].poisoned != 0))
             return prop_fail("shared value %u is %spoisoned, the model says it is %s", i,
