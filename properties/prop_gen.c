@@ -243,6 +243,8 @@ static struct prop_op gen_door_op(uint64_t *s)
             op.y |= (uint16_t)(0x8000 | below(s, 8) << 12);
         if (below(s, 4) == 0) /* fn works in a region (the spawned task) */
             op.x |= 0x8000;
+        if (below(s, 4) == 0) /* fn sends its outside value, receives one */
+            op.x |= (uint16_t)(below(s, 4) << 13);
         op.v = pick_fill(s);
         return op;
     case 5: case 6:
@@ -262,6 +264,8 @@ static struct prop_op gen_door_op(uint64_t *s)
         op.y |= (uint16_t)(0x8000 | below(s, 8) << 12);
     if (below(s, 4) == 0) /* fn works in a region (the spawned task) */
         op.x |= 0x8000;
+    if (below(s, 4) == 0) /* fn sends its outside value, receives one */
+        op.x |= (uint16_t)(below(s, 4) << 13);
     if (op.kind == PROP_UPDATE_ALL) /* a store, an unstore; which values */
         op.y |= (uint16_t)((below(s, 3) == 0 ? 4 : 0) | (below(s, 4) == 0 ? 8 : 0) |
                            below(s, 8) << 4);

@@ -162,6 +162,15 @@ struct door_job {
     size_t region_bytes;
     uint8_t region_fill;
     rt_region r;
+    /* fn sends the door's outside value on send_on instead of freeing it
+    ** (unless the channel is closed), and receives a value from recv_on */
+    rt_chan *send_on, *recv_on;
+    rt_status send_st;
+    void *sent, *got;
+    size_t got_bytes;
+    uint8_t got_fill;
+    int got_bad;
+    size_t recv_held; /* rt_held() with the value received */
     int panic;
     int ran;
     size_t task_held, shared_held; /* with the door's allocation live */
@@ -242,10 +251,30 @@ static void door_alloc_run(struct door_job *j, unsigned char fill)
     memset(p, fill, n);
     j->task_held = rt_held();
     j->shared_held = j->alloc_in != NULL ? rt_shared_held(j->alloc_in) : 0;
+    if (j->outside && j->send_on != NULL) {
+        j->send_st = rt_send(j->send_on, p);
+        if (j->send_st == RT_OK) {
+            j->sent = p; /* counts against the task until it is received */
+            return;
+        }
+    }
     if (j->outside && j->hand)
         free(rt_hand_over(p)); /* its new owner frees it */
     else
         rt_free(p);
+}
+
+/* A value received inside the door: the task holds it from now on. */
+static void door_recv(struct door_job *j)
+{
+    unsigned char *g;
+
+    if (j->recv_on == NULL)
+        return;
+    g = j->got = rt_recv(j->recv_on);
+    j->recv_held = rt_held();
+    j->got_bad = g != NULL && j->got_bytes != 0 &&
+                 !(g[0] == j->got_fill && memcmp(g, g + 1, j->got_bytes - 1) == 0);
 }
 
 static void door_region_open(struct door_job *j)
@@ -282,6 +311,7 @@ static void door_work(struct door_job *j)
     }
     if (j->alloc != 0)
         door_alloc_run(j, 0xd0);
+    door_recv(j);
     if (j->unstore != NULL) {
         rt_unstore(j->alloc_in, j->unstore);
         j->unstore_held = rt_held();
@@ -317,6 +347,7 @@ static void door_read(const void *v, void *ctx)
     door_region_open(j);
     if (j->alloc != 0) /* from the task's block: an access changes nothing */
         door_alloc_run(j, 0xd1);
+    door_recv(j);
     if (j->panic)
         rt_panic("prop: a panic inside an access");
     door_region_close(j);
@@ -1403,6 +1434,112 @@ static void door_alloc_none(struct door_job *j, size_t *task, size_t *value)
     *task = *value = 0;
 }
 
+/* A door's channel work: x bit 14, the door's outside value sent on
+** channel 0 (not when it is full and open: the send would block); x bit
+** 13, a value received from channel 1 (not when it is empty and open). */
+struct door_chan {
+    struct chan *sch, *rch;
+    int send;          /* the send goes in (else: closed, RT_CLOSED) */
+    int recv;          /* a value is received (else: closed and empty, NULL) */
+    int recv_panics;   /* it does not fit the task: panics, stays at the head */
+    size_t sent_n;
+    uint8_t fill;
+    struct item it;    /* what is received */
+    size_t extra;      /* what the two add to the task's count in the door */
+    size_t pre_recv;   /* the task's count just before the receive */
+    size_t recv_delta; /* what the receive adds to it */
+};
+
+/* Plans them, before the door runs, unless something earlier in fn
+** panics; moves the model's counts and queues as fn will. Returns whether
+** the receive panics. */
+static int door_chan_plan(int who, const struct prop_op *op, struct door_job *j,
+                          struct door_chan *dc, uint8_t fill, int earlier_panic)
+{
+    struct task *t = &T.t[who];
+
+    memset(dc, 0, sizeof *dc);
+    if (earlier_panic)
+        return 0;
+    if ((op->x & 0x4000) && j->alloc != 0 && j->outside) {
+        struct chan *ch = chan_pick(0);
+        if (ch->closed || ch->count < ch->cap) {
+            j->send_on = ch->c;
+            dc->sch = ch;
+            dc->send = !ch->closed;
+            dc->sent_n = j->grow ? 2 * (j->alloc - 1) + 1 : j->alloc - 1;
+            dc->fill = fill;
+            if (dc->send) {
+                t->held += dc->sent_n; /* in flight: still the sender's */
+                dc->extra += dc->sent_n;
+            }
+        }
+    }
+    dc->pre_recv = t->held;
+    if (op->x & 0x2000) {
+        struct chan *ch = chan_pick(1);
+        if (ch->count == 0) {
+            if (ch->closed) {
+                j->recv_on = ch->c;
+                dc->rch = ch;
+            }
+        } else if (t->nout < MAX_OUTS) {
+            int fo = fits_outside(who, ch->q[ch->head].n);
+            if (fo == 1 || (fo < 0 && who == KID)) {
+                dc->it = ch->q[ch->head];
+                j->recv_on = ch->c;
+                j->got_bytes = dc->it.n;
+                j->got_fill = dc->it.fill;
+                dc->rch = ch;
+                dc->recv = 1;
+                dc->recv_panics = fo < 0; /* the value stays at the head */
+                if (!dc->recv_panics) {
+                    ch->head = (ch->head + 1) % QUEUE_MAX;
+                    ch->count--;
+                    if (dc->it.sender != ENDED)
+                        T.t[dc->it.sender].held -= dc->it.n;
+                    out_add(who, dc->it.p, dc->it.n, dc->it.fill);
+                    /* it moves to the task's count, unless the task sent it */
+                    dc->recv_delta = dc->it.sender == who ? 0 : dc->it.n;
+                    dc->extra += dc->recv_delta;
+                }
+            }
+        }
+    }
+    return dc->recv_panics;
+}
+
+/* After the door: the value sent is queued (counting against nobody if
+** its sender panicked meanwhile); what fn saw is the model's. */
+static int door_chan_done(int who, int f, const struct door_job *j, const struct door_chan *dc,
+                          size_t held_before_recv, const char *door)
+{
+    if (dc->sch != NULL && dc->send) {
+        if (j->sent == NULL || (f == ANSWERED && j->send_st != RT_OK))
+            return prop_fail("inside %s's fn, rt_send of the door's outside value gives %d, "
+                             "the model RT_OK", door, (int)j->send_st);
+        dc->sch->q[(dc->sch->head + dc->sch->count++) % QUEUE_MAX] =
+            (struct item){j->sent, dc->sent_n, dc->fill, f == PANICKED ? ENDED : who};
+    } else if (dc->sch != NULL && f == ANSWERED && j->send_st != RT_CLOSED) {
+        return prop_fail("inside %s's fn, rt_send on a closed channel gives %d, not RT_CLOSED",
+                         door, (int)j->send_st);
+    }
+    if (dc->rch != NULL && f == ANSWERED && !dc->recv_panics) {
+        if (j->got != (dc->recv ? (void *)dc->it.p : NULL))
+            return prop_fail("inside %s's fn, rt_recv gives %p, the model %p", door, j->got,
+                             dc->recv ? (void *)dc->it.p : NULL);
+        if (j->got_bad)
+            return prop_fail("inside %s's fn, the value received does not read its fill 0x%02x",
+                             door, j->got_fill);
+        if (dc->recv && j->recv_held != held_before_recv + dc->recv_delta)
+            return prop_fail("inside %s's fn, with a %zu-byte value received, the task holds "
+                             "%zu, the model %zu", door, dc->it.n, j->recv_held,
+                             held_before_recv + dc->recv_delta);
+    }
+    (void)who;
+    return 0;
+}
+
 /* rt_update: fn writes v, stores an outside value of the task into the
 ** value (y bit 2, RT_OWNED), allocates in the door, unstores a stored
 ** value (y bit 3), panics (y bit 0); y bit 1: a rebuild's build panics. */
@@ -1416,6 +1553,7 @@ static int op_update(const struct prop_op *op)
     size_t want_task = 0, want_shared = 0, held0, budget0, dt, dv;
     int rebuilt[1];
     struct entry e;
+    struct door_chan dc;
     rt_status want;
 
     if (T.nsh == 0)
@@ -1460,6 +1598,7 @@ static int op_update(const struct prop_op *op)
     panics = panics || (want == RT_OK && f < 0);
     want_task = t->held + dt;
     want_shared = shared_held(sh) + dv;
+    panics = door_chan_plan(who, op, &c.job, &dc, 0xd0, panics || want != RT_OK) || panics;
     if (!panics && want == RT_OK && sh->owned && (op->y & 8) && sh->nstored != 0 &&
         t->nout < MAX_OUTS) {
         unsigned k = (op->y >> 4) % sh->nstored;
@@ -1480,7 +1619,8 @@ static int op_update(const struct prop_op *op)
     if (f == FAILED)
         return 1;
     if (entry_check(&e, &c.job, "rt_update") || builds_saw(v, 1, rebuilt, held0, budget0) ||
-        door_region_check(&c.job, "rt_update"))
+        door_region_check(&c.job, "rt_update") ||
+        door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_update"))
         return 1;
     if (c.job.store_seen && c.job.stored == RT_OK &&
         (c.job.store_held != e.held - in.n || c.job.store_shared != e.shared[0] + in.n))
@@ -1490,12 +1630,12 @@ static int op_update(const struct prop_op *op)
                          e.shared[0] + in.n);
     if (c.job.unstore_seen) {
         size_t moved = c.job.store_seen ? in.n : 0;
-        if (c.job.unstore_held != e.held - moved + back.n ||
+        if (c.job.unstore_held != e.held - moved + dc.extra + back.n ||
             c.job.unstore_shared != e.shared[0] + moved - back.n)
             return prop_fail("inside rt_update's fn, after unstoring %zu bytes, the task holds "
                              "%zu and the value's block %zu, the model %zu and %zu", back.n,
                              c.job.unstore_held, c.job.unstore_shared,
-                             e.held - moved + back.n, e.shared[0] + moved - back.n);
+                             e.held - moved + dc.extra + back.n, e.shared[0] + moved - back.n);
     }
     if (want == RT_OK && sh->owned) { /* in place: what fn wrote stays */
         sh->value = op->v;
@@ -1546,6 +1686,7 @@ static int op_update_all(const struct prop_op *op)
     int rebuilt[2];
     struct entry e;
     size_t held0, budget0, want_task, want_shared, dt, dv;
+    struct door_chan dc;
 
     if (T.nsh < 2)
         return 0;
@@ -1598,6 +1739,7 @@ static int op_update_all(const struct prop_op *op)
     panics = store_panics || (want == RT_OK && f < 0);
     want_task = t->held + dt;
     want_shared = owned == NULL ? 0 : shared_held(owned) + dv;
+    panics = door_chan_plan(who, op, &c.job, &dc, 0xd0, panics || want != RT_OK) || panics;
     if (!panics && want == RT_OK && owned != NULL && (op->y & 8) && owned->nstored != 0 &&
         t->nout < MAX_OUTS) {
         unsigned k = (op->y >> 4) % owned->nstored;
@@ -1618,7 +1760,8 @@ static int op_update_all(const struct prop_op *op)
     if (f == FAILED)
         return 1;
     if (entry_check(&e, &c.job, "rt_update_all") || builds_saw(v, 2, rebuilt, held0, budget0) ||
-        door_region_check(&c.job, "rt_update_all"))
+        door_region_check(&c.job, "rt_update_all") ||
+        door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_update_all"))
         return 1;
     if (owned != NULL) {
         size_t sh0 = e.shared[owned == v[0] ? 0 : 1], moved = c.job.store_seen ? in.n : 0;
@@ -1628,12 +1771,12 @@ static int op_update_all(const struct prop_op *op)
                              "holds %zu and the value's block %zu, the model %zu and %zu",
                              in.n, c.job.store_held, c.job.store_shared, e.held - in.n,
                              sh0 + in.n);
-        if (c.job.unstore_seen && (c.job.unstore_held != e.held - moved + back.n ||
+        if (c.job.unstore_seen && (c.job.unstore_held != e.held - moved + dc.extra + back.n ||
                                    c.job.unstore_shared != sh0 + moved - back.n))
             return prop_fail("inside rt_update_all's fn, after unstoring %zu bytes, the task "
                              "holds %zu and the value's block %zu, the model %zu and %zu",
                              back.n, c.job.unstore_held, c.job.unstore_shared,
-                             e.held - moved + back.n, sh0 + moved - back.n);
+                             e.held - moved + dc.extra + back.n, sh0 + moved - back.n);
     }
     if (want == RT_OK && (!copies || !panics)) {
         v[0]->value = op->v;
@@ -1677,6 +1820,7 @@ static int op_read(const struct prop_op *op, int get)
     int rebuilt[1];
     struct entry e;
     size_t held0, budget0, dt, dv;
+    struct door_chan dc = {0};
 
     if (T.nsh == 0)
         return 0;
@@ -1691,14 +1835,16 @@ static int op_read(const struct prop_op *op, int get)
     f = door_alloc(who, NULL, &c.job, op->y, &dt, &dv);
     if (f == 0 || (f < 0 && who != KID))
         door_alloc_none(&c.job, &dt, &dv), f = 1;
-    panics = want == RT_OK && (f < 0 || c.job.panic);
+    panics = !get && door_chan_plan(who, op, &c.job, &dc, 0xd1, f < 0 || want != RT_OK);
+    panics = want == RT_OK && (f < 0 || panics || c.job.panic);
     if (!get)
         door_region(&c.job, who, op, panics);
     f = run(who, &c, panics, get ? "rt_get" : "rt_access");
     if (f == FAILED)
         return 1;
     if (entry_check(&e, &c.job, get ? "rt_get" : "rt_access") ||
-        builds_saw(v, 1, rebuilt, held0, budget0) || door_region_check(&c.job, "rt_access"))
+        builds_saw(v, 1, rebuilt, held0, budget0) || door_region_check(&c.job, "rt_access") ||
+        door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_access"))
         return 1;
     if (f == PANICKED)
         return shared_check(sh, "after a panic in rt_access");
