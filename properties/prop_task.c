@@ -106,11 +106,14 @@ struct build_ctx {
     size_t alloc;  /* 0: build allocates nothing, else 1 + the bytes it allocates */
     rt_shared *s;  /* the value, once made (NULL during the first build) */
     void *store;   /* an outside value of the task a rebuild stores, or NULL */
+    int unstore;   /* and then unstores */
     /* what build saw: on entry, after its store, with its allocation live */
-    int ran, poisoned, store_seen;
+    int ran, poisoned, store_seen, unstore_seen;
     rt_status stored;
-    size_t held, budget, shared_held, store_held, store_shared, alloc_task_held,
-        alloc_shared_held;
+    size_t held, budget, shared_held, store_held, store_shared, unstore_held, unstore_shared,
+        alloc_task_held, alloc_shared_held;
+    unsigned nall;                  /* the values made before this one, */
+    uint8_t poisoned_all[MAX_SHARED]; /* and rt_poisoned() of each, on entry */
 };
 
 #define MAX_STORED 4
@@ -359,6 +362,9 @@ static void build(void *v, void *ctx)
     b->ran = 1;
     b->held = rt_held();
     b->budget = rt_budget();
+    b->nall = T.nsh; /* T is still: the interpreter runs this, or waits for it */
+    for (unsigned i = 0; i < T.nsh; i++)
+        b->poisoned_all[i] = rt_poisoned(T.sh[i].s);
     if (b->s != NULL) { /* a rebuild: the handle is known */
         b->poisoned = rt_poisoned(b->s);
         b->shared_held = rt_shared_held(b->s);
@@ -369,6 +375,12 @@ static void build(void *v, void *ctx)
         b->store_held = rt_held();
         b->store_shared = rt_shared_held(b->s);
         b->store_seen = 1;
+        if (b->unstore) { /* D9: back to the task, off the fresh block */
+            rt_unstore(b->s, b->store);
+            b->unstore_held = rt_held();
+            b->unstore_shared = rt_shared_held(b->s);
+            b->unstore_seen = 1;
+        }
     }
     if (b->alloc != 0) {
         size_t n = b->alloc - 1;
@@ -1167,7 +1179,9 @@ static int shared_check(const struct shared *sh, const char *why)
 }
 
 static size_t build_alloc(int who, const struct shared *sh);
-static int build_saw(const struct shared *sh, size_t task_held, size_t budget, int rebuild);
+static int build_saw(const struct shared *sh, size_t task_held, size_t budget, int rebuild,
+                     const uint8_t *poisoned);
+static void poison_snapshot(uint8_t *pre);
 
 static int op_shared(const struct prop_op *op)
 {
@@ -1187,13 +1201,15 @@ static int op_shared(const struct prop_op *op)
         struct cmd c = {.kind = C_SUPERVISED, .skind = sh->owned ? RT_OWNED : RT_COPY,
                         .ctx = &sh->ctx, .block = sh->block};
         size_t held = T.t[who].held, budget = T.t[who].budget;
+        uint8_t pre[MAX_SHARED];
+        poison_snapshot(pre);
         sh->build_bytes = (size_t)(op->sel >> 2) * 24; /* sel bits 2 to 7 */
         sh->ctx = (struct build_ctx){.size = sh->size, .pattern = op->v};
         sh->ctx.alloc = build_alloc(who, sh);
         RUN(who, &c, 0, "rt_shared_supervised");
         sh->s = c.r;
         sh->ctx.s = sh->s; /* a rebuild's build reads the value through it */
-        if (build_saw(sh, held, budget, 0))
+        if (build_saw(sh, held, budget, 0, pre))
             return 1;
     } else {
         memset(init, op->v, sh->size);
@@ -1224,7 +1240,7 @@ static size_t build_alloc(int who, const struct shared *sh)
 ** `store` (1 + a selector), the first rebuild of an RT_OWNED value stores
 ** the task's outside value selected, when the fresh block takes it. */
 static rt_status door_ready(int who, struct shared **v, unsigned n, int *rebuilt,
-                            unsigned store)
+                            unsigned store, int unstore)
 {
     struct task *t = &T.t[who];
     unsigned order[2] = {0, 1};
@@ -1235,6 +1251,7 @@ static rt_status door_ready(int who, struct shared **v, unsigned n, int *rebuilt
         rebuilt[i] = 0;
         v[i]->build_in = (struct val){0};
         v[i]->ctx.store = NULL;
+        v[i]->ctx.unstore = 0;
     }
     for (unsigned i = 0; i < n; i++)
         if (v[i]->poisoned && !v[i]->supervised)
@@ -1251,15 +1268,18 @@ static rt_status door_ready(int who, struct shared **v, unsigned n, int *rebuilt
             if (t->out[k].n <= shared_room(sh)) {
                 sh->build_in = t->out[k];
                 sh->ctx.store = t->out[k].p;
-                val_drop(t->out, &t->nout, k);
-                t->held -= sh->build_in.n;
-                sh->stored[sh->nstored++] = sh->build_in;
+                sh->ctx.unstore = unstore; /* then back: the task's as before */
+                if (!unstore) {
+                    val_drop(t->out, &t->nout, k);
+                    t->held -= sh->build_in.n;
+                    sh->stored[sh->nstored++] = sh->build_in;
+                }
             }
             store = 0; /* the first rebuild only */
         }
         sh->ctx.alloc = build_alloc(who, sh);
         sh->ctx.ran = 0;
-        sh->ctx.store_seen = 0;
+        sh->ctx.store_seen = sh->ctx.unstore_seen = 0;
         rebuilt[order[o]] = 1;
     }
     return RT_OK;
@@ -1270,13 +1290,15 @@ static rt_status door_ready(int who, struct shared **v, unsigned n, int *rebuilt
 ** block, in an RT_COPY one's to the task's), the task's budget; in a
 ** rebuild, the value still poisoned (until build returns: a build that
 ** panics leaves it poisoned) and its fresh block holding the value alone. */
-static int build_saw(const struct shared *sh, size_t task_held, size_t budget, int rebuild)
+static int build_saw(const struct shared *sh, size_t task_held, size_t budget, int rebuild,
+                     const uint8_t *poisoned)
 {
     const struct build_ctx *b = &sh->ctx;
     unsigned i = (unsigned)(sh - T.sh);
     size_t chunk = b->alloc != 0 ? chunk_of(b->alloc - 1) : 0;
     const char *what = rebuild ? "rebuild" : "first build";
     size_t in = b->store != NULL ? sh->build_in.n : 0;
+    size_t kept = b->unstore ? 0 : in; /* what is still stored when build allocates */
 
     if (!b->ran)
         return prop_fail("shared value %u: its %s did not run", i, what);
@@ -1298,38 +1320,60 @@ static int build_saw(const struct shared *sh, size_t task_held, size_t budget, i
                          "after it the task holds %zu and the fresh block %zu, the model "
                          "RT_OK, %zu and %zu", i, in, (int)b->stored, b->store_held,
                          b->store_shared, task_held - in, chunk_of(sh->size) + in);
-    if (b->alloc != 0 && b->alloc_task_held != task_held - in + (sh->owned ? 0 : chunk))
+    if (b->store != NULL && b->unstore &&
+        (!b->unstore_seen || b->unstore_held != task_held ||
+         b->unstore_shared != chunk_of(sh->size)))
+        return prop_fail("inside the rebuild of shared value %u, after unstoring the %zu bytes "
+                         "it stored, the task holds %zu and the fresh block %zu, the model %zu "
+                         "and %zu", i, in, b->unstore_held, b->unstore_shared, task_held,
+                         chunk_of(sh->size));
+    if (b->alloc != 0 && b->alloc_task_held != task_held - kept + (sh->owned ? 0 : chunk))
         return prop_fail("inside the %s of shared value %u, with a %zu-byte allocation live, "
                          "the task holds %zu, the model %zu (the allocation comes from %s)",
                          what, i, b->alloc - 1, b->alloc_task_held,
-                         task_held - in + (sh->owned ? 0 : chunk),
+                         task_held - kept + (sh->owned ? 0 : chunk),
                          sh->owned ? "the fresh block" : "the task's block");
     if (rebuild && b->alloc != 0 &&
-        b->alloc_shared_held != chunk_of(sh->size) + in + (sh->owned ? chunk : 0))
+        b->alloc_shared_held != chunk_of(sh->size) + kept + (sh->owned ? chunk : 0))
         return prop_fail("inside the rebuild of shared value %u, with a %zu-byte allocation "
                          "live, its block holds %zu, the model %zu", i, b->alloc - 1,
-                         b->alloc_shared_held, chunk_of(sh->size) + in + (sh->owned ? chunk : 0));
+                         b->alloc_shared_held, chunk_of(sh->size) + kept + (sh->owned ? chunk : 0));
+    for (unsigned k = 0; k < b->nall; k++)
+        if (b->poisoned_all[k] != poisoned[k])
+            return prop_fail("inside the %s of shared value %u, rt_poisoned() of shared value %u "
+                             "is %d, the model %d", what, i, k, b->poisoned_all[k], poisoned[k]);
     return 0;
 }
 
 /* The rebuilds of a door, in lock order, each seeing the task's count
 ** less what an earlier one stored. */
 static int builds_saw(struct shared **v, unsigned n, const int *rebuilt, size_t task_held,
-                      size_t budget)
+                      size_t budget, const uint8_t *pre)
 {
     unsigned order[2] = {0, 1};
+    uint8_t poisoned[MAX_SHARED];
 
+    memcpy(poisoned, pre, sizeof poisoned); /* as they were before the door */
     if (n == 2 && v[1] < v[0])
         order[0] = 1, order[1] = 0;
     for (unsigned o = 0; o < n; o++) {
         const struct shared *sh = v[order[o]];
         if (!rebuilt[order[o]])
             continue;
-        if (build_saw(sh, task_held, budget, 1))
+        if (build_saw(sh, task_held, budget, 1, poisoned))
             return 1;
-        task_held -= sh->ctx.store != NULL ? sh->build_in.n : 0;
+        poisoned[sh - T.sh] = 0; /* rebuilt: the next build sees it so */
+        task_held -= sh->ctx.store != NULL && !sh->ctx.unstore ? sh->build_in.n : 0;
     }
     return 0;
+}
+
+/* rt_poisoned() of every value as the model has it now. */
+static void poison_snapshot(uint8_t *pre)
+{
+    memset(pre, 0, MAX_SHARED);
+    for (unsigned i = 0; i < T.nsh; i++)
+        pre[i] = T.sh[i].poisoned != 0;
 }
 
 /* What fn must read as it enters a door on v[0..n): the model's answers. */
@@ -1554,6 +1598,7 @@ static int op_update(const struct prop_op *op)
     int rebuilt[1];
     struct entry e;
     struct door_chan dc;
+    uint8_t pre[MAX_SHARED];
     rt_status want;
 
     if (T.nsh == 0)
@@ -1566,17 +1611,21 @@ static int op_update(const struct prop_op *op)
         /* The rebuild's build panics: its fresh block goes, the value
         ** stays poisoned as it was, the task ends. */
         size_t held = t->held, budget = t->budget;
+        uint8_t pre[MAX_SHARED];
+        poison_snapshot(pre);
         sh->ctx.panic = 1;
         sh->ctx.alloc = build_alloc(KID, sh);
         sh->ctx.ran = 0;
         sh->ctx.store = NULL;
+        sh->ctx.unstore = 0;
         f = run(KID, &c, 1, "rt_update, in a build");
         sh->ctx.panic = 0;
-        return f == FAILED || build_saw(sh, held, budget, 1);
+        return f == FAILED || build_saw(sh, held, budget, 1, pre);
     }
     held0 = t->held; /* as the rebuilds find it */
     budget0 = t->budget;
-    want = door_ready(who, v, 1, rebuilt, (op->y & 4) ? 1u + (op->y >> 4) : 0u);
+    poison_snapshot(pre);
+    want = door_ready(who, v, 1, rebuilt, (op->y & 4) ? 1u + (op->y >> 4) : 0u, (op->y & 8) != 0);
     entry_expect(&e, &c.job, who, v, 1);
     if (want == RT_OK && sh->owned) {
         c.job.alloc_in = sh->s;
@@ -1618,7 +1667,7 @@ static int op_update(const struct prop_op *op)
     f = run(who, &c, panics, "rt_update");
     if (f == FAILED)
         return 1;
-    if (entry_check(&e, &c.job, "rt_update") || builds_saw(v, 1, rebuilt, held0, budget0) ||
+    if (entry_check(&e, &c.job, "rt_update") || builds_saw(v, 1, rebuilt, held0, budget0, pre) ||
         door_region_check(&c.job, "rt_update") ||
         door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_update"))
         return 1;
@@ -1687,6 +1736,7 @@ static int op_update_all(const struct prop_op *op)
     struct entry e;
     size_t held0, budget0, want_task, want_shared, dt, dv;
     struct door_chan dc;
+    uint8_t pre[MAX_SHARED];
 
     if (T.nsh < 2)
         return 0;
@@ -1705,17 +1755,21 @@ static int op_update_all(const struct prop_op *op)
         ** first) panics: its fresh block goes, nothing else changes. */
         struct shared *first = v[0]->poisoned && (!v[1]->poisoned || a < b) ? v[0] : v[1];
         size_t held = t->held, budget = t->budget;
+        uint8_t pre[MAX_SHARED];
+        poison_snapshot(pre);
         first->ctx.panic = 1;
         first->ctx.alloc = build_alloc(KID, first);
         first->ctx.ran = 0;
         first->ctx.store = NULL;
+        first->ctx.unstore = 0;
         f = run(KID, &c, 1, "rt_update_all, in a build");
         first->ctx.panic = 0;
-        return f == FAILED || build_saw(first, held, budget, 1);
+        return f == FAILED || build_saw(first, held, budget, 1, pre);
     }
     held0 = t->held; /* as the rebuilds find it */
     budget0 = t->budget;
-    want = door_ready(who, v, 2, rebuilt, (op->y & 4) ? 1u + (op->y >> 4) : 0u);
+    poison_snapshot(pre);
+    want = door_ready(who, v, 2, rebuilt, (op->y & 4) ? 1u + (op->y >> 4) : 0u, (op->y & 8) != 0);
     entry_expect(&e, &c.job, who, v, 2);
     copies = !v[0]->owned && !v[1]->owned;
     owned = copies ? NULL : v[0]->owned ? v[0] : v[1]; /* a's block if a is RT_OWNED */
@@ -1759,7 +1813,7 @@ static int op_update_all(const struct prop_op *op)
     f = run(who, &c, panics, "rt_update_all");
     if (f == FAILED)
         return 1;
-    if (entry_check(&e, &c.job, "rt_update_all") || builds_saw(v, 2, rebuilt, held0, budget0) ||
+    if (entry_check(&e, &c.job, "rt_update_all") || builds_saw(v, 2, rebuilt, held0, budget0, pre) ||
         door_region_check(&c.job, "rt_update_all") ||
         door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_update_all"))
         return 1;
@@ -1821,6 +1875,7 @@ static int op_read(const struct prop_op *op, int get)
     struct entry e;
     size_t held0, budget0, dt, dv;
     struct door_chan dc = {0};
+    uint8_t pre[MAX_SHARED];
 
     if (T.nsh == 0)
         return 0;
@@ -1830,7 +1885,8 @@ static int op_read(const struct prop_op *op, int get)
                               .alloc = get ? 0 : op->x % 4096};
     held0 = T.t[who].held;
     budget0 = T.t[who].budget;
-    want = door_ready(who, v, 1, rebuilt, 0);
+    poison_snapshot(pre);
+    want = door_ready(who, v, 1, rebuilt, 0, 0);
     entry_expect(&e, &c.job, who, v, 1);
     f = door_alloc(who, NULL, &c.job, op->y, &dt, &dv);
     if (f == 0 || (f < 0 && who != KID))
@@ -1843,7 +1899,7 @@ static int op_read(const struct prop_op *op, int get)
     if (f == FAILED)
         return 1;
     if (entry_check(&e, &c.job, get ? "rt_get" : "rt_access") ||
-        builds_saw(v, 1, rebuilt, held0, budget0) || door_region_check(&c.job, "rt_access") ||
+        builds_saw(v, 1, rebuilt, held0, budget0, pre) || door_region_check(&c.job, "rt_access") ||
         door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_access"))
         return 1;
     if (f == PANICKED)
