@@ -230,6 +230,8 @@ static struct prop_op gen_door_op(uint64_t *s)
         if (below(s, 2) == 0)
             op.sel |= (uint8_t)(below(s, 64) << 2);
         op.y = (uint16_t)(below(s, 2) ? below(s, 256) : below(s, 4096));
+        if (below(s, 8) == 0) /* the first build panics (the spawned task only) */
+            op.y |= 0x8000;
         op.v = pick_fill(s);
         return op;
     case 2: case 3: case 4:

@@ -250,6 +250,12 @@ static void door_alloc_run(struct door_job *j, unsigned char fill)
         }
     } else {
         p = rt_alloc(n);
+        if (j->grow) { /* in the value's block: keeps its bytes */
+            memset(p, fill, n);
+            p = rt_realloc(p, 2 * n + 1);
+            j->clone_bad = n != 0 && !(p[0] == fill && memcmp(p, p + 1, n - 1) == 0);
+            n = 2 * n + 1;
+        }
     }
     memset(p, fill, n);
     j->task_held = rt_held();
@@ -1206,6 +1212,15 @@ static int op_shared(const struct prop_op *op)
         sh->build_bytes = (size_t)(op->sel >> 2) * 24; /* sel bits 2 to 7 */
         sh->ctx = (struct build_ctx){.size = sh->size, .pattern = op->v};
         sh->ctx.alloc = build_alloc(who, sh);
+        if (who == KID && (op->y & 0x8000)) {
+            /* the first build panics: nothing is made, the fresh block goes
+            ** (the blocks the model counts stay as they were), the task ends */
+            int f;
+            sh->ctx.panic = 1;
+            f = run(KID, &c, 1, "rt_shared_supervised, its build panicking");
+            sh->ctx.panic = 0;
+            return f == FAILED || build_saw(sh, held, budget, 0, pre);
+        }
         RUN(who, &c, 0, "rt_shared_supervised");
         sh->s = c.r;
         sh->ctx.s = sh->s; /* a rebuild's build reads the value through it */
@@ -1443,8 +1458,11 @@ static int door_alloc(int who, const struct shared *owned, struct door_job *j, u
         *task = j->grow ? 2 * n + 1 : n;
         return fits_outside(who, *task);
     }
-    if (owned != NULL) {
-        *value = chunk_of(n);
+    if (owned != NULL) { /* the value's block: the value, then this at its top */
+        /* grown in place only when the larger chunk fits: a growth that
+        ** panicked would leave the smaller one in the poisoned block */
+        j->grow = (y >> 14) & 1 && chunk_of(2 * n + 1) <= shared_room(owned);
+        *value = chunk_of(j->grow ? 2 * n + 1 : n);
         return *value > shared_room(owned) ? -1 : 1;
     }
     *task = chunk_of(n);
@@ -1703,7 +1721,7 @@ static int op_update(const struct prop_op *op)
                          (int)c.job.stored);
     if (c.job.alloc != 0 && c.job.ran) {
         if (c.job.clone_bad)
-            return prop_fail("inside rt_update's fn, a clone does not read what it copied");
+            return prop_fail("inside rt_update's fn, a clone, or a value grown, does not read what it held");
         if (c.job.task_held != want_task)
             return prop_fail("inside the door, with a %zu-byte %s live, %s holds %zu "
                              "bytes, the model %zu (it must count against %s)",
@@ -1849,7 +1867,7 @@ static int op_update_all(const struct prop_op *op)
                          c.job.store, (int)c.job.stored);
     if (c.job.alloc != 0 && c.job.ran) {
         if (c.job.clone_bad)
-            return prop_fail("inside rt_update_all's fn, a clone does not read what it copied");
+            return prop_fail("inside rt_update_all's fn, a clone, or a value grown, does not read what it held");
         if (c.job.task_held != want_task)
             return prop_fail("inside rt_update_all's door, with a %zu-byte %s live, %s "
                              "holds %zu bytes, the model %zu (it must count against %s)",
@@ -1912,7 +1930,7 @@ static int op_read(const struct prop_op *op, int get)
         return prop_fail("%s of shared value %u reads bytes other than its 0x%02x",
                          get ? "rt_get" : "rt_access", (unsigned)(op->sel % T.nsh), sh->value);
     if (c.job.alloc != 0 && c.job.ran && c.job.clone_bad)
-        return prop_fail("inside rt_access's fn, a clone does not read what it copied");
+        return prop_fail("inside rt_access's fn, a clone, or a value grown, does not read what it held");
     if (c.job.alloc != 0 && c.job.ran && c.job.task_held != e.held + dt)
         return prop_fail("inside rt_access's fn, with a %zu-byte %s live, %s holds %zu bytes, "
                          "the model %zu (it must count against the task)", c.job.alloc - 1,
