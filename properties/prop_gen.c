@@ -247,6 +247,8 @@ static struct prop_op gen_door_op(uint64_t *s)
             op.x |= 0x8000;
         if (below(s, 4) == 0) /* fn sends its outside value, receives one */
             op.x |= (uint16_t)(below(s, 4) << 13);
+        if (below(s, 4) == 0) /* fn opens a door on a value made later */
+            op.x |= 0x1000;
         op.v = pick_fill(s);
         return op;
     case 5: case 6:
@@ -268,6 +270,8 @@ static struct prop_op gen_door_op(uint64_t *s)
         op.x |= 0x8000;
     if (below(s, 4) == 0) /* fn sends its outside value, receives one */
         op.x |= (uint16_t)(below(s, 4) << 13);
+    if (below(s, 4) == 0) /* fn opens a door on a value made later */
+        op.x |= 0x1000;
     if (op.kind == PROP_UPDATE_ALL) /* a store, an unstore; which values */
         op.y |= (uint16_t)((below(s, 3) == 0 ? 4 : 0) | (below(s, 4) == 0 ? 8 : 0) |
                            below(s, 8) << 4);

@@ -174,6 +174,10 @@ struct door_job {
     uint8_t got_fill;
     int got_bad;
     size_t recv_held; /* rt_held() with the value received */
+    /* a door nested inside this one: rt_get of a value made later */
+    rt_shared *nested;
+    rt_status nested_st;
+    unsigned char nested_seen[MAX_SIZE];
     int panic;
     int ran;
     size_t task_held, shared_held; /* with the door's allocation live */
@@ -273,11 +277,14 @@ static void door_alloc_run(struct door_job *j, unsigned char fill)
         rt_free(p);
 }
 
-/* A value received inside the door: the task holds it from now on. */
+/* A value received inside the door: the task holds it from now on; and
+** the nested door, if any. */
 static void door_recv(struct door_job *j)
 {
     unsigned char *g;
 
+    if (j->nested != NULL) /* doors nest in the order values were made */
+        j->nested_st = rt_get(j->nested, j->nested_seen);
     if (j->recv_on == NULL)
         return;
     g = j->got = rt_recv(j->recv_on);
@@ -1488,6 +1495,39 @@ static int door_region_check(const struct door_job *j, const char *door)
     return 0;
 }
 
+/* x bit 12: fn opens a door (rt_get) on the value made right after the
+** last of the door's values, unless that one is poisoned and supervised
+** (a rebuild there is the rebuilds' part): RT_OK and its bytes, or
+** RT_POISONED. The model's answer goes in *want. */
+static struct shared *door_nested(struct door_job *j, const struct prop_op *op, unsigned last,
+                                  rt_status *want)
+{
+    struct shared *n;
+
+    if (!(op->x & 0x1000) || last + 1 >= T.nsh)
+        return NULL;
+    n = &T.sh[last + 1];
+    if (n->poisoned && n->supervised)
+        return NULL;
+    j->nested = n->s;
+    *want = n->poisoned ? RT_POISONED : RT_OK;
+    return n;
+}
+
+static int door_nested_check(const struct door_job *j, const struct shared *n, rt_status want,
+                             int f, const char *door)
+{
+    if (n == NULL || f != ANSWERED || !j->ran)
+        return 0;
+    if (j->nested_st != want)
+        return prop_fail("inside %s's fn, rt_get of shared value %u (made later) gives %d, the "
+                         "model %d", door, (unsigned)(n - T.sh), (int)j->nested_st, (int)want);
+    if (want == RT_OK && !reads(j->nested_seen, n->size, n->value))
+        return prop_fail("inside %s's fn, rt_get of shared value %u reads bytes other than its "
+                         "0x%02x", door, (unsigned)(n - T.sh), n->value);
+    return 0;
+}
+
 /* No allocation in the door after all. */
 static void door_alloc_none(struct door_job *j, size_t *task, size_t *value)
 {
@@ -1617,7 +1657,8 @@ static int op_update(const struct prop_op *op)
     struct entry e;
     struct door_chan dc;
     uint8_t pre[MAX_SHARED];
-    rt_status want;
+    struct shared *nested;
+    rt_status want, nested_want = RT_OK;
 
     if (T.nsh == 0)
         return 0;
@@ -1682,12 +1723,14 @@ static int op_update(const struct prop_op *op)
     }
     panics = want == RT_OK && (panics || c.job.panic);
     door_region(&c.job, who, op, panics);
+    nested = door_nested(&c.job, op, (unsigned)(sh - T.sh), &nested_want);
     f = run(who, &c, panics, "rt_update");
     if (f == FAILED)
         return 1;
     if (entry_check(&e, &c.job, "rt_update") || builds_saw(v, 1, rebuilt, held0, budget0, pre) ||
         door_region_check(&c.job, "rt_update") ||
-        door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_update"))
+        door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_update") ||
+        door_nested_check(&c.job, nested, nested_want, f, "rt_update"))
         return 1;
     if (c.job.store_seen && c.job.stored == RT_OK &&
         (c.job.store_held != e.held - in.n || c.job.store_shared != e.shared[0] + in.n))
@@ -1755,6 +1798,8 @@ static int op_update_all(const struct prop_op *op)
     size_t held0, budget0, want_task, want_shared, dt, dv;
     struct door_chan dc;
     uint8_t pre[MAX_SHARED];
+    struct shared *nested;
+    rt_status nested_want = RT_OK;
 
     if (T.nsh < 2)
         return 0;
@@ -1828,12 +1873,14 @@ static int op_update_all(const struct prop_op *op)
     }
     panics = want == RT_OK && (panics || c.job.panic);
     door_region(&c.job, who, op, panics);
+    nested = door_nested(&c.job, op, a > b ? a : b, &nested_want);
     f = run(who, &c, panics, "rt_update_all");
     if (f == FAILED)
         return 1;
     if (entry_check(&e, &c.job, "rt_update_all") || builds_saw(v, 2, rebuilt, held0, budget0, pre) ||
         door_region_check(&c.job, "rt_update_all") ||
-        door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_update_all"))
+        door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_update_all") ||
+        door_nested_check(&c.job, nested, nested_want, f, "rt_update_all"))
         return 1;
     if (owned != NULL) {
         size_t sh0 = e.shared[owned == v[0] ? 0 : 1], moved = c.job.store_seen ? in.n : 0;
@@ -1894,6 +1941,8 @@ static int op_read(const struct prop_op *op, int get)
     size_t held0, budget0, dt, dv;
     struct door_chan dc = {0};
     uint8_t pre[MAX_SHARED];
+    struct shared *nested = NULL;
+    rt_status nested_want = RT_OK;
 
     if (T.nsh == 0)
         return 0;
@@ -1911,14 +1960,17 @@ static int op_read(const struct prop_op *op, int get)
         door_alloc_none(&c.job, &dt, &dv), f = 1;
     panics = !get && door_chan_plan(who, op, &c.job, &dc, 0xd1, f < 0 || want != RT_OK);
     panics = want == RT_OK && (f < 0 || panics || c.job.panic);
-    if (!get)
+    if (!get) {
         door_region(&c.job, who, op, panics);
+        nested = door_nested(&c.job, op, (unsigned)(sh - T.sh), &nested_want);
+    }
     f = run(who, &c, panics, get ? "rt_get" : "rt_access");
     if (f == FAILED)
         return 1;
     if (entry_check(&e, &c.job, get ? "rt_get" : "rt_access") ||
         builds_saw(v, 1, rebuilt, held0, budget0, pre) || door_region_check(&c.job, "rt_access") ||
-        door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_access"))
+        door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_access") ||
+        door_nested_check(&c.job, nested, nested_want, f, "rt_access"))
         return 1;
     if (f == PANICKED)
         return shared_check(sh, "after a panic in rt_access");
