@@ -183,7 +183,7 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
             snprintf(outside, sizeof outside, " (an outside value%s%s%s)",
                      op->y & 0x2000 ? ", cloned" : "", op->y & 0x4000 ? ", grown to 2n + 1" : "",
                      op->y & 0x1000 ? ", handed over" : "");
-        snprintf(buf, len, "%s(value %u%s, writes 0x%02x, %s%s%u bytes allocated in the door%s%s%s%s%s%s)",
+        snprintf(buf, len, "%s(value %u%s, writes 0x%02x, %s%s%u bytes allocated in the door%s%s%s%s%s%s%s)",
                  kind_names[op->kind], op->sel,
                  op->kind == PROP_UPDATE_ALL ? " and another" : "", op->v,
                  (op->y & 4) ? "stores an outside value, " : "",
@@ -194,16 +194,18 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
                  op->y & 1 ? ", then panics" : "",
                  (op->y & 2) ? ", a rebuild's build panics" : "",
                  op->x & 0x4000 ? ", sends its outside value on channel 0" : "",
-                 op->x & 0x2000 ? ", receives from channel 1" : "");
+                 op->x & 0x2000 ? ", receives from channel 1" : "",
+                 op->x & 0x1000 ? ", gets the value made next" : "");
         break;
     }
     case PROP_ACCESS:
-        snprintf(buf, len, "access(value %u, %s%u bytes allocated in the door%s%s%s%s%s)", op->sel,
+        snprintf(buf, len, "access(value %u, %s%u bytes allocated in the door%s%s%s%s%s%s)", op->sel,
                  op->x % 4096 ? "" : "no allocation: ", op->x % 4096 ? op->x % 4096 - 1 : 0,
                  op->x % 4096 && (op->y & 0x8000) ? " (an outside value)" : "",
                  op->x & 0x8000 ? ", in a region" : "",
                  op->x & 0x4000 ? ", sends its outside value on channel 0" : "",
                  op->x & 0x2000 ? ", receives from channel 1" : "",
+                 op->x & 0x1000 ? ", gets the value made next" : "",
                  op->y & 1 ? ", then panics" : "");
         break;
     case PROP_GET:
