@@ -31,7 +31,12 @@
 ** After every operation: rt_held() of each task equals the model's, the
 ** blocks that exist (rt__blocks_live) are the model's (main's, the kid's,
 ** one a shared value), and every shared value is poisoned exactly when the
-** model says. When a task ends, every outside value it held is freed (seen
+** model says. Every read is also made from inside: a door's fn reads
+** rt_held, rt_budget, rt_poisoned of every value and rt_shared_held of its
+** own as it enters, and the counts after each store, unstore, allocation,
+** send and receive it makes; a supervised value's build reads the same in
+** its first build and in each rebuild; the model answers each
+** (docs/fuzzing.md, "Every call in every context"). When a task ends, every outside value it held is freed (seen
 ** through prop_note_free, where the driver sees frees; else LeakSanitizer's
 ** job), and so is the chunk of a region it panicked in, cleared.
 */
