@@ -162,6 +162,7 @@ struct door_job {
     ** clone), grown to 2n + 1 bytes with rt_realloc if grow, given away
     ** with rt_hand_over and free() if hand (else rt_free). */
     int outside, clone, grow, hand, clone_bad;
+    int refused_bad; /* a block value was not refused by rt_hand_over or rt_send */
     /* fn opens a region first (the spawned task only: main's cache is the
     ** model's), allocates region_bytes of fill in it, and closes it last;
     ** if the door is to panic, the region is still open then, and its chunk
@@ -269,6 +270,12 @@ static void door_alloc_run(struct door_job *j, unsigned char fill)
     memset(p, fill, n);
     j->task_held = rt_held();
     j->shared_held = j->alloc_in != NULL ? rt_shared_held(j->alloc_in) : 0;
+    if (!j->outside && j->hand) { /* a block value never leaves: refused, nothing changed */
+        errno = 0;
+        j->refused_bad = rt_hand_over(p) != NULL || errno != EINVAL;
+    }
+    if (!j->outside && j->send_on != NULL)
+        j->refused_bad |= rt_send(j->send_on, p) != RT_REFUSED;
     if (j->outside && j->send_on != NULL) {
         j->send_st = rt_send(j->send_on, p);
         if (j->send_st == RT_OK) {
@@ -1463,6 +1470,7 @@ static int door_alloc(int who, const struct shared *owned, struct door_job *j, u
     if (j->alloc == 0)
         return 1;
     j->outside = (y >> 15) & 1;
+    j->hand = (y >> 12) & 1; /* a block value: its hand-over is refused */
     if (j->outside) {
         j->clone = (y >> 13) & 1;
         j->grow = (y >> 14) & 1;
@@ -1568,7 +1576,11 @@ static int door_chan_plan(int who, const struct prop_op *op, struct door_job *j,
     memset(dc, 0, sizeof *dc);
     if (earlier_panic)
         return 0;
-    if ((op->x & 0x4000) && j->alloc != 0 && j->outside) {
+    if ((op->x & 0x4000) && j->alloc != 0 && !j->outside) {
+        struct chan *ch = chan_pick(0);
+        if (!ch->closed && ch->count < ch->cap)
+            j->send_on = ch->c; /* a block value: RT_REFUSED, nothing sent */
+    } else if ((op->x & 0x4000) && j->alloc != 0 && j->outside) {
         struct chan *ch = chan_pick(0);
         if (ch->closed || ch->count < ch->cap) {
             j->send_on = ch->c;
@@ -1621,6 +1633,9 @@ static int door_chan_plan(int who, const struct prop_op *op, struct door_job *j,
 static int door_chan_done(int who, int f, const struct door_job *j, const struct door_chan *dc,
                           size_t held_before_recv, const char *door)
 {
+    if (f == ANSWERED && j->ran && j->refused_bad)
+        return prop_fail("inside %s's fn, a block value was not refused by rt_hand_over (NULL, "
+                         "EINVAL) or rt_send (RT_REFUSED)", door);
     if (dc->sch != NULL && dc->send) {
         if (j->sent == NULL || (f == ANSWERED && j->send_st != RT_OK))
             return prop_fail("inside %s's fn, rt_send of the door's outside value gives %d, "
