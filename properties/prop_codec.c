@@ -183,6 +183,8 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
             snprintf(outside, sizeof outside, " (an outside value%s%s%s)",
                      op->y & 0x2000 ? ", cloned" : "", op->y & 0x4000 ? ", grown to 2n + 1" : "",
                      op->y & 0x1000 ? ", handed over" : "");
+        else if (op->y & 0x1000)
+            snprintf(outside, sizeof outside, " (its hand-over refused)");
         snprintf(buf, len, "%s(value %u%s, writes 0x%02x, %s%s%u bytes allocated in the door%s%s%s%s%s%s%s)",
                  kind_names[op->kind], op->sel,
                  op->kind == PROP_UPDATE_ALL ? " and another" : "", op->v,

@@ -243,6 +243,8 @@ static struct prop_op gen_door_op(uint64_t *s)
                           (below(s, 4) == 0 ? 8 : 0) | below(s, 8) << 4);
         if (below(s, 3) == 0) /* the door's allocation an outside value */
             op.y |= (uint16_t)(0x8000 | below(s, 8) << 12);
+        else if (below(s, 3) == 0) /* a block value: its hand-over refused */
+            op.y |= 0x1000;
         if (below(s, 4) == 0) /* fn works in a region (the spawned task) */
             op.x |= 0x8000;
         if (below(s, 4) == 0) /* fn sends its outside value, receives one */
@@ -266,6 +268,8 @@ static struct prop_op gen_door_op(uint64_t *s)
     op.y = (uint16_t)(below(s, 3) == 0 ? below(s, 4) : 0);
     if (below(s, 3) == 0) /* the door's allocation an outside value: cloned, grown, handed over */
         op.y |= (uint16_t)(0x8000 | below(s, 8) << 12);
+    else if (below(s, 3) == 0) /* a block value: its hand-over refused */
+        op.y |= 0x1000;
     if (below(s, 4) == 0) /* fn works in a region (the spawned task) */
         op.x |= 0x8000;
     if (below(s, 4) == 0) /* fn sends its outside value, receives one */
