@@ -169,7 +169,8 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
     case PROP_SHARED: {
         char build[40] = "";
         if ((op->sel & 2) && op->sel >> 2 != 0) /* sel bits 2 to 7: what build allocates */
-            snprintf(build, sizeof build, ", build allocates %u bytes", (unsigned)(op->sel >> 2) * 24);
+            snprintf(build, sizeof build, ", build allocates %u bytes%s",
+                     (unsigned)(op->sel >> 2) * 24, op->y & 0x4000 ? " outside" : "");
         snprintf(buf, len, "shared_new(%s%s, %u bytes of 0x%02x, block of %u + value's chunk%s%s)",
                  op->sel & 1 ? "RT_OWNED" : "RT_COPY", op->sel & 2 ? ", supervised" : "",
                  1 + op->x % 64, op->v, op->y % 4096, build,

@@ -232,6 +232,8 @@ static struct prop_op gen_door_op(uint64_t *s)
         op.y = (uint16_t)(below(s, 2) ? below(s, 256) : below(s, 4096));
         if (below(s, 8) == 0) /* the first build panics (the spawned task only) */
             op.y |= 0x8000;
+        if (below(s, 3) == 0) /* build's allocation an outside value */
+            op.y |= 0x4000;
         op.v = pick_fill(s);
         return op;
     case 2: case 3: case 4:

@@ -109,6 +109,7 @@ struct build_ctx {
     uint8_t pattern;
     int panic;
     size_t alloc;  /* 0: build allocates nothing, else 1 + the bytes it allocates */
+    int outside;   /* the allocation is an outside value (rt_alloc_outside) */
     rt_shared *s;  /* the value, once made (NULL during the first build) */
     void *store;   /* an outside value of the task a rebuild stores, or NULL */
     int unstore;   /* and then unstores */
@@ -130,6 +131,7 @@ struct shared {
     uint8_t value;
     struct build_ctx ctx;
     size_t build_bytes; /* what build allocates (and frees), 0: nothing */
+    int build_outside;  /* as an outside value */
     struct val build_in; /* what its rebuild in this door stores (n 0: nothing) */
     struct val stored[MAX_STORED]; /* outside values stored into it (D9) */
     unsigned nstored;
@@ -409,7 +411,7 @@ static void build(void *v, void *ctx)
     }
     if (b->alloc != 0) {
         size_t n = b->alloc - 1;
-        unsigned char *p = rt_alloc(n);
+        unsigned char *p = b->outside ? rt_alloc_outside(n) : rt_alloc(n);
         memset(p, 0xb1, n);
         b->alloc_task_held = rt_held();
         b->alloc_shared_held = b->s != NULL ? rt_shared_held(b->s) : 0;
@@ -1229,7 +1231,9 @@ static int op_shared(const struct prop_op *op)
         uint8_t pre[MAX_SHARED];
         poison_snapshot(pre);
         sh->build_bytes = (size_t)(op->sel >> 2) * 24; /* sel bits 2 to 7 */
-        sh->ctx = (struct build_ctx){.size = sh->size, .pattern = op->v};
+        sh->build_outside = (op->y >> 14) & 1;
+        sh->ctx = (struct build_ctx){.size = sh->size, .pattern = op->v,
+                                     .outside = sh->build_outside};
         sh->ctx.alloc = build_alloc(who, sh);
         if (who == KID && (op->y & 0x8000)) {
             /* the first build panics: nothing is made, the fresh block goes
@@ -1263,6 +1267,8 @@ static size_t build_alloc(int who, const struct shared *sh)
 
     if (sh->build_bytes == 0)
         return 0;
+    if (sh->build_outside) /* counted against the task, whatever the kind */
+        return fits_outside(who, sh->build_bytes) == 1 ? 1 + sh->build_bytes : 0;
     if (sh->owned) /* the fresh block: the value, what build stored, then this */
         return chunk <= shared_room(sh) ? 1 + sh->build_bytes : 0;
     return fits(who, chunk) == 1 ? 1 + sh->build_bytes : 0;
@@ -1329,7 +1335,8 @@ static int build_saw(const struct shared *sh, size_t task_held, size_t budget, i
 {
     const struct build_ctx *b = &sh->ctx;
     unsigned i = (unsigned)(sh - T.sh);
-    size_t chunk = b->alloc != 0 ? chunk_of(b->alloc - 1) : 0;
+    size_t chunk = b->alloc == 0 ? 0 : b->outside ? b->alloc - 1 : chunk_of(b->alloc - 1);
+    int in_task = b->outside || !sh->owned; /* where the allocation counts */
     const char *what = rebuild ? "rebuild" : "first build";
     size_t in = b->store != NULL ? sh->build_in.n : 0;
     size_t kept = b->unstore ? 0 : in; /* what is still stored when build allocates */
@@ -1361,17 +1368,17 @@ static int build_saw(const struct shared *sh, size_t task_held, size_t budget, i
                          "it stored, the task holds %zu and the fresh block %zu, the model %zu "
                          "and %zu", i, in, b->unstore_held, b->unstore_shared, task_held,
                          chunk_of(sh->size));
-    if (b->alloc != 0 && b->alloc_task_held != task_held - kept + (sh->owned ? 0 : chunk))
-        return prop_fail("inside the %s of shared value %u, with a %zu-byte allocation live, "
-                         "the task holds %zu, the model %zu (the allocation comes from %s)",
-                         what, i, b->alloc - 1, b->alloc_task_held,
-                         task_held - kept + (sh->owned ? 0 : chunk),
-                         sh->owned ? "the fresh block" : "the task's block");
+    if (b->alloc != 0 && b->alloc_task_held != task_held - kept + (in_task ? chunk : 0))
+        return prop_fail("inside the %s of shared value %u, with a %zu-byte %s live, the task "
+                         "holds %zu, the model %zu (it counts against %s)", what, i,
+                         b->alloc - 1, b->outside ? "outside value" : "allocation",
+                         b->alloc_task_held, task_held - kept + (in_task ? chunk : 0),
+                         in_task ? "the task" : "the fresh block");
     if (rebuild && b->alloc != 0 &&
-        b->alloc_shared_held != chunk_of(sh->size) + kept + (sh->owned ? chunk : 0))
+        b->alloc_shared_held != chunk_of(sh->size) + kept + (in_task ? 0 : chunk))
         return prop_fail("inside the rebuild of shared value %u, with a %zu-byte allocation "
                          "live, its block holds %zu, the model %zu", i, b->alloc - 1,
-                         b->alloc_shared_held, chunk_of(sh->size) + kept + (sh->owned ? chunk : 0));
+                         b->alloc_shared_held, chunk_of(sh->size) + kept + (in_task ? 0 : chunk));
     for (unsigned k = 0; k < b->nall; k++)
         if (b->poisoned_all[k] != poisoned[k])
             return prop_fail("inside the %s of shared value %u, rt_poisoned() of shared value %u "
