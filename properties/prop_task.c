@@ -36,9 +36,10 @@
 ** own as it enters, and the counts after each store, unstore, allocation,
 ** send and receive it makes; a supervised value's build reads the same in
 ** its first build and in each rebuild; the model answers each
-** (docs/fuzzing.md, "Every call in every context"). When a task ends, every outside value it held is freed (seen
-** through prop_note_free, where the driver sees frees; else LeakSanitizer's
-** job), and so is the chunk of a region it panicked in, cleared.
+** (docs/fuzzing.md, "Every call in every context"). When a task ends,
+** every outside value it held is freed (seen through prop_note_free, where
+** the driver sees frees; else LeakSanitizer's job), and so is the chunk of
+** a region it panicked in, cleared.
 */
 #define _GNU_SOURCE
 #include "prop_int.h"
