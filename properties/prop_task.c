@@ -1792,7 +1792,8 @@ static int op_update(const struct prop_op *op)
                          (int)c.job.stored);
     if (c.job.alloc != 0 && c.job.ran) {
         if (c.job.clone_bad)
-            return prop_fail("inside rt_update's fn, a clone, or a value grown, does not read what it held");
+            return prop_fail("inside rt_update's fn, a clone, or a value grown, does not "
+                             "read what it held");
         if (c.job.task_held != want_task)
             return prop_fail("inside the door, with a %zu-byte %s live, %s holds %zu "
                              "bytes, the model %zu (it must count against %s)",
@@ -1905,7 +1906,8 @@ static int op_update_all(const struct prop_op *op)
     f = run(who, &c, panics, "rt_update_all");
     if (f == FAILED)
         return 1;
-    if (entry_check(&e, &c.job, "rt_update_all") || builds_saw(v, 2, rebuilt, held0, budget0, pre) ||
+    if (entry_check(&e, &c.job, "rt_update_all") ||
+        builds_saw(v, 2, rebuilt, held0, budget0, pre) ||
         door_region_check(&c.job, "rt_update_all") ||
         door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_update_all") ||
         door_nested_check(&c.job, nested, nested_want, f, "rt_update_all"))
@@ -1942,7 +1944,8 @@ static int op_update_all(const struct prop_op *op)
                          c.job.store, (int)c.job.stored);
     if (c.job.alloc != 0 && c.job.ran) {
         if (c.job.clone_bad)
-            return prop_fail("inside rt_update_all's fn, a clone, or a value grown, does not read what it held");
+            return prop_fail("inside rt_update_all's fn, a clone, or a value grown, does not "
+                             "read what it held");
         if (c.job.task_held != want_task)
             return prop_fail("inside rt_update_all's door, with a %zu-byte %s live, %s "
                              "holds %zu bytes, the model %zu (it must count against %s)",
@@ -2010,7 +2013,8 @@ static int op_read(const struct prop_op *op, int get)
         return prop_fail("%s of shared value %u reads bytes other than its 0x%02x",
                          get ? "rt_get" : "rt_access", (unsigned)(op->sel % T.nsh), sh->value);
     if (c.job.alloc != 0 && c.job.ran && c.job.clone_bad)
-        return prop_fail("inside rt_access's fn, a clone, or a value grown, does not read what it held");
+        return prop_fail("inside rt_access's fn, a clone, or a value grown, does not "
+                         "read what it held");
     if (c.job.alloc != 0 && c.job.ran && c.job.task_held != e.held + dt)
         return prop_fail("inside rt_access's fn, with a %zu-byte %s live, %s holds %zu bytes, "
                          "the model %zu (it must count against the task)", c.job.alloc - 1,
