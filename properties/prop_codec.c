@@ -189,7 +189,10 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
         snprintf(buf, len, "%s(value %u%s, writes 0x%02x, %s%s%u bytes allocated in the door%s%s%s%s%s%s%s)",
                  kind_names[op->kind], op->sel,
                  op->kind == PROP_UPDATE_ALL ? " and another" : "", op->v,
-                 (op->y & 4) ? "stores an outside value, " : "",
+                 (op->y & 4) ? (op->kind == PROP_UPDATE_ALL && (op->y & 0x800)
+                                    ? "stores an outside value (into the other, if both own), "
+                                    : "stores an outside value, ")
+                             : "",
                  op->x % 4096 ? "" : "no allocation: ", op->x % 4096 ? op->x % 4096 - 1 : 0,
                  op->x % 4096 ? outside : "",
                  (op->y & 8) ? (op->x & 0x8000 ? ", unstores one, in a region" : ", unstores one")

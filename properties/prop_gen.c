@@ -278,9 +278,9 @@ static struct prop_op gen_door_op(uint64_t *s)
         op.x |= (uint16_t)(below(s, 4) << 13);
     if (below(s, 4) == 0) /* fn opens a door on a value made later */
         op.x |= 0x1000;
-    if (op.kind == PROP_UPDATE_ALL) /* a store, an unstore; which values */
+    if (op.kind == PROP_UPDATE_ALL) /* a store, an unstore; which values; into which */
         op.y |= (uint16_t)((below(s, 3) == 0 ? 4 : 0) | (below(s, 4) == 0 ? 8 : 0) |
-                           below(s, 8) << 4);
+                           below(s, 8) << 4 | (below(s, 2) ? 0x800 : 0));
     op.v = pick_fill(s);
     return op;
 }

@@ -156,6 +156,7 @@ enum cmd_kind {
 /* What fn does in a door, and what it saw there. */
 struct door_job {
     rt_shared *alloc_in; /* the value whose block a door allocation uses, or NULL */
+    rt_shared *store_into; /* stores and unstores go here; NULL: into alloc_in */
     void *store, *unstore; /* an outside value to store into alloc_in, one to unstore */
     rt_status stored;
     size_t size_a, size_b;
@@ -335,18 +336,20 @@ static void door_work(struct door_job *j)
     door_enter(j);
     door_region_open(j);
     if (j->store != NULL) {
-        j->stored = rt_store(j->alloc_in, j->store);
+        rt_shared *into = j->store_into != NULL ? j->store_into : j->alloc_in;
+        j->stored = rt_store(into, j->store);
         j->store_held = rt_held();
-        j->store_shared = rt_shared_held(j->alloc_in);
+        j->store_shared = rt_shared_held(into);
         j->store_seen = 1;
     }
     if (j->alloc != 0)
         door_alloc_run(j, 0xd0);
     door_recv(j);
     if (j->unstore != NULL) {
-        rt_unstore(j->alloc_in, j->unstore);
+        rt_shared *from = j->store_into != NULL ? j->store_into : j->alloc_in;
+        rt_unstore(from, j->unstore);
         j->unstore_held = rt_held();
-        j->unstore_shared = rt_shared_held(j->alloc_in);
+        j->unstore_shared = rt_shared_held(from);
         j->unstore_seen = 1;
     }
     if (j->panic)
@@ -1817,7 +1820,7 @@ static int op_update_all(const struct prop_op *op)
 {
     int who = cur(), kid = who == KID, f, panics, copies, store_panics = 0;
     struct task *t = &T.t[who];
-    struct shared *v[2], *owned;
+    struct shared *v[2], *owned, *into;
     struct cmd c = {.kind = C_UPDATE_ALL};
     struct val in = {0}, back = {0};
     unsigned a, b;
@@ -1866,17 +1869,24 @@ static int op_update_all(const struct prop_op *op)
     copies = !v[0]->owned && !v[1]->owned;
     owned = copies ? NULL : v[0]->owned ? v[0] : v[1]; /* a's block if a is RT_OWNED */
     c.job.alloc_in = owned != NULL ? owned->s : NULL;
-    if (want == RT_OK && owned != NULL && (op->y & 4) && t->nout != 0 &&
-        owned->nstored < MAX_STORED) {
+    /* stores go into the value whose block the door uses; with y bit 11
+    ** and both RT_OWNED, into the other one */
+    into = owned;
+    if (owned != NULL && v[0]->owned && v[1]->owned && (op->y & 0x800)) {
+        into = owned == v[0] ? v[1] : v[0];
+        c.job.store_into = into->s;
+    }
+    if (want == RT_OK && into != NULL && (op->y & 4) && t->nout != 0 &&
+        into->nstored < MAX_STORED) {
         unsigned k = (op->y >> 4) % t->nout;
         in = t->out[k];
-        if (in.n <= shared_room(owned) || kid)
+        if (in.n <= shared_room(into) || kid)
             c.job.store = in.p;
-        store_panics = in.n > shared_room(owned) && kid;
+        store_panics = in.n > shared_room(into) && kid;
         if (c.job.store != NULL && !store_panics) { /* the model stores it, as fn will */
             val_drop(t->out, &t->nout, k);
             t->held -= in.n;
-            owned->stored[owned->nstored++] = in;
+            into->stored[into->nstored++] = in;
         }
     }
     f = door_alloc(who, owned, &c.job, op->y, &dt, &dv);
@@ -1886,16 +1896,16 @@ static int op_update_all(const struct prop_op *op)
     want_task = t->held + dt;
     want_shared = owned == NULL ? 0 : shared_held(owned) + dv;
     panics = door_chan_plan(who, op, &c.job, &dc, 0xd0, panics || want != RT_OK) || panics;
-    if (!panics && want == RT_OK && owned != NULL && (op->y & 8) && owned->nstored != 0 &&
+    if (!panics && want == RT_OK && into != NULL && (op->y & 8) && into->nstored != 0 &&
         t->nout < MAX_OUTS) {
-        unsigned k = (op->y >> 4) % owned->nstored;
-        back = owned->stored[k];
+        unsigned k = (op->y >> 4) % into->nstored;
+        back = into->stored[k];
         if (fits_outside(who, back.n) == 1 || kid) {
             c.job.unstore = back.p;
             if (back.n > room(t)) {
                 panics = 1; /* the value stays stored */
             } else {
-                owned->stored[k] = owned->stored[--owned->nstored];
+                into->stored[k] = into->stored[--into->nstored];
                 out_add(who, back.p, back.n, back.fill);
             }
         }
@@ -1913,7 +1923,7 @@ static int op_update_all(const struct prop_op *op)
         door_nested_check(&c.job, nested, nested_want, f, "rt_update_all"))
         return 1;
     if (owned != NULL) {
-        size_t sh0 = e.shared[owned == v[0] ? 0 : 1], moved = c.job.store_seen ? in.n : 0;
+        size_t sh0 = e.shared[into == v[0] ? 0 : 1], moved = c.job.store_seen ? in.n : 0;
         if (c.job.store_seen && c.job.stored == RT_OK &&
             (c.job.store_held != e.held - in.n || c.job.store_shared != sh0 + in.n))
             return prop_fail("inside rt_update_all's fn, after storing %zu bytes, the task "
