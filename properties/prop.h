@@ -79,15 +79,23 @@ enum prop_kind {
     PROP_RECV = 19,        /* channel y % 2 */
     PROP_CLOSE = 20,       /* rt_chan_close of channel y % 2 */
     PROP_SHARED = 21,      /* a shared value: sel bit 0 RT_OWNED, bit 1 supervised;
-                              1 + x % 64 bytes of v, a block of 64 + y % 4096 */
+                              1 + x % 64 bytes of v, a block of 64 + y % 4096;
+                              build allocates 24 * (sel >> 2) bytes; y bit 15: the
+                              first build panics (the spawned task) */
     PROP_UPDATE = 22,      /* sel: value; fn writes v, stores outside value y >> 4
                               (y bit 2, RT_OWNED), allocates x % 4096 - 1 bytes
                               (none if 0) and frees them, unstores stored value
                               y >> 4 (y bit 3); y bit 0: then panics, bit 1: a
-                              rebuild's build panics */
+                              rebuild's build panics; y bits 12 to 15: the door's
+                              allocation an outside value (cloned, grown, handed
+                              over); x bits 12 to 15: fn gets the value made next,
+                              receives, sends, works in a region (docs/fuzzing.md) */
     PROP_UPDATE_ALL = 23,  /* sel and sel / 4: values; as PROP_UPDATE, b gets ~v */
-    PROP_ACCESS = 24,      /* sel: value; reads it (y bit 0: then panics) */
+    PROP_ACCESS = 24,      /* sel: value; reads it, allocates x % 4096 - 1 bytes and
+                              more as PROP_UPDATE (y bit 0: then panics) */
     PROP_GET = 25,         /* sel: value; rt_get */
+    PROP_REGION_EDGE = 26, /* sel: region; a count and a size at a boundary of its
+                              state: x % PROP_EDGES which, y a distance (prop_run.c) */
     PROP_KINDS,            /* slots PROP_KINDS to PROP_SLOTS - 1 are free */
     PROP_SKIP = 255        /* an alias of a thread's or a spawn's byte: does nothing */
 };
@@ -152,6 +160,15 @@ extern volatile size_t *prop_progress;
 ** LeakSanitizer's (the libFuzzer build). */
 extern int prop_sees_frees;
 void prop_note_free(void *p);
+
+/* How many boundaries PROP_REGION_EDGE draws from. */
+#define PROP_EDGES 16
+
+/* If set, a PROP_REGION_EDGE whose call must trap is made with a SIGILL
+** handler installed around it, which must run; else it is skipped. The
+** Check driver sets it; the fuzzers leave it unset, so that their own
+** handlers see every signal. */
+extern int prop_checks_traps;
 
 /* If set, called after each operation with its index: a test of the
 ** oracle itself uses it to break the runtime's memory behind its back. */

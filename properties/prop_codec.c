@@ -24,6 +24,7 @@ static const char *const kind_names[PROP_KINDS] = {
     [PROP_CLOSE] = "chan_close",          [PROP_SHARED] = "shared_new",
     [PROP_UPDATE] = "update",             [PROP_UPDATE_ALL] = "update_all",
     [PROP_ACCESS] = "access",             [PROP_GET] = "get",
+    [PROP_REGION_EDGE] = "region_edge",
 };
 
 static const char *const kind_enums[PROP_KINDS] = {
@@ -40,6 +41,7 @@ static const char *const kind_enums[PROP_KINDS] = {
     [PROP_CLOSE] = "PROP_CLOSE",               [PROP_SHARED] = "PROP_SHARED",
     [PROP_UPDATE] = "PROP_UPDATE",             [PROP_UPDATE_ALL] = "PROP_UPDATE_ALL",
     [PROP_ACCESS] = "PROP_ACCESS",             [PROP_GET] = "PROP_GET",
+    [PROP_REGION_EDGE] = "PROP_REGION_EDGE",
 };
 
 struct prop_op prop_decode_one(const uint8_t *data, size_t size)
@@ -164,28 +166,68 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
     case PROP_CLOSE:
         snprintf(buf, len, "%s(channel %u)", kind_names[op->kind], op->y & 1);
         break;
-    case PROP_SHARED:
-        snprintf(buf, len, "shared_new(%s%s, %u bytes of 0x%02x, block of %u + value's chunk)",
+    case PROP_SHARED: {
+        char build[40] = "";
+        if ((op->sel & 2) && op->sel >> 2 != 0) /* sel bits 2 to 7: what build allocates */
+            snprintf(build, sizeof build, ", build allocates %u bytes%s",
+                     (unsigned)(op->sel >> 2) * 24, op->y & 0x4000 ? " outside" : "");
+        snprintf(buf, len, "shared_new(%s%s, %u bytes of 0x%02x, block of %u + value's chunk%s%s)",
                  op->sel & 1 ? "RT_OWNED" : "RT_COPY", op->sel & 2 ? ", supervised" : "",
-                 1 + op->x % 64, op->v, op->y % 4096);
+                 1 + op->x % 64, op->v, op->y % 4096, build,
+                 (op->sel & 2) && (op->y & 0x8000) ? ", build panics" : "");
         break;
+    }
     case PROP_UPDATE:
-    case PROP_UPDATE_ALL:
-        snprintf(buf, len, "%s(value %u%s, writes 0x%02x, %s%s%u bytes allocated in the door%s%s%s)",
+    case PROP_UPDATE_ALL: {
+        char outside[96] = "";
+        if (op->y & 0x8000) /* y bits 12 to 15: the allocation an outside value */
+            snprintf(outside, sizeof outside, " (an outside value%s%s%s)",
+                     op->y & 0x2000 ? ", cloned" : "", op->y & 0x4000 ? ", grown to 2n + 1" : "",
+                     op->y & 0x1000 ? ", handed over" : "");
+        else if (op->y & 0x1000)
+            snprintf(outside, sizeof outside, " (its hand-over refused)");
+        snprintf(buf, len, "%s(value %u%s, writes 0x%02x, %s%s%u bytes allocated in the door%s%s%s%s%s%s%s)",
                  kind_names[op->kind], op->sel,
                  op->kind == PROP_UPDATE_ALL ? " and another" : "", op->v,
-                 op->kind == PROP_UPDATE && (op->y & 4) ? "stores an outside value, " : "",
+                 (op->y & 4) ? (op->kind == PROP_UPDATE_ALL && (op->y & 0x800)
+                                    ? "stores an outside value (into the other, if both own), "
+                                    : "stores an outside value, ")
+                             : "",
                  op->x % 4096 ? "" : "no allocation: ", op->x % 4096 ? op->x % 4096 - 1 : 0,
-                 op->kind == PROP_UPDATE && (op->y & 8) ? ", unstores one" : "",
+                 op->x % 4096 ? outside : "",
+                 (op->y & 8) ? (op->x & 0x8000 ? ", unstores one, in a region" : ", unstores one")
+                             : (op->x & 0x8000 ? ", in a region" : ""),
                  op->y & 1 ? ", then panics" : "",
-                 op->kind == PROP_UPDATE && (op->y & 2) ? ", a rebuild's build panics" : "");
+                 (op->y & 2) ? ", a rebuild's build panics" : "",
+                 op->x & 0x4000 ? ", sends its outside value on channel 0" : "",
+                 op->x & 0x2000 ? ", receives from channel 1" : "",
+                 op->x & 0x1000 ? ", gets the value made next" : "");
         break;
+    }
     case PROP_ACCESS:
-        snprintf(buf, len, "access(value %u%s)", op->sel, op->y & 1 ? ", then panics" : "");
+        snprintf(buf, len, "access(value %u, %s%u bytes allocated in the door%s%s%s%s%s%s)", op->sel,
+                 op->x % 4096 ? "" : "no allocation: ", op->x % 4096 ? op->x % 4096 - 1 : 0,
+                 op->x % 4096 && (op->y & 0x8000) ? " (an outside value)" : "",
+                 op->x & 0x8000 ? ", in a region" : "",
+                 op->x & 0x4000 ? ", sends its outside value on channel 0" : "",
+                 op->x & 0x2000 ? ", receives from channel 1" : "",
+                 op->x & 0x1000 ? ", gets the value made next" : "",
+                 op->y & 1 ? ", then panics" : "");
         break;
     case PROP_GET:
         snprintf(buf, len, "get(value %u)", op->sel);
         break;
+    case PROP_REGION_EDGE: {
+        static const char *const edges[PROP_EDGES] = {
+            "0 x 0", "1 x 1", "1 x (align - 1)", "align x 1", "1 x (room - 1)", "1 x room",
+            "(room + 1) x 1", "(room / align) x align", "(room / align + 1) x align",
+            "1 x (SIZE_MAX - k)", "(SIZE_MAX - k) x 1", "2 x (SIZE_MAX / 2 + 1 + k % 1024)",
+            "(SIZE_MAX / align + 1) x align", "2 x (SIZE_MAX / 2)", "0 x (SIZE_MAX - k)",
+            "(k % (room + 2)) x 1"};
+        snprintf(buf, len, "region_edge(region %u from the innermost, %s, k %u, fill 0x%02x)",
+                 op->sel, edges[op->x % PROP_EDGES], op->y, op->v);
+        break;
+    }
     case PROP_SKIP:
         snprintf(buf, len, "skip");
         break;

@@ -91,6 +91,18 @@ static struct prop_op gen_alloc(uint64_t *s)
     return op;
 }
 
+/* A count and a size at a boundary of the region's state (prop_run.c
+** draws them from the model): which boundary, and a small distance k. */
+static struct prop_op gen_edge(uint64_t *s)
+{
+    struct prop_op op = op_of(PROP_REGION_EDGE);
+    op.sel = pick_sel(s);
+    op.x = (uint16_t)below(s, PROP_EDGES);
+    op.y = below(s, 2) ? (uint16_t)below(s, 4) : (uint16_t)below(s, 65536);
+    op.v = pick_fill(s);
+    return op;
+}
+
 static struct prop_op gen_fill(uint64_t *s)
 {
     struct prop_op op = op_of(PROP_CHUNK_FILL);
@@ -213,8 +225,15 @@ static struct prop_op gen_door_op(uint64_t *s)
     switch (below(s, 10)) {
     case 0: case 1:
         op = op_of(PROP_SHARED);
+        /* sel bits 0, 1: owned, supervised; 2 to 7: what build allocates */
         op.sel = (uint8_t)below(s, 4), op.x = (uint16_t)below(s, 64);
+        if (below(s, 2) == 0)
+            op.sel |= (uint8_t)(below(s, 64) << 2);
         op.y = (uint16_t)(below(s, 2) ? below(s, 256) : below(s, 4096));
+        if (below(s, 8) == 0) /* the first build panics (the spawned task only) */
+            op.y |= 0x8000;
+        if (below(s, 3) == 0) /* build's allocation an outside value */
+            op.y |= 0x4000;
         op.v = pick_fill(s);
         return op;
     case 2: case 3: case 4:
@@ -224,6 +243,16 @@ static struct prop_op gen_door_op(uint64_t *s)
         /* panics, a build that panics, a store, an unstore; which values */
         op.y = (uint16_t)((below(s, 3) == 0 ? below(s, 4) : 0) | (below(s, 3) == 0 ? 4 : 0) |
                           (below(s, 4) == 0 ? 8 : 0) | below(s, 8) << 4);
+        if (below(s, 3) == 0) /* the door's allocation an outside value */
+            op.y |= (uint16_t)(0x8000 | below(s, 8) << 12);
+        else if (below(s, 3) == 0) /* a block value: its hand-over refused */
+            op.y |= 0x1000;
+        if (below(s, 4) == 0) /* fn works in a region (the spawned task) */
+            op.x |= 0x8000;
+        if (below(s, 4) == 0) /* fn sends its outside value, receives one */
+            op.x |= (uint16_t)(below(s, 4) << 13);
+        if (below(s, 4) == 0) /* fn opens a door on a value made later */
+            op.x |= 0x1000;
         op.v = pick_fill(s);
         return op;
     case 5: case 6:
@@ -239,6 +268,19 @@ static struct prop_op gen_door_op(uint64_t *s)
     op.sel = (uint8_t)below(s, 16);
     op.x = below(s, 2) ? 0 : (uint16_t)(1 + pick_bytes(s) % 4095);
     op.y = (uint16_t)(below(s, 3) == 0 ? below(s, 4) : 0);
+    if (below(s, 3) == 0) /* the door's allocation an outside value: cloned, grown, handed over */
+        op.y |= (uint16_t)(0x8000 | below(s, 8) << 12);
+    else if (below(s, 3) == 0) /* a block value: its hand-over refused */
+        op.y |= 0x1000;
+    if (below(s, 4) == 0) /* fn works in a region (the spawned task) */
+        op.x |= 0x8000;
+    if (below(s, 4) == 0) /* fn sends its outside value, receives one */
+        op.x |= (uint16_t)(below(s, 4) << 13);
+    if (below(s, 4) == 0) /* fn opens a door on a value made later */
+        op.x |= 0x1000;
+    if (op.kind == PROP_UPDATE_ALL) /* a store, an unstore; which values; into which */
+        op.y |= (uint16_t)((below(s, 3) == 0 ? 4 : 0) | (below(s, 4) == 0 ? 8 : 0) |
+                           below(s, 8) << 4 | (below(s, 2) ? 0x800 : 0));
     op.v = pick_fill(s);
     return op;
 }
@@ -273,7 +315,8 @@ static struct prop_op gen_any(uint64_t *s)
     struct prop_op op;
     switch (below(s, 24)) {
     case 0: case 1: return op_of(PROP_REGION_OPEN);
-    case 2: case 3: case 4: return gen_alloc(s);
+    case 2: case 3: return gen_alloc(s);
+    case 4: return below(s, 2) ? gen_alloc(s) : gen_edge(s);
     case 5: case 6: return op_of(PROP_REGION_CLOSE);
     case 7: op = op_of(PROP_REGION_CHECK); op.sel = pick_sel(s); return op;
     case 8: case 9: return op_of(PROP_CHUNK_TAKE);
@@ -307,10 +350,11 @@ size_t prop_generate(uint64_t seed, enum prop_profile profile, struct prop_op *o
     while (n < len && n < max) {
         switch (profile) {
         case PROP_FILLS:
-            switch (below(&s, 8)) {
+            switch (below(&s, 10)) {
             case 0: PUSH(op_of(PROP_REGION_OPEN)); break;
             case 1: PUSH(op_of(PROP_REGION_CLOSE)); break;
             case 2: op = op_of(PROP_REGION_CHECK); op.sel = pick_sel(&s); PUSH(op); break;
+            case 3: case 4: PUSH(gen_edge(&s)); break; /* empty, partly used, full */
             default: PUSH(gen_alloc(&s)); break;
             }
             break;

@@ -30,16 +30,22 @@
 #include "prop_int.h"
 #include "prop_spans.h"
 
-#include <stdalign.h>
-#include <stdarg.h>
+#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdalign.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "refrt.h"
 
 volatile size_t *prop_progress;
+int prop_checks_traps;
 void (*prop_after_step)(size_t index);
 
 /* An allocation or a fill that could need more runs than a chunk's model
@@ -257,25 +263,18 @@ static int op_region_open(void)
     return 0;
 }
 
-static int op_region_alloc(const struct prop_op *op)
+/* rt_region_alloc(region i, count, size, fill) where the model says it
+** fits: bytes is count * size, which did not overflow. */
+static int region_alloc_fits(unsigned i, size_t count, size_t size, size_t bytes, uint8_t fill)
 {
     const size_t align = alignof(max_align_t);
-    size_t bytes = (size_t)op->x * op->y, at;
-    unsigned i;
-    rt_region *r;
-    unsigned char *p, *base;
+    rt_region *r = &M.regions[i];
+    unsigned char *p, *base = r->base;
+    size_t at = (M.bump[i] + align - 1) & ~(align - 1);
 
-    if (M.depth == 0)
-        return 0;
-    i = region_pick(op->sel);
-    r = &M.regions[i];
-    base = r->base;
-    at = (M.bump[i] + align - 1) & ~(align - 1);
-    if (at > PROP_CHUNK_SIZE || bytes > PROP_CHUNK_SIZE - at)
-        return 0; /* it would trap: a region never grows past its chunk */
     if (!shadow_has_room(M.region_chunk[i]))
         return 0;
-    p = rt_region_alloc(r, op->y, op->x, op->v);
+    p = rt_region_alloc(r, count, size, fill);
     if (p != base + at)
         return fail("region %u (of %u open) allocated at %p, the model expects %p (bump %zu "
                     "rounded up to %zu)", i, M.depth, (void *)p, (void *)(base + at), M.bump[i],
@@ -285,13 +284,112 @@ static int op_region_alloc(const struct prop_op *op)
                     "expects %p and %p", bytes, i, (void *)r->base, (void *)r->bump,
                     (void *)base, (void *)(p + bytes));
     M.bump[i] = at + bytes;
-    shadow_set(M.region_chunk[i], at, at + bytes, op->v);
+    shadow_set(M.region_chunk[i], at, at + bytes, fill);
     /* The new bytes now; the earlier ones at the region's close or check
     ** (reading the whole chunk after every allocation would be quadratic). */
-    if (!all_equal(base, at, at + bytes, op->v))
+    if (!all_equal(base, at, at + bytes, fill))
         return fail("region %u allocated %zu bytes of fill 0x%02x at offset %zu, and they do "
-                    "not all read it", i, bytes, op->v, at);
+                    "not all read it", i, bytes, fill, at);
     return 0;
+}
+
+static int op_region_alloc(const struct prop_op *op)
+{
+    const size_t align = alignof(max_align_t);
+    size_t bytes = (size_t)op->x * op->y, at;
+    unsigned i;
+
+    if (M.depth == 0)
+        return 0;
+    i = region_pick(op->sel);
+    at = (M.bump[i] + align - 1) & ~(align - 1);
+    if (at > PROP_CHUNK_SIZE || bytes > PROP_CHUNK_SIZE - at)
+        return 0; /* it would trap: a region never grows past its chunk */
+    return region_alloc_fits(i, op->y, op->x, bytes, op->v);
+}
+
+/* The call must trap (SIGILL, the contract's out of room). A fork a trap
+** would cost more than the rest of the run, so the trap is caught here:
+** a handler for SIGILL, installed around the one call, jumps back. The
+** runtime checks before it changes anything, so the region is as it was;
+** if it is not, the run cannot go on (a trap ends a program, so none could
+** see that) and says so. */
+static sigjmp_buf trap_jump;
+
+static void on_trap(int sig)
+{
+    (void)sig;
+    siglongjmp(trap_jump, 1);
+}
+
+static int region_alloc_traps(unsigned i, size_t count, size_t size, size_t room)
+{
+    rt_region *r = &M.regions[i];
+    unsigned char *base = r->base, *bump = r->bump;
+    struct sigaction sa, old;
+    volatile int trapped = 0;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_trap;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGILL, &sa, &old) != 0)
+        return fail("sigaction: %s", strerror(errno));
+    if (sigsetjmp(trap_jump, 1) == 0)
+        rt_region_alloc(r, count, size, 0xee);
+    else
+        trapped = 1;
+    sigaction(SIGILL, &old, NULL);
+    if (!trapped)
+        return fail("region %u: rt_region_alloc(%zu, %zu) with %zu bytes left returned %s; it "
+                    "must trap (SIGILL): count * size %s", i, count, size, room,
+                    "instead of trapping",
+                    count != 0 && size > SIZE_MAX / count ? "overflows" : "does not fit");
+    if (r->base != base || r->bump != bump)
+        return fail("region %u: rt_region_alloc(%zu, %zu) trapped after moving the region "
+                    "(base %p bump %p, was %p %p): the run cannot go on", i, count, size,
+                    (void *)r->base, (void *)r->bump, (void *)base, (void *)bump);
+    return 0;
+}
+
+/* A count and a size at a boundary of region sel's state (x: which, y: k),
+** from the model: the room left after the aligned bump -1, 0, +1; the
+** alignment -1, 0; products that fit exactly or by one element too many,
+** SIZE_MAX - k, products that overflow (to 0, or wrap) or just do not. A
+** call that fits is checked as region_alloc's; one that must trap is made
+** with the trap caught when the driver asks for it (prop_checks_traps),
+** else skipped. */
+static int op_region_edge(const struct prop_op *op)
+{
+    const size_t align = alignof(max_align_t), k = op->y, half = SIZE_MAX / 2;
+    size_t at, room, count, size, bytes;
+    unsigned i;
+
+    if (M.depth == 0)
+        return 0;
+    i = region_pick(op->sel);
+    at = (M.bump[i] + align - 1) & ~(align - 1);
+    room = at <= PROP_CHUNK_SIZE ? PROP_CHUNK_SIZE - at : 0;
+    switch (op->x % PROP_EDGES) {
+    case 0: count = 0, size = 0; break;
+    case 1: count = 1, size = 1; break;
+    case 2: count = 1, size = align - 1; break;
+    case 3: count = align, size = 1; break;
+    case 4: count = 1, size = room > 0 ? room - 1 : 0; break;
+    case 5: count = 1, size = room; break;                 /* exactly full */
+    case 6: count = room + 1, size = 1; break;             /* one byte too many */
+    case 7: count = room / align, size = align; break;     /* a product that fits exactly */
+    case 8: count = room / align + 1, size = align; break; /* one element too many */
+    case 9: count = 1, size = SIZE_MAX - k; break;
+    case 10: count = SIZE_MAX - k, size = 1; break;
+    case 11: count = 2, size = half + 1 + k % 1024; break; /* overflows, wraps to 2k */
+    case 12: count = SIZE_MAX / align + 1, size = align; break; /* overflows to exactly 0 */
+    case 13: count = 2, size = half; break;                /* SIZE_MAX - 1: no overflow */
+    case 14: count = 0, size = SIZE_MAX - k; break;        /* nothing, however big */
+    default: count = k % (room + 2), size = 1; break;      /* anything up to one past */
+    }
+    if (__builtin_mul_overflow(count, size, &bytes) || bytes > room)
+        return prop_checks_traps ? region_alloc_traps(i, count, size, room) : 0;
+    return region_alloc_fits(i, count, size, bytes, op->v);
 }
 
 static int op_region_close(void)
@@ -514,6 +612,7 @@ static int step(const struct prop_op *op)
     switch (op->kind) {
     case PROP_REGION_OPEN: bad = op_region_open(); break;
     case PROP_REGION_ALLOC: bad = op_region_alloc(op); break;
+    case PROP_REGION_EDGE: bad = op_region_edge(op); break;
     case PROP_REGION_CLOSE: bad = op_region_close(); break;
     case PROP_REGION_CHECK: bad = op_region_check(op); break;
     case PROP_CHUNK_TAKE: bad = op_chunk_take(); break;

@@ -31,9 +31,15 @@
 ** After every operation: rt_held() of each task equals the model's, the
 ** blocks that exist (rt__blocks_live) are the model's (main's, the kid's,
 ** one a shared value), and every shared value is poisoned exactly when the
-** model says. When a task ends, every outside value it held is freed (seen
-** through prop_note_free, where the driver sees frees; else LeakSanitizer's
-** job), and so is the chunk of a region it panicked in, cleared.
+** model says. Every read is also made from inside: a door's fn reads
+** rt_held, rt_budget, rt_poisoned of every value and rt_shared_held of its
+** own as it enters, and the counts after each store, unstore, allocation,
+** send and receive it makes; a supervised value's build reads the same in
+** its first build and in each rebuild; the model answers each
+** (docs/fuzzing.md, "Every call in every context"). When a task ends,
+** every outside value it held is freed (seen through prop_note_free, where
+** the driver sees frees; else LeakSanitizer's job), and so is the chunk of
+** a region it panicked in, cleared.
 */
 #define _GNU_SOURCE
 #include "prop_int.h"
@@ -103,6 +109,18 @@ struct build_ctx {
     size_t size;
     uint8_t pattern;
     int panic;
+    size_t alloc;  /* 0: build allocates nothing, else 1 + the bytes it allocates */
+    int outside;   /* the allocation is an outside value (rt_alloc_outside) */
+    rt_shared *s;  /* the value, once made (NULL during the first build) */
+    void *store;   /* an outside value of the task a rebuild stores, or NULL */
+    int unstore;   /* and then unstores */
+    /* what build saw: on entry, after its store, with its allocation live */
+    int ran, poisoned, store_seen, unstore_seen;
+    rt_status stored;
+    size_t held, budget, shared_held, store_held, store_shared, unstore_held, unstore_shared,
+        alloc_task_held, alloc_shared_held;
+    unsigned nall;                  /* the values made before this one, */
+    uint8_t poisoned_all[MAX_SHARED]; /* and rt_poisoned() of each, on entry */
 };
 
 #define MAX_STORED 4
@@ -113,6 +131,9 @@ struct shared {
     size_t size, block;
     uint8_t value;
     struct build_ctx ctx;
+    size_t build_bytes; /* what build allocates (and frees), 0: nothing */
+    int build_outside;  /* as an outside value */
+    struct val build_in; /* what its rebuild in this door stores (n 0: nothing) */
     struct val stored[MAX_STORED]; /* outside values stored into it (D9) */
     unsigned nstored;
 };
@@ -135,15 +156,53 @@ enum cmd_kind {
 /* What fn does in a door, and what it saw there. */
 struct door_job {
     rt_shared *alloc_in; /* the value whose block a door allocation uses, or NULL */
+    rt_shared *store_into; /* stores and unstores go here; NULL: into alloc_in */
     void *store, *unstore; /* an outside value to store into alloc_in, one to unstore */
     rt_status stored;
     size_t size_a, size_b;
     uint8_t va, vb;
     size_t alloc; /* 0: no allocation in the door, else 1 + its bytes */
+    /* The allocation is an outside value (made by rt_clone_outside if
+    ** clone), grown to 2n + 1 bytes with rt_realloc if grow, given away
+    ** with rt_hand_over and free() if hand (else rt_free). */
+    int outside, clone, grow, hand, clone_bad;
+    int refused_bad; /* a block value was not refused by rt_hand_over or rt_send */
+    /* fn opens a region first (the spawned task only: main's cache is the
+    ** model's), allocates region_bytes of fill in it, and closes it last;
+    ** if the door is to panic, the region is still open then, and its chunk
+    ** is watched (freed, cleared, by the task's end) */
+    int region, region_watch, region_bad;
+    size_t region_bytes;
+    uint8_t region_fill;
+    rt_region r;
+    /* fn sends the door's outside value on send_on instead of freeing it
+    ** (unless the channel is closed), and receives a value from recv_on */
+    rt_chan *send_on, *recv_on;
+    rt_status send_st;
+    void *sent, *got;
+    size_t got_bytes;
+    uint8_t got_fill;
+    int got_bad;
+    size_t recv_held; /* rt_held() with the value received */
+    /* a door nested inside this one: rt_get of a value made later */
+    rt_shared *nested;
+    rt_status nested_st;
+    unsigned char nested_seen[MAX_SIZE];
     int panic;
     int ran;
     size_t task_held, shared_held; /* with the door's allocation live */
     unsigned char seen[MAX_SIZE];
+    /* Read inside fn, where the model answers them too: on entry, every
+    ** shared value's rt_poisoned, the task's rt_held and rt_budget, and
+    ** rt_shared_held of the door's values; after a store and after an
+    ** unstore, the task's and the value's counts. */
+    rt_shared *door_vals[2];
+    rt_shared *all[MAX_SHARED];
+    unsigned nall;
+    int entered, store_seen, unstore_seen;
+    size_t in_held, in_budget, in_shared[2];
+    uint8_t in_poisoned[MAX_SHARED];
+    size_t store_held, store_shared, unstore_held, unstore_shared;
 };
 
 struct cmd {
@@ -162,27 +221,140 @@ struct cmd {
     void *r;
     size_t held, budget;
     size_t held_after; /* the kid's rt_held() once the command is done */
+    size_t budget_after; /* its rt_budget() */
+    uint8_t poisoned_after[MAX_SHARED]; /* rt_poisoned() of each value, read by the kid */
+    size_t shared_after[MAX_SHARED]; /* and rt_shared_held() */
     rt_status st;
     int err;
 };
 
+/* The reads fn makes as it enters. */
+static void door_enter(struct door_job *j)
+{
+    j->entered = 1;
+    j->in_held = rt_held();
+    j->in_budget = rt_budget();
+    for (unsigned i = 0; i < j->nall; i++)
+        j->in_poisoned[i] = rt_poisoned(j->all[i]);
+    for (unsigned i = 0; i < 2; i++)
+        j->in_shared[i] = j->door_vals[i] != NULL ? rt_shared_held(j->door_vals[i]) : 0;
+}
+
+/* What rt_clone_outside copies inside a door. */
+static unsigned char clone_source[4096];
+
+/* The door's allocation: made, filled, counts read, given back. */
+static void door_alloc_run(struct door_job *j, unsigned char fill)
+{
+    size_t n = j->alloc - 1;
+    unsigned char *p;
+
+    if (j->outside) {
+        if (j->clone) {
+            memset(clone_source, 0x3c, sizeof clone_source);
+            p = rt_clone_outside(clone_source, n);
+            j->clone_bad = n != 0 && memcmp(p, clone_source, n) != 0;
+        } else {
+            p = rt_alloc_outside(n);
+        }
+        if (j->grow) {
+            p = rt_realloc(p, 2 * n + 1);
+            j->clone_bad |= j->clone && n != 0 && memcmp(p, clone_source, n) != 0;
+            n = 2 * n + 1;
+        }
+    } else {
+        p = rt_alloc(n);
+        if (j->grow) { /* in the value's block: keeps its bytes */
+            memset(p, fill, n);
+            p = rt_realloc(p, 2 * n + 1);
+            j->clone_bad = n != 0 && !(p[0] == fill && memcmp(p, p + 1, n - 1) == 0);
+            n = 2 * n + 1;
+        }
+    }
+    memset(p, fill, n);
+    j->task_held = rt_held();
+    j->shared_held = j->alloc_in != NULL ? rt_shared_held(j->alloc_in) : 0;
+    if (!j->outside && j->hand) { /* a block value never leaves: refused, nothing changed */
+        errno = 0;
+        j->refused_bad = rt_hand_over(p) != NULL || errno != EINVAL;
+    }
+    if (!j->outside && j->send_on != NULL)
+        j->refused_bad |= rt_send(j->send_on, p) != RT_REFUSED;
+    if (j->outside && j->send_on != NULL) {
+        j->send_st = rt_send(j->send_on, p);
+        if (j->send_st == RT_OK) {
+            j->sent = p; /* counts against the task until it is received */
+            return;
+        }
+    }
+    if (j->outside && j->hand)
+        free(rt_hand_over(p)); /* its new owner frees it */
+    else
+        rt_free(p);
+}
+
+/* A value received inside the door: the task holds it from now on; and
+** the nested door, if any. */
+static void door_recv(struct door_job *j)
+{
+    unsigned char *g;
+
+    if (j->nested != NULL) /* doors nest in the order values were made */
+        j->nested_st = rt_get(j->nested, j->nested_seen);
+    if (j->recv_on == NULL)
+        return;
+    g = j->got = rt_recv(j->recv_on);
+    j->recv_held = rt_held();
+    j->got_bad = g != NULL && j->got_bytes != 0 &&
+                 !(g[0] == j->got_fill && memcmp(g, g + 1, j->got_bytes - 1) == 0);
+}
+
+static void door_region_open(struct door_job *j)
+{
+    unsigned char *p;
+
+    if (!j->region)
+        return;
+    rt_region_open(&j->r);
+    p = rt_region_alloc(&j->r, 1, j->region_bytes, j->region_fill);
+    j->region_bad = p != j->r.base || j->r.bump != p + j->region_bytes ||
+                    (j->region_bytes != 0 && !(p[0] == j->region_fill &&
+                     memcmp(p, p + 1, j->region_bytes - 1) == 0));
+    if (j->region_watch)
+        prop_watch_add(j->r.base, j->region_bytes);
+}
+
+static void door_region_close(struct door_job *j)
+{
+    if (j->region)
+        rt_region_close(&j->r);
+}
+
 static void door_work(struct door_job *j)
 {
     j->ran = 1;
-    if (j->store != NULL)
-        j->stored = rt_store(j->alloc_in, j->store);
-    if (j->alloc != 0) {
-        size_t n = j->alloc - 1;
-        unsigned char *p = rt_alloc(n);
-        memset(p, 0xd0, n);
-        j->task_held = rt_held();
-        j->shared_held = j->alloc_in != NULL ? rt_shared_held(j->alloc_in) : 0;
-        rt_free(p);
+    door_enter(j);
+    door_region_open(j);
+    if (j->store != NULL) {
+        rt_shared *into = j->store_into != NULL ? j->store_into : j->alloc_in;
+        j->stored = rt_store(into, j->store);
+        j->store_held = rt_held();
+        j->store_shared = rt_shared_held(into);
+        j->store_seen = 1;
     }
-    if (j->unstore != NULL)
-        rt_unstore(j->alloc_in, j->unstore);
+    if (j->alloc != 0)
+        door_alloc_run(j, 0xd0);
+    door_recv(j);
+    if (j->unstore != NULL) {
+        rt_shared *from = j->store_into != NULL ? j->store_into : j->alloc_in;
+        rt_unstore(from, j->unstore);
+        j->unstore_held = rt_held();
+        j->unstore_shared = rt_shared_held(from);
+        j->unstore_seen = 1;
+    }
     if (j->panic)
         rt_panic("prop: a panic inside a door");
+    door_region_close(j);
 }
 
 static void door_one(void *v, void *ctx)
@@ -205,14 +377,50 @@ static void door_read(const void *v, void *ctx)
     struct door_job *j = ctx;
     memcpy(j->seen, v, j->size_a);
     j->ran = 1;
+    door_enter(j);
+    door_region_open(j);
+    if (j->alloc != 0) /* from the task's block: an access changes nothing */
+        door_alloc_run(j, 0xd1);
+    door_recv(j);
     if (j->panic)
         rt_panic("prop: a panic inside an access");
+    door_region_close(j);
 }
 
 static void build(void *v, void *ctx)
 {
     struct build_ctx *b = ctx;
+    b->ran = 1;
+    b->held = rt_held();
+    b->budget = rt_budget();
+    b->nall = T.nsh; /* T is still: the interpreter runs this, or waits for it */
+    for (unsigned i = 0; i < T.nsh; i++)
+        b->poisoned_all[i] = rt_poisoned(T.sh[i].s);
+    if (b->s != NULL) { /* a rebuild: the handle is known */
+        b->poisoned = rt_poisoned(b->s);
+        b->shared_held = rt_shared_held(b->s);
+    }
     memset(v, b->pattern, b->size);
+    if (b->store != NULL) { /* D9: stored by the build, charged to the fresh block */
+        b->stored = rt_store(b->s, b->store);
+        b->store_held = rt_held();
+        b->store_shared = rt_shared_held(b->s);
+        b->store_seen = 1;
+        if (b->unstore) { /* D9: back to the task, off the fresh block */
+            rt_unstore(b->s, b->store);
+            b->unstore_held = rt_held();
+            b->unstore_shared = rt_shared_held(b->s);
+            b->unstore_seen = 1;
+        }
+    }
+    if (b->alloc != 0) {
+        size_t n = b->alloc - 1;
+        unsigned char *p = b->outside ? rt_alloc_outside(n) : rt_alloc(n);
+        memset(p, 0xb1, n);
+        b->alloc_task_held = rt_held();
+        b->alloc_shared_held = b->s != NULL ? rt_shared_held(b->s) : 0;
+        rt_free(p);
+    }
     if (b->panic)
         rt_panic("prop: a build that panics");
 }
@@ -273,7 +481,12 @@ static struct {
     int posted, replied, ended;
     rt_task *task;
     size_t held; /* the kid's rt_held() after its last command */
-} K = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0, 0, 0, NULL, 0};
+    size_t budget; /* its rt_budget() */
+    unsigned nsh; /* how many values it read rt_poisoned of */
+    uint8_t poisoned[MAX_SHARED];
+    size_t shared[MAX_SHARED];
+    int fresh; /* those reads are from the last operation: prop_task_check compares them */
+} K = {.lock = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
 static pthread_key_t kid_key;
 static pthread_once_t kid_once = PTHREAD_ONCE_INIT;
@@ -310,6 +523,13 @@ static void *kid_main(void *arg)
             return c->p;
         exec(c);
         c->held_after = rt_held(); /* saves prop_task_check a round trip */
+        c->budget_after = rt_budget();
+        for (unsigned i = 0; i < T.nsh; i++) /* T is still: the interpreter waits */
+            c->poisoned_after[i] = rt_poisoned(T.sh[i].s),
+            /* a lock a door left held would block the read for good:
+            ** prop_task_check reports that lock instead */
+            c->shared_after[i] = rt__shared_locked(T.sh[i].s) ? SIZE_MAX
+                                                               : rt_shared_held(T.sh[i].s);
         pthread_mutex_lock(&K.lock);
         K.replied = 1;
         pthread_cond_broadcast(&K.cv);
@@ -342,8 +562,14 @@ static int run_on(int who, struct cmd *c)
         pthread_cond_wait(&K.cv, &K.lock);
     ended = !K.replied;
     pthread_mutex_unlock(&K.lock);
-    if (!ended)
+    if (!ended) {
         K.held = c->held_after;
+        K.budget = c->budget_after;
+        K.nsh = T.nsh;
+        memcpy(K.poisoned, c->poisoned_after, sizeof K.poisoned);
+        memcpy(K.shared, c->shared_after, sizeof K.shared);
+        K.fresh = 1;
+    }
     return ended;
 }
 
@@ -983,6 +1209,11 @@ static int shared_check(const struct shared *sh, const char *why)
     return 0;
 }
 
+static size_t build_alloc(int who, const struct shared *sh);
+static int build_saw(const struct shared *sh, size_t task_held, size_t budget, int rebuild,
+                     const uint8_t *poisoned);
+static void poison_snapshot(uint8_t *pre);
+
 static int op_shared(const struct prop_op *op)
 {
     int who = cur();
@@ -1000,9 +1231,28 @@ static int op_shared(const struct prop_op *op)
     if (sh->supervised) {
         struct cmd c = {.kind = C_SUPERVISED, .skind = sh->owned ? RT_OWNED : RT_COPY,
                         .ctx = &sh->ctx, .block = sh->block};
-        sh->ctx = (struct build_ctx){sh->size, op->v, 0};
+        size_t held = T.t[who].held, budget = T.t[who].budget;
+        uint8_t pre[MAX_SHARED];
+        poison_snapshot(pre);
+        sh->build_bytes = (size_t)(op->sel >> 2) * 24; /* sel bits 2 to 7 */
+        sh->build_outside = (op->y >> 14) & 1;
+        sh->ctx = (struct build_ctx){.size = sh->size, .pattern = op->v,
+                                     .outside = sh->build_outside};
+        sh->ctx.alloc = build_alloc(who, sh);
+        if (who == KID && (op->y & 0x8000)) {
+            /* the first build panics: nothing is made, the fresh block goes
+            ** (the blocks the model counts stay as they were), the task ends */
+            int f;
+            sh->ctx.panic = 1;
+            f = run(KID, &c, 1, "rt_shared_supervised, its build panicking");
+            sh->ctx.panic = 0;
+            return f == FAILED || build_saw(sh, held, budget, 0, pre);
+        }
         RUN(who, &c, 0, "rt_shared_supervised");
         sh->s = c.r;
+        sh->ctx.s = sh->s; /* a rebuild's build reads the value through it */
+        if (build_saw(sh, held, budget, 0, pre))
+            return 1;
     } else {
         memset(init, op->v, sh->size);
         sh->s = rt_shared_new(sh->owned ? RT_OWNED : RT_COPY, sh->size, init, sh->block);
@@ -1012,51 +1262,414 @@ static int op_shared(const struct prop_op *op)
     return shared_check(sh, "a new shared value");
 }
 
-/* Before fn runs: RT_POISONED if a value is poisoned and not supervised;
-** else the poisoned supervised ones are rebuilt (fresh, then built). */
-static rt_status door_ready(struct shared **v, unsigned n)
+/* What build allocates (1 + its bytes), when the model can say it fits
+** where it allocates: the fresh block of an RT_OWNED value, the task's
+** block of an RT_COPY one (docs/poisoning.md); else 0, nothing. */
+static size_t build_alloc(int who, const struct shared *sh)
 {
+    size_t chunk = chunk_of(sh->build_bytes);
+
+    if (sh->build_bytes == 0)
+        return 0;
+    if (sh->build_outside) /* counted against the task, whatever the kind */
+        return fits_outside(who, sh->build_bytes) == 1 ? 1 + sh->build_bytes : 0;
+    if (sh->owned) /* the fresh block: the value, what build stored, then this */
+        return chunk <= shared_room(sh) ? 1 + sh->build_bytes : 0;
+    return fits(who, chunk) == 1 ? 1 + sh->build_bytes : 0;
+}
+
+/* Before fn runs: RT_POISONED if a value is poisoned and not supervised;
+** else the poisoned supervised ones are rebuilt (fresh, then built), in
+** lock order (values made earlier first), and rebuilt[i] says which. With
+** `store` (1 + a selector), the first rebuild of an RT_OWNED value stores
+** the task's outside value selected, when the fresh block takes it. */
+static rt_status door_ready(int who, struct shared **v, unsigned n, int *rebuilt,
+                            unsigned store, int unstore)
+{
+    struct task *t = &T.t[who];
+    unsigned order[2] = {0, 1};
+
+    if (n == 2 && v[1] < v[0])
+        order[0] = 1, order[1] = 0;
+    for (unsigned i = 0; i < n; i++) {
+        rebuilt[i] = 0;
+        v[i]->build_in = (struct val){0};
+        v[i]->ctx.store = NULL;
+        v[i]->ctx.unstore = 0;
+    }
     for (unsigned i = 0; i < n; i++)
         if (v[i]->poisoned && !v[i]->supervised)
             return RT_POISONED;
-    for (unsigned i = 0; i < n; i++)
-        if (v[i]->poisoned) {
-            v[i]->poisoned = 0;
-            v[i]->value = v[i]->ctx.pattern;
-            stored_drop(v[i]);
+    for (unsigned o = 0; o < n; o++) {
+        struct shared *sh = v[order[o]];
+        if (!sh->poisoned)
+            continue;
+        sh->poisoned = 0;
+        sh->value = sh->ctx.pattern;
+        stored_drop(sh);
+        if (store != 0 && sh->owned && t->nout != 0) {
+            unsigned k = (store - 1) % t->nout;
+            if (t->out[k].n <= shared_room(sh)) {
+                sh->build_in = t->out[k];
+                sh->ctx.store = t->out[k].p;
+                sh->ctx.unstore = unstore; /* then back: the task's as before */
+                if (!unstore) {
+                    val_drop(t->out, &t->nout, k);
+                    t->held -= sh->build_in.n;
+                    sh->stored[sh->nstored++] = sh->build_in;
+                }
+            }
+            store = 0; /* the first rebuild only */
         }
+        sh->ctx.alloc = build_alloc(who, sh);
+        sh->ctx.ran = 0;
+        sh->ctx.store_seen = sh->ctx.unstore_seen = 0;
+        rebuilt[order[o]] = 1;
+    }
     return RT_OK;
 }
 
-/* A door allocation of `alloc` (1 + bytes, 0: none) in a door whose
-** allocations use owned's block (NULL: the task's): 1 if it fits for sure,
-** -1 if it must panic, 0 if the model cannot say. */
-static int door_fits(int who, const struct shared *owned, size_t alloc)
+/* What build saw against the model: the task's count as it was before
+** the door (an allocation in an RT_OWNED value's build goes to the fresh
+** block, in an RT_COPY one's to the task's), the task's budget; in a
+** rebuild, the value still poisoned (until build returns: a build that
+** panics leaves it poisoned) and its fresh block holding the value alone. */
+static int build_saw(const struct shared *sh, size_t task_held, size_t budget, int rebuild,
+                     const uint8_t *poisoned)
 {
-    if (alloc == 0)
-        return 1;
-    if (owned != NULL)
-        return chunk_of(alloc - 1) > shared_room(owned) ? -1 : 1;
-    return fits(who, chunk_of(alloc - 1));
+    const struct build_ctx *b = &sh->ctx;
+    unsigned i = (unsigned)(sh - T.sh);
+    size_t chunk = b->alloc == 0 ? 0 : b->outside ? b->alloc - 1 : chunk_of(b->alloc - 1);
+    int in_task = b->outside || !sh->owned; /* where the allocation counts */
+    const char *what = rebuild ? "rebuild" : "first build";
+    size_t in = b->store != NULL ? sh->build_in.n : 0;
+    size_t kept = b->unstore ? 0 : in; /* what is still stored when build allocates */
+
+    if (!b->ran)
+        return prop_fail("shared value %u: its %s did not run", i, what);
+    if (b->held != task_held || b->budget != budget)
+        return prop_fail("inside the %s of shared value %u, rt_held() is %zu and rt_budget() "
+                         "%zu, the model %zu and %zu (the task's)", what, i, b->held, b->budget,
+                         task_held, budget);
+    if (rebuild && !b->poisoned)
+        return prop_fail("inside the rebuild of shared value %u, rt_poisoned() is false, the "
+                         "model: poisoned until build returns", i);
+    if (rebuild && b->shared_held != chunk_of(sh->size))
+        return prop_fail("inside the rebuild of shared value %u, rt_shared_held() is %zu, the "
+                         "model %zu (a fresh block: the value alone)", i, b->shared_held,
+                         chunk_of(sh->size));
+    if (b->store != NULL && (!b->store_seen || b->stored != RT_OK ||
+                             b->store_held != task_held - in ||
+                             b->store_shared != chunk_of(sh->size) + in))
+        return prop_fail("inside the rebuild of shared value %u, rt_store of %zu bytes gives %d; "
+                         "after it the task holds %zu and the fresh block %zu, the model "
+                         "RT_OK, %zu and %zu", i, in, (int)b->stored, b->store_held,
+                         b->store_shared, task_held - in, chunk_of(sh->size) + in);
+    if (b->store != NULL && b->unstore &&
+        (!b->unstore_seen || b->unstore_held != task_held ||
+         b->unstore_shared != chunk_of(sh->size)))
+        return prop_fail("inside the rebuild of shared value %u, after unstoring the %zu bytes "
+                         "it stored, the task holds %zu and the fresh block %zu, the model %zu "
+                         "and %zu", i, in, b->unstore_held, b->unstore_shared, task_held,
+                         chunk_of(sh->size));
+    if (b->alloc != 0 && b->alloc_task_held != task_held - kept + (in_task ? chunk : 0))
+        return prop_fail("inside the %s of shared value %u, with a %zu-byte %s live, the task "
+                         "holds %zu, the model %zu (it counts against %s)", what, i,
+                         b->alloc - 1, b->outside ? "outside value" : "allocation",
+                         b->alloc_task_held, task_held - kept + (in_task ? chunk : 0),
+                         in_task ? "the task" : "the fresh block");
+    if (rebuild && b->alloc != 0 &&
+        b->alloc_shared_held != chunk_of(sh->size) + kept + (in_task ? 0 : chunk))
+        return prop_fail("inside the rebuild of shared value %u, with a %zu-byte allocation "
+                         "live, its block holds %zu, the model %zu", i, b->alloc - 1,
+                         b->alloc_shared_held, chunk_of(sh->size) + kept + (in_task ? 0 : chunk));
+    for (unsigned k = 0; k < b->nall; k++)
+        if (b->poisoned_all[k] != poisoned[k])
+            return prop_fail("inside the %s of shared value %u, rt_poisoned() of shared value %u "
+                             "is %d, the model %d", what, i, k, b->poisoned_all[k], poisoned[k]);
+    return 0;
 }
 
-/* What the door saw with its allocation live: the task's count unchanged
-** in a value's block, up by the chunk in the task's. */
-static int door_saw(int who, const struct shared *owned, const struct door_job *j)
+/* The rebuilds of a door, in lock order, each seeing the task's count
+** less what an earlier one stored. */
+static int builds_saw(struct shared **v, unsigned n, const int *rebuilt, size_t task_held,
+                      size_t budget, const uint8_t *pre)
 {
-    size_t chunk = chunk_of(j->alloc - 1), want;
+    unsigned order[2] = {0, 1};
+    uint8_t poisoned[MAX_SHARED];
 
-    if (j->alloc == 0 || !j->ran)
+    memcpy(poisoned, pre, sizeof poisoned); /* as they were before the door */
+    if (n == 2 && v[1] < v[0])
+        order[0] = 1, order[1] = 0;
+    for (unsigned o = 0; o < n; o++) {
+        const struct shared *sh = v[order[o]];
+        if (!rebuilt[order[o]])
+            continue;
+        if (build_saw(sh, task_held, budget, 1, poisoned))
+            return 1;
+        poisoned[sh - T.sh] = 0; /* rebuilt: the next build sees it so */
+        task_held -= sh->ctx.store != NULL && !sh->ctx.unstore ? sh->build_in.n : 0;
+    }
+    return 0;
+}
+
+/* rt_poisoned() of every value as the model has it now. */
+static void poison_snapshot(uint8_t *pre)
+{
+    memset(pre, 0, MAX_SHARED);
+    for (unsigned i = 0; i < T.nsh; i++)
+        pre[i] = T.sh[i].poisoned != 0;
+}
+
+/* What fn must read as it enters a door on v[0..n): the model's answers. */
+struct entry {
+    size_t held, budget, shared[2];
+    uint8_t poisoned[MAX_SHARED];
+};
+
+/* The answers, taken once door_ready has run; and the job told which
+** values to read. */
+static void entry_expect(struct entry *e, struct door_job *j, int who, struct shared **v,
+                         unsigned n)
+{
+    e->held = T.t[who].held;
+    e->budget = T.t[who].budget;
+    for (unsigned i = 0; i < T.nsh; i++) {
+        e->poisoned[i] = T.sh[i].poisoned != 0;
+        j->all[i] = T.sh[i].s;
+    }
+    j->nall = T.nsh;
+    for (unsigned k = 0; k < 2; k++) {
+        e->shared[k] = k < n ? shared_held(v[k]) : 0;
+        j->door_vals[k] = k < n ? v[k]->s : NULL;
+    }
+}
+
+static int entry_check(const struct entry *e, const struct door_job *j, const char *door)
+{
+    if (!j->entered)
         return 0;
-    want = T.t[who].held + (owned != NULL ? 0 : chunk);
-    if (j->task_held != want)
-        return prop_fail("inside the door, with a %zu-byte allocation live, %s holds %zu bytes, "
-                         "the model %zu (the allocation must come from %s)", j->alloc - 1,
-                         who_name[who], j->task_held, want,
-                         owned != NULL ? "the value's block" : "the task's block");
-    if (owned != NULL && j->shared_held != shared_held(owned) + chunk)
-        return prop_fail("inside the door, the value's block holds %zu bytes, the model %zu",
-                         j->shared_held, shared_held(owned) + chunk);
+    if (j->in_held != e->held || j->in_budget != e->budget)
+        return prop_fail("entering %s's fn, rt_held() is %zu and rt_budget() %zu, the model "
+                         "%zu and %zu", door, j->in_held, j->in_budget, e->held, e->budget);
+    for (unsigned i = 0; i < j->nall; i++)
+        if (j->in_poisoned[i] != e->poisoned[i])
+            return prop_fail("entering %s's fn, rt_poisoned() of shared value %u is %d, the "
+                             "model %d", door, i, j->in_poisoned[i], e->poisoned[i]);
+    for (unsigned k = 0; k < 2; k++)
+        if (j->door_vals[k] != NULL && j->in_shared[k] != e->shared[k])
+            return prop_fail("entering %s's fn, rt_shared_held() of its value %c is %zu, the "
+                             "model %zu", door, k == 0 ? 'a' : 'b', j->in_shared[k],
+                             e->shared[k]);
+    return 0;
+}
+
+/* The door's allocation (1 + bytes in j->alloc, 0: none) as y bits 12 to
+** 15 make it: bit 15 an outside value (bit 13: made by rt_clone_outside),
+** bit 14 grown to 2n + 1 bytes with rt_realloc (outside values only), bit
+** 12 given away with rt_hand_over and free(). With it live, the task's
+** count is up by *task and owned's block's by *value: an outside value
+** counts against the task in any door; a block value against the value's
+** block in a door of an RT_OWNED value (owned), else the task's. Returns 1
+** if it fits for sure, -1 if it must panic, 0 if the model cannot say. */
+static int door_alloc(int who, const struct shared *owned, struct door_job *j, uint16_t y,
+                      size_t *task, size_t *value)
+{
+    size_t n = j->alloc - 1;
+
+    *task = *value = 0;
+    if (j->alloc == 0)
+        return 1;
+    j->outside = (y >> 15) & 1;
+    j->hand = (y >> 12) & 1; /* a block value: its hand-over is refused */
+    if (j->outside) {
+        j->clone = (y >> 13) & 1;
+        j->grow = (y >> 14) & 1;
+        j->hand = (y >> 12) & 1;
+        *task = j->grow ? 2 * n + 1 : n;
+        return fits_outside(who, *task);
+    }
+    if (owned != NULL) { /* the value's block: the value, then this at its top */
+        /* grown in place only when the larger chunk fits: a growth that
+        ** panicked would leave the smaller one in the poisoned block */
+        j->grow = (y >> 14) & 1 && chunk_of(2 * n + 1) <= shared_room(owned);
+        *value = chunk_of(j->grow ? 2 * n + 1 : n);
+        return *value > shared_room(owned) ? -1 : 1;
+    }
+    *task = chunk_of(n);
+    return fits(who, *task);
+}
+
+/* x bit 15: fn works in a region of x % 4096 bytes of v, on the spawned
+** task; its chunk is watched if the door is to panic. */
+static void door_region(struct door_job *j, int who, const struct prop_op *op, int panics)
+{
+    j->region = who == KID && (op->x & 0x8000);
+    j->region_bytes = op->x % 4096;
+    j->region_fill = op->v;
+    j->region_watch = panics;
+}
+
+static int door_region_check(const struct door_job *j, const char *door)
+{
+    if (j->ran && j->region && j->region_bad)
+        return prop_fail("inside %s's fn, a region's allocation of %zu bytes is not at its base, "
+                         "or does not read its fill 0x%02x", door, j->region_bytes,
+                         j->region_fill);
+    return 0;
+}
+
+/* x bit 12: fn opens a door (rt_get) on the value made right after the
+** last of the door's values, unless that one is poisoned and supervised
+** (a rebuild there is the rebuilds' part): RT_OK and its bytes, or
+** RT_POISONED. The model's answer goes in *want. */
+static struct shared *door_nested(struct door_job *j, const struct prop_op *op, unsigned last,
+                                  rt_status *want)
+{
+    struct shared *n;
+
+    if (!(op->x & 0x1000) || last + 1 >= T.nsh)
+        return NULL;
+    n = &T.sh[last + 1];
+    if (n->poisoned && n->supervised)
+        return NULL;
+    j->nested = n->s;
+    *want = n->poisoned ? RT_POISONED : RT_OK;
+    return n;
+}
+
+static int door_nested_check(const struct door_job *j, const struct shared *n, rt_status want,
+                             int f, const char *door)
+{
+    if (n == NULL || f != ANSWERED || !j->ran)
+        return 0;
+    if (j->nested_st != want)
+        return prop_fail("inside %s's fn, rt_get of shared value %u (made later) gives %d, the "
+                         "model %d", door, (unsigned)(n - T.sh), (int)j->nested_st, (int)want);
+    if (want == RT_OK && !reads(j->nested_seen, n->size, n->value))
+        return prop_fail("inside %s's fn, rt_get of shared value %u reads bytes other than its "
+                         "0x%02x", door, (unsigned)(n - T.sh), n->value);
+    return 0;
+}
+
+/* No allocation in the door after all. */
+static void door_alloc_none(struct door_job *j, size_t *task, size_t *value)
+{
+    j->alloc = 0;
+    j->outside = j->clone = j->grow = j->hand = 0;
+    *task = *value = 0;
+}
+
+/* A door's channel work: x bit 14, the door's outside value sent on
+** channel 0 (not when it is full and open: the send would block); x bit
+** 13, a value received from channel 1 (not when it is empty and open). */
+struct door_chan {
+    struct chan *sch, *rch;
+    int send;          /* the send goes in (else: closed, RT_CLOSED) */
+    int recv;          /* a value is received (else: closed and empty, NULL) */
+    int recv_panics;   /* it does not fit the task: panics, stays at the head */
+    size_t sent_n;
+    uint8_t fill;
+    struct item it;    /* what is received */
+    size_t extra;      /* what the two add to the task's count in the door */
+    size_t pre_recv;   /* the task's count just before the receive */
+    size_t recv_delta; /* what the receive adds to it */
+};
+
+/* Plans them, before the door runs, unless something earlier in fn
+** panics; moves the model's counts and queues as fn will. Returns whether
+** the receive panics. */
+static int door_chan_plan(int who, const struct prop_op *op, struct door_job *j,
+                          struct door_chan *dc, uint8_t fill, int earlier_panic)
+{
+    struct task *t = &T.t[who];
+
+    memset(dc, 0, sizeof *dc);
+    if (earlier_panic)
+        return 0;
+    if ((op->x & 0x4000) && j->alloc != 0 && !j->outside) {
+        struct chan *ch = chan_pick(0);
+        if (!ch->closed && ch->count < ch->cap)
+            j->send_on = ch->c; /* a block value: RT_REFUSED, nothing sent */
+    } else if ((op->x & 0x4000) && j->alloc != 0 && j->outside) {
+        struct chan *ch = chan_pick(0);
+        if (ch->closed || ch->count < ch->cap) {
+            j->send_on = ch->c;
+            dc->sch = ch;
+            dc->send = !ch->closed;
+            dc->sent_n = j->grow ? 2 * (j->alloc - 1) + 1 : j->alloc - 1;
+            dc->fill = fill;
+            if (dc->send) {
+                t->held += dc->sent_n; /* in flight: still the sender's */
+                dc->extra += dc->sent_n;
+            }
+        }
+    }
+    dc->pre_recv = t->held;
+    if (op->x & 0x2000) {
+        struct chan *ch = chan_pick(1);
+        if (ch->count == 0) {
+            if (ch->closed) {
+                j->recv_on = ch->c;
+                dc->rch = ch;
+            }
+        } else if (t->nout < MAX_OUTS) {
+            int fo = fits_outside(who, ch->q[ch->head].n);
+            if (fo == 1 || (fo < 0 && who == KID)) {
+                dc->it = ch->q[ch->head];
+                j->recv_on = ch->c;
+                j->got_bytes = dc->it.n;
+                j->got_fill = dc->it.fill;
+                dc->rch = ch;
+                dc->recv = 1;
+                dc->recv_panics = fo < 0; /* the value stays at the head */
+                if (!dc->recv_panics) {
+                    ch->head = (ch->head + 1) % QUEUE_MAX;
+                    ch->count--;
+                    if (dc->it.sender != ENDED)
+                        T.t[dc->it.sender].held -= dc->it.n;
+                    out_add(who, dc->it.p, dc->it.n, dc->it.fill);
+                    /* it moves to the task's count, unless the task sent it */
+                    dc->recv_delta = dc->it.sender == who ? 0 : dc->it.n;
+                    dc->extra += dc->recv_delta;
+                }
+            }
+        }
+    }
+    return dc->recv_panics;
+}
+
+/* After the door: the value sent is queued (counting against nobody if
+** its sender panicked meanwhile); what fn saw is the model's. */
+static int door_chan_done(int who, int f, const struct door_job *j, const struct door_chan *dc,
+                          size_t held_before_recv, const char *door)
+{
+    if (f == ANSWERED && j->ran && j->refused_bad)
+        return prop_fail("inside %s's fn, a block value was not refused by rt_hand_over (NULL, "
+                         "EINVAL) or rt_send (RT_REFUSED)", door);
+    if (dc->sch != NULL && dc->send) {
+        if (j->sent == NULL || (f == ANSWERED && j->send_st != RT_OK))
+            return prop_fail("inside %s's fn, rt_send of the door's outside value gives %d, "
+                             "the model RT_OK", door, (int)j->send_st);
+        dc->sch->q[(dc->sch->head + dc->sch->count++) % QUEUE_MAX] =
+            (struct item){j->sent, dc->sent_n, dc->fill, f == PANICKED ? ENDED : who};
+    } else if (dc->sch != NULL && f == ANSWERED && j->send_st != RT_CLOSED) {
+        return prop_fail("inside %s's fn, rt_send on a closed channel gives %d, not RT_CLOSED",
+                         door, (int)j->send_st);
+    }
+    if (dc->rch != NULL && f == ANSWERED && !dc->recv_panics) {
+        if (j->got != (dc->recv ? (void *)dc->it.p : NULL))
+            return prop_fail("inside %s's fn, rt_recv gives %p, the model %p", door, j->got,
+                             dc->recv ? (void *)dc->it.p : NULL);
+        if (j->got_bad)
+            return prop_fail("inside %s's fn, the value received does not read its fill 0x%02x",
+                             door, j->got_fill);
+        if (dc->recv && j->recv_held != held_before_recv + dc->recv_delta)
+            return prop_fail("inside %s's fn, with a %zu-byte value received, the task holds "
+                             "%zu, the model %zu", door, dc->it.n, j->recv_held,
+                             held_before_recv + dc->recv_delta);
+    }
+    (void)who;
     return 0;
 }
 
@@ -1070,8 +1683,13 @@ static int op_update(const struct prop_op *op)
     struct shared *sh, *v[1];
     struct cmd c = {.kind = C_UPDATE};
     struct val in = {0}, back = {0};
-    size_t want_task = 0, want_shared = 0;
-    rt_status want;
+    size_t want_task = 0, want_shared = 0, held0, budget0, dt, dv;
+    int rebuilt[1];
+    struct entry e;
+    struct door_chan dc;
+    uint8_t pre[MAX_SHARED];
+    struct shared *nested;
+    rt_status want, nested_want = RT_OK;
 
     if (T.nsh == 0)
         return 0;
@@ -1082,12 +1700,23 @@ static int op_update(const struct prop_op *op)
     if (sh->poisoned && sh->supervised && kid && (op->y & 2)) {
         /* The rebuild's build panics: its fresh block goes, the value
         ** stays poisoned as it was, the task ends. */
+        size_t held = t->held, budget = t->budget;
+        uint8_t pre[MAX_SHARED];
+        poison_snapshot(pre);
         sh->ctx.panic = 1;
+        sh->ctx.alloc = build_alloc(KID, sh);
+        sh->ctx.ran = 0;
+        sh->ctx.store = NULL;
+        sh->ctx.unstore = 0;
         f = run(KID, &c, 1, "rt_update, in a build");
         sh->ctx.panic = 0;
-        return f == FAILED;
+        return f == FAILED || build_saw(sh, held, budget, 1, pre);
     }
-    want = door_ready(v, 1);
+    held0 = t->held; /* as the rebuilds find it */
+    budget0 = t->budget;
+    poison_snapshot(pre);
+    want = door_ready(who, v, 1, rebuilt, (op->y & 4) ? 1u + (op->y >> 4) : 0u, (op->y & 8) != 0);
+    entry_expect(&e, &c.job, who, v, 1);
     if (want == RT_OK && sh->owned) {
         c.job.alloc_in = sh->s;
         if ((op->y & 4) && t->nout != 0 && sh->nstored < MAX_STORED) {
@@ -1102,12 +1731,13 @@ static int op_update(const struct prop_op *op)
         t->held -= in.n;
         sh->stored[sh->nstored++] = in;
     }
-    f = door_fits(who, sh->owned ? sh : NULL, c.job.alloc);
+    f = door_alloc(who, sh->owned ? sh : NULL, &c.job, op->y, &dt, &dv);
     if (f == 0 || (f < 0 && !kid) || panics)
-        c.job.alloc = 0, f = 1;
+        door_alloc_none(&c.job, &dt, &dv), f = 1;
     panics = panics || (want == RT_OK && f < 0);
-    want_task = t->held + (c.job.alloc != 0 && !sh->owned ? chunk_of(c.job.alloc - 1) : 0);
-    want_shared = shared_held(sh) + (c.job.alloc != 0 && sh->owned ? chunk_of(c.job.alloc - 1) : 0);
+    want_task = t->held + dt;
+    want_shared = shared_held(sh) + dv;
+    panics = door_chan_plan(who, op, &c.job, &dc, 0xd0, panics || want != RT_OK) || panics;
     if (!panics && want == RT_OK && sh->owned && (op->y & 8) && sh->nstored != 0 &&
         t->nout < MAX_OUTS) {
         unsigned k = (op->y >> 4) % sh->nstored;
@@ -1123,9 +1753,31 @@ static int op_update(const struct prop_op *op)
         }
     }
     panics = want == RT_OK && (panics || c.job.panic);
+    door_region(&c.job, who, op, panics);
+    nested = door_nested(&c.job, op, (unsigned)(sh - T.sh), &nested_want);
     f = run(who, &c, panics, "rt_update");
     if (f == FAILED)
         return 1;
+    if (entry_check(&e, &c.job, "rt_update") || builds_saw(v, 1, rebuilt, held0, budget0, pre) ||
+        door_region_check(&c.job, "rt_update") ||
+        door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_update") ||
+        door_nested_check(&c.job, nested, nested_want, f, "rt_update"))
+        return 1;
+    if (c.job.store_seen && c.job.stored == RT_OK &&
+        (c.job.store_held != e.held - in.n || c.job.store_shared != e.shared[0] + in.n))
+        return prop_fail("inside rt_update's fn, after storing %zu bytes, the task holds %zu "
+                         "and the value's block %zu, the model %zu and %zu", in.n,
+                         c.job.store_held, c.job.store_shared, e.held - in.n,
+                         e.shared[0] + in.n);
+    if (c.job.unstore_seen) {
+        size_t moved = c.job.store_seen ? in.n : 0;
+        if (c.job.unstore_held != e.held - moved + dc.extra + back.n ||
+            c.job.unstore_shared != e.shared[0] + moved - back.n)
+            return prop_fail("inside rt_update's fn, after unstoring %zu bytes, the task holds "
+                             "%zu and the value's block %zu, the model %zu and %zu", back.n,
+                             c.job.unstore_held, c.job.unstore_shared,
+                             e.held - moved + dc.extra + back.n, e.shared[0] + moved - back.n);
+    }
     if (want == RT_OK && sh->owned) { /* in place: what fn wrote stays */
         sh->value = op->v;
         sh->poisoned = panics;
@@ -1142,11 +1794,15 @@ static int op_update(const struct prop_op *op)
         return prop_fail("rt_store of outside value %p gives %d, not RT_OK", c.job.store,
                          (int)c.job.stored);
     if (c.job.alloc != 0 && c.job.ran) {
+        if (c.job.clone_bad)
+            return prop_fail("inside rt_update's fn, a clone, or a value grown, does not "
+                             "read what it held");
         if (c.job.task_held != want_task)
-            return prop_fail("inside the door, with a %zu-byte allocation live, %s holds %zu "
-                             "bytes, the model %zu (the allocation must come from %s)",
-                             c.job.alloc - 1, who_name[who], c.job.task_held, want_task,
-                             sh->owned ? "the value's block" : "the task's block");
+            return prop_fail("inside the door, with a %zu-byte %s live, %s holds %zu "
+                             "bytes, the model %zu (it must count against %s)",
+                             c.job.alloc - 1, c.job.outside ? "outside value" : "allocation",
+                             who_name[who], c.job.task_held, want_task,
+                             sh->owned && !c.job.outside ? "the value's block" : "the task");
         if (sh->owned && c.job.shared_held != want_shared)
             return prop_fail("inside the door, the value's block holds %zu bytes, the model %zu",
                              c.job.shared_held, want_shared);
@@ -1155,14 +1811,27 @@ static int op_update(const struct prop_op *op)
            shared_check(sh, "after rt_update");
 }
 
-/* rt_update_all over two values (y bit 0: fn panics). */
+/* rt_update_all over two values: fn writes v and ~v, stores an outside
+** value of the task into the value whose block the door allocates from (y
+** bit 2; a's if a is RT_OWNED, else b's), allocates in the door, unstores
+** a stored value (y bit 3), panics (y bit 0); y bit 1: the build of the
+** first value the door rebuilds (in lock order) panics. */
 static int op_update_all(const struct prop_op *op)
 {
-    int who = cur(), kid = who == KID, f, panics, copies;
-    struct shared *v[2], *owned;
+    int who = cur(), kid = who == KID, f, panics, copies, store_panics = 0;
+    struct task *t = &T.t[who];
+    struct shared *v[2], *owned, *into;
     struct cmd c = {.kind = C_UPDATE_ALL};
+    struct val in = {0}, back = {0};
     unsigned a, b;
     rt_status want;
+    int rebuilt[2];
+    struct entry e;
+    size_t held0, budget0, want_task, want_shared, dt, dv;
+    struct door_chan dc;
+    uint8_t pre[MAX_SHARED];
+    struct shared *nested;
+    rt_status nested_want = RT_OK;
 
     if (T.nsh < 2)
         return 0;
@@ -1175,17 +1844,99 @@ static int op_update_all(const struct prop_op *op)
     c.job = (struct door_job){.size_a = v[0]->size, .size_b = v[1]->size, .va = op->v,
                               .vb = (uint8_t)~op->v, .alloc = op->x % 4096,
                               .panic = kid && (op->y & 1)};
-    want = door_ready(v, 2);
+    if (kid && (op->y & 2) && !(v[0]->poisoned && !v[0]->supervised) &&
+        !(v[1]->poisoned && !v[1]->supervised) && (v[0]->poisoned || v[1]->poisoned)) {
+        /* The first rebuild (values made earlier are locked, so rebuilt,
+        ** first) panics: its fresh block goes, nothing else changes. */
+        struct shared *first = v[0]->poisoned && (!v[1]->poisoned || a < b) ? v[0] : v[1];
+        size_t held = t->held, budget = t->budget;
+        uint8_t pre[MAX_SHARED];
+        poison_snapshot(pre);
+        first->ctx.panic = 1;
+        first->ctx.alloc = build_alloc(KID, first);
+        first->ctx.ran = 0;
+        first->ctx.store = NULL;
+        first->ctx.unstore = 0;
+        f = run(KID, &c, 1, "rt_update_all, in a build");
+        first->ctx.panic = 0;
+        return f == FAILED || build_saw(first, held, budget, 1, pre);
+    }
+    held0 = t->held; /* as the rebuilds find it */
+    budget0 = t->budget;
+    poison_snapshot(pre);
+    want = door_ready(who, v, 2, rebuilt, (op->y & 4) ? 1u + (op->y >> 4) : 0u, (op->y & 8) != 0);
+    entry_expect(&e, &c.job, who, v, 2);
     copies = !v[0]->owned && !v[1]->owned;
     owned = copies ? NULL : v[0]->owned ? v[0] : v[1]; /* a's block if a is RT_OWNED */
     c.job.alloc_in = owned != NULL ? owned->s : NULL;
-    f = door_fits(who, owned, c.job.alloc);
-    if (f == 0 || (f < 0 && !kid))
-        c.job.alloc = 0, f = 1;
-    panics = want == RT_OK && (f < 0 || c.job.panic);
+    /* stores go into the value whose block the door uses; with y bit 11
+    ** and both RT_OWNED, into the other one */
+    into = owned;
+    if (owned != NULL && v[0]->owned && v[1]->owned && (op->y & 0x800)) {
+        into = owned == v[0] ? v[1] : v[0];
+        c.job.store_into = into->s;
+    }
+    if (want == RT_OK && into != NULL && (op->y & 4) && t->nout != 0 &&
+        into->nstored < MAX_STORED) {
+        unsigned k = (op->y >> 4) % t->nout;
+        in = t->out[k];
+        if (in.n <= shared_room(into) || kid)
+            c.job.store = in.p;
+        store_panics = in.n > shared_room(into) && kid;
+        if (c.job.store != NULL && !store_panics) { /* the model stores it, as fn will */
+            val_drop(t->out, &t->nout, k);
+            t->held -= in.n;
+            into->stored[into->nstored++] = in;
+        }
+    }
+    f = door_alloc(who, owned, &c.job, op->y, &dt, &dv);
+    if (f == 0 || (f < 0 && !kid) || store_panics)
+        door_alloc_none(&c.job, &dt, &dv), f = 1;
+    panics = store_panics || (want == RT_OK && f < 0);
+    want_task = t->held + dt;
+    want_shared = owned == NULL ? 0 : shared_held(owned) + dv;
+    panics = door_chan_plan(who, op, &c.job, &dc, 0xd0, panics || want != RT_OK) || panics;
+    if (!panics && want == RT_OK && into != NULL && (op->y & 8) && into->nstored != 0 &&
+        t->nout < MAX_OUTS) {
+        unsigned k = (op->y >> 4) % into->nstored;
+        back = into->stored[k];
+        if (fits_outside(who, back.n) == 1 || kid) {
+            c.job.unstore = back.p;
+            if (back.n > room(t)) {
+                panics = 1; /* the value stays stored */
+            } else {
+                into->stored[k] = into->stored[--into->nstored];
+                out_add(who, back.p, back.n, back.fill);
+            }
+        }
+    }
+    panics = want == RT_OK && (panics || c.job.panic);
+    door_region(&c.job, who, op, panics);
+    nested = door_nested(&c.job, op, a > b ? a : b, &nested_want);
     f = run(who, &c, panics, "rt_update_all");
     if (f == FAILED)
         return 1;
+    if (entry_check(&e, &c.job, "rt_update_all") ||
+        builds_saw(v, 2, rebuilt, held0, budget0, pre) ||
+        door_region_check(&c.job, "rt_update_all") ||
+        door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_update_all") ||
+        door_nested_check(&c.job, nested, nested_want, f, "rt_update_all"))
+        return 1;
+    if (owned != NULL) {
+        size_t sh0 = e.shared[into == v[0] ? 0 : 1], moved = c.job.store_seen ? in.n : 0;
+        if (c.job.store_seen && c.job.stored == RT_OK &&
+            (c.job.store_held != e.held - in.n || c.job.store_shared != sh0 + in.n))
+            return prop_fail("inside rt_update_all's fn, after storing %zu bytes, the task "
+                             "holds %zu and the value's block %zu, the model %zu and %zu",
+                             in.n, c.job.store_held, c.job.store_shared, e.held - in.n,
+                             sh0 + in.n);
+        if (c.job.unstore_seen && (c.job.unstore_held != e.held - moved + dc.extra + back.n ||
+                                   c.job.unstore_shared != sh0 + moved - back.n))
+            return prop_fail("inside rt_update_all's fn, after unstoring %zu bytes, the task "
+                             "holds %zu and the value's block %zu, the model %zu and %zu",
+                             back.n, c.job.unstore_held, c.job.unstore_shared,
+                             e.held - moved + dc.extra + back.n, sh0 + moved - back.n);
+    }
     if (want == RT_OK && (!copies || !panics)) {
         v[0]->value = op->v;
         v[1]->value = (uint8_t)~op->v;
@@ -1198,8 +1949,25 @@ static int op_update_all(const struct prop_op *op)
         return prop_fail("rt_update_all of shared values %u and %u gives %d%s, the model "
                          "expects %d", a, b, (int)c.st, c.job.ran ? " having run fn" : "",
                          (int)want);
-    return door_saw(who, owned, &c.job) || shared_check(v[0], "after rt_update_all") ||
-           shared_check(v[1], "after rt_update_all");
+    if (c.job.store != NULL && c.job.stored != RT_OK)
+        return prop_fail("rt_store of outside value %p in rt_update_all gives %d, not RT_OK",
+                         c.job.store, (int)c.job.stored);
+    if (c.job.alloc != 0 && c.job.ran) {
+        if (c.job.clone_bad)
+            return prop_fail("inside rt_update_all's fn, a clone, or a value grown, does not "
+                             "read what it held");
+        if (c.job.task_held != want_task)
+            return prop_fail("inside rt_update_all's door, with a %zu-byte %s live, %s "
+                             "holds %zu bytes, the model %zu (it must count against %s)",
+                             c.job.alloc - 1, c.job.outside ? "outside value" : "allocation",
+                             who_name[who], c.job.task_held, want_task,
+                             owned != NULL && !c.job.outside ? "the value's block" : "the task");
+        if (owned != NULL && c.job.shared_held != want_shared)
+            return prop_fail("inside rt_update_all's door, the value's block holds %zu bytes, "
+                             "the model %zu", c.job.shared_held, want_shared);
+    }
+    return prop_watch_verify("a value stored into a value rebuilt") ||
+           shared_check(v[0], "after rt_update_all") || shared_check(v[1], "after rt_update_all");
 }
 
 /* rt_access (y bit 0: fn panics) and rt_get: they read, and poison nothing. */
@@ -1209,16 +1977,41 @@ static int op_read(const struct prop_op *op, int get)
     struct shared *sh, *v[1];
     struct cmd c = {.kind = get ? C_GET : C_ACCESS};
     rt_status want;
+    int rebuilt[1];
+    struct entry e;
+    size_t held0, budget0, dt, dv;
+    struct door_chan dc = {0};
+    uint8_t pre[MAX_SHARED];
+    struct shared *nested = NULL;
+    rt_status nested_want = RT_OK;
 
     if (T.nsh == 0)
         return 0;
     sh = v[0] = &T.sh[op->sel % T.nsh];
     c.a = sh->s;
-    c.job = (struct door_job){.size_a = sh->size, .panic = !get && who == KID && (op->y & 1)};
-    want = door_ready(v, 1);
-    panics = want == RT_OK && c.job.panic;
+    c.job = (struct door_job){.size_a = sh->size, .panic = !get && who == KID && (op->y & 1),
+                              .alloc = get ? 0 : op->x % 4096};
+    held0 = T.t[who].held;
+    budget0 = T.t[who].budget;
+    poison_snapshot(pre);
+    want = door_ready(who, v, 1, rebuilt, 0, 0);
+    entry_expect(&e, &c.job, who, v, 1);
+    f = door_alloc(who, NULL, &c.job, op->y, &dt, &dv);
+    if (f == 0 || (f < 0 && who != KID))
+        door_alloc_none(&c.job, &dt, &dv), f = 1;
+    panics = !get && door_chan_plan(who, op, &c.job, &dc, 0xd1, f < 0 || want != RT_OK);
+    panics = want == RT_OK && (f < 0 || panics || c.job.panic);
+    if (!get) {
+        door_region(&c.job, who, op, panics);
+        nested = door_nested(&c.job, op, (unsigned)(sh - T.sh), &nested_want);
+    }
     f = run(who, &c, panics, get ? "rt_get" : "rt_access");
     if (f == FAILED)
+        return 1;
+    if (entry_check(&e, &c.job, get ? "rt_get" : "rt_access") ||
+        builds_saw(v, 1, rebuilt, held0, budget0, pre) || door_region_check(&c.job, "rt_access") ||
+        door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_access") ||
+        door_nested_check(&c.job, nested, nested_want, f, "rt_access"))
         return 1;
     if (f == PANICKED)
         return shared_check(sh, "after a panic in rt_access");
@@ -1229,6 +2022,14 @@ static int op_read(const struct prop_op *op, int get)
     if (want == RT_OK && !reads(c.job.seen, sh->size, sh->value))
         return prop_fail("%s of shared value %u reads bytes other than its 0x%02x",
                          get ? "rt_get" : "rt_access", (unsigned)(op->sel % T.nsh), sh->value);
+    if (c.job.alloc != 0 && c.job.ran && c.job.clone_bad)
+        return prop_fail("inside rt_access's fn, a clone, or a value grown, does not "
+                         "read what it held");
+    if (c.job.alloc != 0 && c.job.ran && c.job.task_held != e.held + dt)
+        return prop_fail("inside rt_access's fn, with a %zu-byte %s live, %s holds %zu bytes, "
+                         "the model %zu (it must count against the task)", c.job.alloc - 1,
+                         c.job.outside ? "outside value" : "allocation", who_name[who],
+                         c.job.task_held, e.held + dt);
     return 0;
 }
 
@@ -1270,6 +2071,28 @@ int prop_task_check(void)
     if (T.t[KID].live && K.held != T.t[KID].held)
         return prop_fail("rt_held() of the spawned task is %zu, the model's live bytes %zu",
                          K.held, T.t[KID].held);
+    if (rt_budget() != T.t[MAIN].budget)
+        return prop_fail("rt_budget() of main's task is %zu, the model %zu", rt_budget(),
+                         T.t[MAIN].budget);
+    /* What the kid read at the end of its last command, if this operation
+    ** ran one: its budget, and whether each value is poisoned. */
+    if (T.t[KID].live && K.fresh) {
+        K.fresh = 0;
+        if (K.budget != T.t[KID].budget)
+            return prop_fail("rt_budget() of the spawned task is %zu, the model %zu", K.budget,
+                             T.t[KID].budget);
+        for (unsigned i = 0; i < K.nsh && i < T.nsh; i++) {
+            if (K.poisoned[i] != (T.sh[i].poisoned != 0))
+                return prop_fail("the spawned task reads rt_poisoned() of shared value %u as "
+                                 "%d, the model says %d", i, K.poisoned[i],
+                                 T.sh[i].poisoned != 0);
+            if (K.shared[i] != SIZE_MAX && K.shared[i] != shared_held(&T.sh[i]))
+                return prop_fail("the spawned task reads rt_shared_held() of shared value %u "
+                                 "as %zu, the model %zu", i, K.shared[i],
+                                 shared_held(&T.sh[i]));
+        }
+    }
+    K.fresh = 0;
     if (blocks != T.blocks)
         return prop_fail("%zu blocks exist, the model expects %zu (main's, the spawned task's, "
                          "one a shared value)", blocks, T.blocks);
@@ -1280,6 +2103,10 @@ int prop_task_check(void)
         if (rt__shared_locked(T.sh[i].s))
             return prop_fail("shared value %u is still locked after the operation, with no door "
                              "open", i);
+    for (unsigned i = 0; i < T.nsh; i++) /* between doors, from main's task */
+        if (rt_shared_held(T.sh[i].s) != shared_held(&T.sh[i]))
+            return prop_fail("rt_shared_held() of shared value %u is %zu between doors, the "
+                             "model %zu", i, rt_shared_held(T.sh[i].s), shared_held(&T.sh[i]));
     for (unsigned i = 0; i < T.nsh; i++)
         if (rt_poisoned(T.sh[i].s) != (T.sh[i].poisoned != 0))
             return prop_fail("shared value %u is %spoisoned, the model says it is %s", i,

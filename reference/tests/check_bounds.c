@@ -1,0 +1,369 @@
+/*
+** check_bounds.c: every size and count argument at its boundaries, in
+** every state of what it is asked of (issue 14, item 2), table-driven.
+**
+** - rt_region_alloc(count, size) in a region empty, partly used (the bump
+**   at 1, 15, 16, 17, ... one byte short of the chunk) and full: 0, 1,
+**   alignof(max_align_t) - 1 and itself, the room left - 1, exactly, + 1,
+**   SIZE_MAX - k, and count * size products that just fit, just miss, or
+**   just overflow (to 0 and to small numbers). The contract: a trap
+**   (SIGILL) exactly when count * size overflows or does not fit the room
+**   left after the bump is rounded up to the alignment; otherwise the
+**   aligned bump, bump moved to the end, every byte the fill, and nothing
+**   else touched.
+** - rt_alloc, rt_realloc (a block value at the top of the block, and an
+**   outside value), rt_alloc_outside and rt_clone_outside at the budget's
+**   edge - 1, exactly, + 1, and at 0, 1 and SIZE_MAX - k, in a task whose
+**   block is empty, partly used (block and outside values) and exactly
+**   full: the task panics exactly when the request does not fit, and
+**   rt_held() moves by the exact figure (docs/budgets.md: a block value
+**   takes an 8-byte header, rounded up to 16; an outside value its bytes).
+*/
+#define _GNU_SOURCE
+#include <stdalign.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "refrt.h"
+#include "testutil.h"
+
+#define CHUNK ((size_t)RT_CHUNK_SIZE)
+#define ALIGN ((size_t)alignof(max_align_t))
+
+static size_t round_up(size_t n, size_t to)
+{
+    return (n + to - 1) / to * to;
+}
+
+/* ---- regions ------------------------------------------------------------ */
+
+/* The bump before the call; CHUNK is a full region. */
+static const size_t bumps[] = {0, 1, 15, 16, 17, 4097, CHUNK - 17, CHUNK - 16,
+                               CHUNK - 15, CHUNK - 1, CHUNK};
+#define NBUMPS (sizeof bumps / sizeof bumps[0])
+
+struct call {
+    size_t count, size;
+};
+
+/* The calls to try with `room` bytes left after the aligned bump. */
+static size_t calls_for(size_t room, struct call *c)
+{
+    size_t n = 0;
+    const size_t half = SIZE_MAX / 2, big = (size_t)1 << (sizeof(size_t) * 4);
+#define ADD(a, b) (c[n].count = (a), c[n].size = (b), n++)
+    ADD(0, 0);
+    ADD(0, 1);
+    ADD(1, 0);
+    ADD(0, SIZE_MAX); /* 0 bytes, however big the other */
+    ADD(SIZE_MAX, 0);
+    ADD(1, 1);
+    ADD(1, ALIGN - 1);
+    ADD(1, ALIGN);
+    ADD(ALIGN - 1, 1);
+    ADD(1, ALIGN + 1);
+    if (room > 0)
+        ADD(1, room - 1);
+    ADD(1, room);
+    ADD(1, room + 1);
+    ADD(room, 1);
+    ADD(room + 1, 1);
+    if (room >= ALIGN) {
+        ADD(room / ALIGN, ALIGN); /* a product that is the room exactly */
+        ADD(ALIGN, room / ALIGN);
+    }
+    ADD(room / ALIGN + 1, ALIGN); /* one element more */
+    ADD(1, SIZE_MAX);
+    ADD(SIZE_MAX, 1);
+    ADD(1, SIZE_MAX - 15);
+    ADD(SIZE_MAX - 15, 1);
+    ADD(2, half);         /* SIZE_MAX - 1: no overflow, far too big */
+    ADD(2, half + 1);     /* overflows to 0 */
+    ADD(half + 1, 2);
+    ADD(3, half + 1);     /* overflows to half + 1 */
+    ADD(big, big);        /* 2^64: overflows to exactly 0 */
+    ADD(big + 1, big - 1); /* 2^64 - 1: just fits in size_t, far too big */
+    ADD(SIZE_MAX / ALIGN + 1, ALIGN); /* overflows to 0 */
+    ADD(SIZE_MAX / ALIGN, ALIGN);     /* the largest multiple, no overflow */
+    ADD(big, big + 1);    /* overflows to 2^32 */
+    ADD(SIZE_MAX, SIZE_MAX); /* overflows to 1 */
+#undef ADD
+    return n;
+}
+
+struct region_case {
+    rt_region *r;
+    struct call call;
+};
+
+static void alloc_in_child(void *arg)
+{
+    struct region_case *k = arg;
+    rt_region_alloc(k->r, k->call.count, k->call.size, 0x5C);
+}
+
+/* Opens a region with its bump at `bump` (bytes of 0xAB). */
+static void region_at(rt_region *r, size_t bump)
+{
+    rt_region_open(r);
+    if (bump > 0)
+        ck_assert_ptr_eq(rt_region_alloc(r, bump, 1, 0xAB), r->base);
+    ck_assert_ptr_eq(r->bump, r->base + bump);
+}
+
+static void region_boundaries(void)
+{
+    struct call calls[64];
+    unsigned long tried = 0, trapped = 0;
+
+    for (size_t b = 0; b < NBUMPS; b++) {
+        size_t bump = bumps[b], at = round_up(bump, ALIGN);
+        size_t room = at <= CHUNK ? CHUNK - at : 0;
+        size_t n = calls_for(room, calls);
+        for (size_t i = 0; i < n; i++) {
+            struct call c = calls[i];
+            size_t bytes;
+            int overflows = __builtin_mul_overflow(c.count, c.size, &bytes);
+            int traps = overflows || bytes > room;
+            rt_region r;
+            region_at(&r, bump);
+            tried++;
+            if (traps) {
+                struct region_case k = {&r, c};
+                struct death d = run_child(alloc_in_child, &k);
+                ck_assert_msg(d.signal == SIGILL,
+                              "bump %zu, %zu x %zu: expected a trap (SIGILL), got signal %d "
+                              "exit %d; stderr: %s", bump, c.count, c.size, d.signal,
+                              d.exit_status, d.err);
+                trapped++;
+            } else {
+                unsigned char *p = rt_region_alloc(&r, c.count, c.size, 0x5C);
+                ck_assert_msg(p == r.base + at, "bump %zu, %zu x %zu: at offset %td, expected %zu",
+                              bump, c.count, c.size, p - r.base, at);
+                ck_assert_ptr_eq(r.bump, p + bytes);
+                for (size_t k = 0; k < bytes; k++)
+                    ck_require(p[k] == 0x5C);
+                /* nothing else touched: the bytes before, the alignment
+                ** gap, and the byte after */
+                if (bump > 0)
+                    ck_assert_int_eq(r.base[bump - 1], 0xAB);
+                for (size_t k = bump; k < at; k++)
+                    ck_require(r.base[k] == 0);
+                if (at + bytes < CHUNK)
+                    ck_assert_int_eq(p[bytes], 0);
+            }
+            rt_region_close(&r);
+        }
+    }
+    ck_assert_uint_gt(trapped, 0);
+    ck_assert_uint_gt(tried - trapped, 0);
+}
+
+START_TEST(region_sizes_fit_or_trap_at_every_boundary_in_every_state)
+{
+    rt_init();
+    region_boundaries();
+}
+END_TEST
+
+START_TEST(region_sizes_fit_or_trap_at_every_boundary_inside_other_regions)
+{
+    /* the same table in a region opened 17 deep (past the cache) and
+    ** with every outer region partly used */
+    rt_region outer[16];
+    rt_init();
+    for (int i = 0; i < 16; i++)
+        region_at(&outer[i], (size_t)(i * 1000 + 1));
+    region_boundaries();
+    for (int i = 16; i-- > 0;)
+        rt_region_close(&outer[i]);
+}
+END_TEST
+
+/* ---- budgets ------------------------------------------------------------ */
+
+#define BUDGET ((size_t)4096)
+
+static size_t chunk_of(size_t n)
+{
+    return (n + 8 + 15) & ~(size_t)15;
+}
+
+enum state { EMPTY, PARTLY, FULL, NSTATES };
+enum op { ALLOC, OUTSIDE, CLONE, REALLOC_TOP, REALLOC_OUTSIDE, NOPS };
+static const char *const state_names[] = {"empty", "partly used", "full"};
+static const char *const op_names[] = {"rt_alloc", "rt_alloc_outside", "rt_clone_outside",
+                                       "rt_realloc of the top block value",
+                                       "rt_realloc of an outside value"};
+
+static unsigned char source[2 * BUDGET];
+
+struct budget_case {
+    enum state state;
+    enum op op;
+    size_t n;
+    /* what the task saw */
+    size_t held_before, held_after;
+    int returned;
+};
+
+#define TOP 100     /* the block value rt_realloc grows: the block's top */
+#define OUT_BYTES 50 /* the outside value rt_realloc grows */
+
+static void *edge_task(void *arg)
+{
+    struct budget_case *k = arg;
+    unsigned char *top = NULL, *out = NULL;
+
+    if (k->state != EMPTY || k->op == REALLOC_OUTSIDE)
+        out = rt_alloc_outside(OUT_BYTES);
+    if (k->state == FULL) {
+        /* filled exactly: a block value before the top one takes the rest */
+        size_t rest = rt_budget() - rt_held() - chunk_of(TOP);
+        (void)rt_alloc(rest - 8 - (rest % 16));
+        out = rt_realloc(out, OUT_BYTES + rt_budget() - rt_held() - chunk_of(TOP));
+    }
+    if (k->state != EMPTY || k->op == REALLOC_TOP)
+        top = rt_alloc(TOP);
+    k->held_before = rt_held();
+    switch (k->op) {
+    case ALLOC: (void)rt_alloc(k->n); break;
+    case OUTSIDE: (void)rt_alloc_outside(k->n); break;
+    case CLONE: (void)rt_clone_outside(source, k->n); break;
+    case REALLOC_TOP: top = rt_realloc(top, k->n); break;
+    case REALLOC_OUTSIDE: out = rt_realloc(out, k->n); break;
+    default: break;
+    }
+    k->held_after = rt_held();
+    k->returned = 1;
+    return NULL;
+}
+
+/* The held figure before the call, for a state and an operation. */
+static size_t held_in(enum state s, enum op op)
+{
+    size_t held = 0;
+    if (s != EMPTY || op == REALLOC_OUTSIDE)
+        held += OUT_BYTES;
+    if (s != EMPTY || op == REALLOC_TOP)
+        held += chunk_of(TOP);
+    return s == FULL ? BUDGET : held;
+}
+
+/* Whether the call fits, and the held figure after it; room is the
+** budget less what is held. */
+static int fits(enum op op, size_t n, size_t room, size_t top_chunk, size_t out_bytes,
+                size_t *delta)
+{
+    switch (op) {
+    case ALLOC:
+        *delta = n <= BUDGET ? chunk_of(n) : 0;
+        return n <= BUDGET && chunk_of(n) <= room;
+    case OUTSIDE:
+    case CLONE:
+        *delta = n;
+        return n <= room;
+    case REALLOC_TOP: /* the top chunk grows in place; a smaller one stays */
+        if (n > BUDGET)
+            return 0;
+        *delta = chunk_of(n) > top_chunk ? chunk_of(n) - top_chunk : 0;
+        return *delta <= room;
+    case REALLOC_OUTSIDE: /* counted anew at its new size */
+        if (n <= out_bytes) {
+            *delta = (size_t)0 - (out_bytes - n);
+            return 1;
+        }
+        *delta = n - out_bytes;
+        return n - out_bytes <= room;
+    default:
+        return 0;
+    }
+}
+
+START_TEST(requests_at_the_budgets_edge_panic_exactly_when_they_do_not_fit)
+{
+    unsigned long cases = 0, panicked = 0;
+
+    memset(source, 0x3C, sizeof source);
+    rt_set_strategy(rt_fixed_strategy(BUDGET));
+    rt_init();
+    for (int s = 0; s < NSTATES; s++)
+        for (int op = 0; op < NOPS; op++) {
+            size_t held = held_in(s, op), room = BUDGET - held;
+            size_t top_chunk = chunk_of(TOP);
+            /* full: the outside value grew by what the filler's rounding left */
+            size_t out_bytes =
+                s == FULL ? OUT_BYTES + (BUDGET - OUT_BYTES - chunk_of(TOP)) % 16 : OUT_BYTES;
+            size_t ns[24], nn = 0, edge;
+            /* the edge: the largest request that fits exactly */
+            switch (op) {
+            case ALLOC: edge = room >= 16 ? (room & ~(size_t)15) - 8 : 0; break;
+            case REALLOC_TOP: edge = top_chunk + (room & ~(size_t)15) - 8; break;
+            case REALLOC_OUTSIDE: edge = out_bytes + room; break;
+            default: edge = room; break;
+            }
+            ns[nn++] = 0;
+            ns[nn++] = 1;
+            ns[nn++] = ALIGN - 1;
+            ns[nn++] = ALIGN;
+            if (edge > 0)
+                ns[nn++] = edge - 1;
+            ns[nn++] = edge;
+            ns[nn++] = edge + 1;
+            ns[nn++] = BUDGET;
+            ns[nn++] = BUDGET + 1;
+            ns[nn++] = SIZE_MAX;
+            ns[nn++] = SIZE_MAX - 1;
+            ns[nn++] = SIZE_MAX - 8;
+            ns[nn++] = SIZE_MAX - 15;
+            ns[nn++] = SIZE_MAX - 16;
+            if (op == CLONE)
+                for (size_t i = 0; i < nn; i++)
+                    if (ns[i] > sizeof source && ns[i] < SIZE_MAX - 16)
+                        ns[i] = sizeof source; /* only what the source holds */
+            for (size_t i = 0; i < nn; i++) {
+                struct budget_case k = {s, op, ns[i], 0, 0, 0};
+                size_t delta = 0;
+                int fit = fits(op, ns[i], room, top_chunk, out_bytes, &delta);
+                void *result = (void *)1;
+                rt_task *t = rt_spawn(edge_task, &k);
+                ck_assert_ptr_nonnull(t);
+                rt_status st = rt_join(t, &result);
+                cases++;
+                ck_assert_msg(k.held_before == held,
+                              "%s, %s: the task holds %zu before the call, expected %zu",
+                              state_names[s], op_names[op], k.held_before, held);
+                if (fit) {
+                    ck_assert_msg(st == RT_OK && k.returned,
+                                  "%s in a %s block, %zu bytes (room %zu): panicked, expected "
+                                  "it to fit", op_names[op], state_names[s], ns[i], room);
+                    ck_assert_msg(k.held_after == held + delta,
+                                  "%s in a %s block, %zu bytes: held %zu after, expected %zu",
+                                  op_names[op], state_names[s], ns[i], k.held_after,
+                                  held + delta);
+                } else {
+                    ck_assert_msg(st == RT_PANICKED && !k.returned,
+                                  "%s in a %s block, %zu bytes (room %zu): returned (held %zu), "
+                                  "expected a panic", op_names[op], state_names[s], ns[i],
+                                  room, k.held_after);
+                    panicked++;
+                }
+                ck_assert_ptr_null(result);
+            }
+        }
+    ck_assert_uint_gt(panicked, 0);
+    ck_assert_uint_gt(cases - panicked, 0);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("bounds");
+    suite_add_test(s, region_sizes_fit_or_trap_at_every_boundary_in_every_state);
+    suite_add_test(s, region_sizes_fit_or_trap_at_every_boundary_inside_other_regions);
+    suite_add_test(s, requests_at_the_budgets_edge_panic_exactly_when_they_do_not_fit);
+    return s;
+}

@@ -1,0 +1,909 @@
+/*
+** check_states.c: every state of each structure, each promise checked in
+** it (issue 14, item 3).
+**
+** - The chunk cache at each depth 0 to 16 and the 17th give: LIFO at every
+**   depth, rt_chunk_kept exact, the bound (the 17th freed, counted through
+**   testutil's wrapped malloc and free), the clearing of exactly
+**   [base, end) for end == base, one byte, a middle, one short of and the
+**   whole chunk; on main, on a plain thread and on a task; the thread end
+**   freeing every kept chunk, at each depth.
+** - Regions nested 1 to 20 deep (more than the cache holds), twice, with a
+**   model of the cache: each region's chunk, the chunk traffic, allocations
+**   in every open region, the clearing at each close; closing a region that
+**   is not the innermost at each depth is a violation.
+** - The block's free lists empty, with one freed chunk, with many, with
+**   neighbours to merge on the left, the right and both sides: rt_held
+**   exact after each step and freed memory allocated again (D10), up to the
+**   budget exactly.
+** - The table of outside values at each load 0 to 70 (past two growths),
+**   after deletions: rt_held exact, each value freed or handed over.
+** - Channels empty, full and closed with waiters on either side: the
+**   counts of sender and receiver exact at each step.
+**
+** The figures come from refrt.h and the documented block layout
+** (docs/budgets.md: an 8-byte header, chunks rounded up to 16).
+*/
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "refrt.h"
+#include "testutil.h"
+
+#define KIB ((size_t)1024)
+#define CHUNK ((size_t)RT_CHUNK_SIZE)
+#define SLOTS 16u /* written out, not read from the header: a header that
+                     stated it wrongly would be copied, not caught */
+
+static unsigned char ones[65536], zeros[65536];
+
+static void init_patterns(void)
+{
+    memset(ones, 0xEE, sizeof ones);
+    memset(zeros, 0, sizeof zeros);
+}
+
+/* Whether [from, to) of p reads v (0 or 0xEE). */
+static int reads(const unsigned char *p, size_t from, size_t to, unsigned char v)
+{
+    const unsigned char *want = v == 0 ? zeros : ones;
+    ck_require(v == 0 || v == 0xEE);
+    return to <= from || memcmp(p + from, want, to - from) == 0;
+}
+
+/* The block layout docs/budgets.md states: an 8-byte header, rounded to 16. */
+static size_t chunk_of(size_t n)
+{
+    return (n + 8 + 15) & ~(size_t)15;
+}
+
+/* ---- the chunk cache at every depth ------------------------------------ */
+
+/* The ranges a give clears: end == base, one byte, a middle that is not a
+** multiple of anything, one byte short of the chunk, the whole chunk. */
+static const size_t give_ranges[] = {0, 1, 4097, 65535, 65536};
+#define NRANGES (sizeof give_ranges / sizeof give_ranges[0])
+
+/* Walks this thread's cache from depth 0 to 16 and past it. The thread
+** must keep no chunk when it starts (a fresh thread, or main right after
+** rt_init), and nothing else may take or give chunks meanwhile: the chunk
+** counts are checked exactly. Leaves the thread keeping 16, all zero. */
+static void walk_the_cache_at_every_depth(void)
+{
+    unsigned char *f[SLOTS + 1], *extra[NRANGES];
+    struct chunk_counts n;
+
+    init_patterns();
+    ck_assert_uint_eq(rt_chunk_kept(), 0);
+    chunks_reset();
+    for (unsigned i = 0; i <= SLOTS; i++) {
+        f[i] = rt_chunk_take(); /* none kept: each is fresh */
+        ck_assert_uint_eq(rt_chunk_kept(), 0);
+        ck_assert(chunk_live(f[i]));
+        for (unsigned j = 0; j < i; j++)
+            ck_assert_ptr_ne(f[i], f[j]);
+    }
+    n = chunks_counted();
+    ck_assert_uint_eq(n.mallocs, SLOTS + 1);
+    ck_assert_uint_eq(n.frees, 0);
+    chunks_reset();
+
+    /* depth d: the thread keeps f[0..d-1], f[d-1] on top */
+    for (unsigned d = 0; d < SLOTS; d++) {
+        ck_assert_uint_eq(rt_chunk_kept(), d);
+        /* LIFO: popping all gives them back in the reverse order ... */
+        for (unsigned k = d; k-- > 0;) {
+            ck_assert_ptr_eq(rt_chunk_take(), f[k]);
+            ck_assert_uint_eq(rt_chunk_kept(), k);
+        }
+        /* ... and giving them back in order restores the depth */
+        for (unsigned k = 0; k < d; k++) {
+            rt_chunk_give(f[k], f[k]);
+            ck_assert_uint_eq(rt_chunk_kept(), k + 1);
+        }
+        /* the clearing of exactly [base, end) for a chunk given at depth d */
+        for (size_t r = 0; r < NRANGES; r++) {
+            size_t end = give_ranges[r];
+            memset(f[d], 0xEE, CHUNK);
+            rt_chunk_give(f[d], f[d] + end);
+            ck_assert_uint_eq(rt_chunk_kept(), d + 1);
+            ck_assert_ptr_eq(rt_chunk_take(), f[d]); /* the one given last */
+            ck_assert_uint_eq(rt_chunk_kept(), d);
+            if (end > 0) {
+                ck_assert_int_eq(f[d][0], 0);
+                ck_assert_int_eq(f[d][end - 1], 0);
+            }
+            if (end < CHUNK)
+                ck_assert_int_eq(f[d][end], 0xEE);
+            ck_assert_msg(reads(f[d], 0, end, 0), "depth %u, end %zu: not cleared", d, end);
+            ck_assert_msg(reads(f[d], end, CHUNK, 0xEE), "depth %u, end %zu: cleared past end",
+                          d, end);
+            /* the chunk below it, kept, was not touched */
+            if (d > 0)
+                ck_assert_msg(reads(f[d - 1], 0, CHUNK, 0), "depth %u: the chunk below changed",
+                              d);
+        }
+        rt_chunk_give(f[d], f[d] + CHUNK); /* clears it whole: depth d + 1 */
+        ck_assert_ptr_eq(rt_chunk_take(), f[d]);
+        ck_assert(reads(f[d], 0, CHUNK, 0));
+        rt_chunk_give(f[d], f[d]);
+    }
+    n = chunks_counted();
+    ck_assert_uint_eq(n.mallocs, 0); /* every take at depths 1 to 16 was a pop */
+    ck_assert_uint_eq(n.frees, 0);   /* and every give below 16 kept */
+
+    /* depth 16, full: the 17th give frees, cleared, and keeps the top */
+    ck_assert_uint_eq(rt_chunk_kept(), SLOTS);
+    memset(f[SLOTS], 0xEE, CHUNK);
+    rt_chunk_give(f[SLOTS], f[SLOTS] + CHUNK);
+    n = chunks_counted();
+    ck_assert_uint_eq(n.frees, 1);
+    ck_assert_uint_eq(n.frees_dirty, 0);
+    ck_assert(!chunk_live(f[SLOTS]));
+    ck_assert_uint_eq(rt_chunk_kept(), SLOTS);
+    for (unsigned k = SLOTS; k-- > 0;)
+        ck_assert_ptr_eq(rt_chunk_take(), f[k]); /* the stack is as it was */
+    /* more chunks given at 16, each with one of the ranges (only the range
+    ** written, since testutil calls a freed chunk dirty for any byte) */
+    for (size_t r = 0; r < NRANGES; r++)
+        extra[r] = rt_chunk_take();
+    ck_assert_uint_eq(chunks_counted().mallocs, NRANGES);
+    for (unsigned k = 0; k < SLOTS; k++)
+        rt_chunk_give(f[k], f[k]);
+    chunks_reset();
+    for (size_t r = 0; r < NRANGES; r++) {
+        memset(extra[r], 0xEE, give_ranges[r]);
+        rt_chunk_give(extra[r], extra[r] + give_ranges[r]);
+        ck_assert_uint_eq(rt_chunk_kept(), SLOTS);
+        ck_assert(!chunk_live(extra[r]));
+    }
+    n = chunks_counted();
+    ck_assert_uint_eq(n.frees, NRANGES);
+    ck_assert_uint_eq(n.frees_dirty, 0);
+    ck_assert_uint_eq(n.mallocs, 0);
+    ck_assert_ptr_eq(rt_chunk_take(), f[SLOTS - 1]);
+    rt_chunk_give(f[SLOTS - 1], f[SLOTS - 1]);
+}
+
+START_TEST(the_cache_keeps_its_promises_at_every_depth_on_main)
+{
+    rt_init();
+    walk_the_cache_at_every_depth();
+}
+END_TEST
+
+static void *walks(void *unused)
+{
+    (void)unused;
+    walk_the_cache_at_every_depth();
+    return NULL;
+}
+
+START_TEST(the_cache_keeps_its_promises_at_every_depth_on_a_thread_and_a_task)
+{
+    pthread_t t;
+    void *result = (void *)1;
+
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    rt_init();
+    ck_assert_int_eq(pthread_create(&t, NULL, walks, NULL), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_uint_eq(rt_chunk_kept(), 0); /* main's own cache was not touched */
+    ck_assert_int_eq(rt_join(rt_spawn(walks, NULL), &result), RT_OK);
+    ck_assert_ptr_null(result);
+    ck_assert_uint_eq(rt_chunk_kept(), 0);
+}
+END_TEST
+
+struct ender {
+    unsigned give;   /* chunks to take fresh, fill and give back */
+    unsigned kept;   /* rt_chunk_kept() before the end */
+    void *c[SLOTS + 2];
+};
+
+static void *gives_and_ends(void *arg)
+{
+    struct ender *e = arg;
+    for (unsigned i = 0; i < e->give; i++)
+        e->c[i] = rt_chunk_take();
+    for (unsigned i = 0; i < e->give; i++) {
+        memset(e->c[i], 0x42, 100 + i);
+        rt_chunk_give(e->c[i], (unsigned char *)e->c[i] + 100 + i);
+    }
+    e->kept = rt_chunk_kept();
+    return NULL;
+}
+
+START_TEST(a_thread_end_frees_every_kept_chunk_at_every_depth)
+{
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    rt_init();
+    for (unsigned d = 0; d <= SLOTS + 1; d++) {
+        for (int task = 0; task < 2; task++) {
+            struct ender e = {d, 99, {0}};
+            chunks_reset();
+            if (task) {
+                ck_assert_int_eq(rt_join(rt_spawn(gives_and_ends, &e), NULL), RT_OK);
+            } else {
+                pthread_t t;
+                ck_assert_int_eq(pthread_create(&t, NULL, gives_and_ends, &e), 0);
+                ck_assert_int_eq(pthread_join(t, NULL), 0);
+            }
+            struct chunk_counts n = chunks_counted();
+            ck_assert_uint_eq(e.kept, d < SLOTS ? d : SLOTS);
+            ck_assert_msg(n.mallocs == d && n.frees == d, "depth %u (%s): %lu mallocs, %lu frees",
+                          d, task ? "task" : "thread", n.mallocs, n.frees);
+            ck_assert_uint_eq(n.frees_dirty, 0);
+            for (unsigned i = 0; i < d; i++)
+                ck_assert(!chunk_live(e.c[i]));
+            ck_assert_uint_eq(rt_chunk_kept(), 0);
+        }
+    }
+}
+END_TEST
+
+/* ---- regions at every depth -------------------------------------------- */
+
+#define MAX_DEPTH 20
+
+/* The model of this thread's cache: the chunks kept, bottom first. */
+struct cache_model {
+    unsigned char *kept[SLOTS];
+    unsigned n;
+    unsigned long mallocs, frees;
+};
+
+static void model_take(struct cache_model *m, unsigned char *got, rt_region *open, int nopen)
+{
+    if (m->n > 0) {
+        ck_assert_ptr_eq(got, m->kept[--m->n]);
+        return;
+    }
+    m->mallocs++;
+    for (int j = 0; j < nopen; j++)
+        ck_assert_ptr_ne(got, open[j].base);
+}
+
+/* Opens regions 1..depth nested, allocates in every open region at each
+** depth, checks each region's bytes at the deepest, closes innermost
+** first; the model says each chunk, each count, and the clearing. */
+static void nest(struct cache_model *m, int depth)
+{
+    rt_region r[MAX_DEPTH];
+    size_t used[MAX_DEPTH] = {0};
+
+    for (int i = 0; i < depth; i++) {
+        rt_region_open(&r[i]);
+        model_take(m, r[i].base, r, i);
+        ck_assert_ptr_eq(r[i].bump, r[i].base);
+        ck_assert_uint_eq(rt_chunk_kept(), m->n);
+        ck_assert(reads(r[i].base, 0, CHUNK, 0)); /* fresh, or cleared whole */
+        /* an allocation in every region open now, the innermost last */
+        for (int j = 0; j <= i; j++) {
+            size_t bytes = (size_t)(1 + (i + j) % 23);
+            size_t at = (used[j] + 15) & ~(size_t)15;
+            unsigned char *p = rt_region_alloc(&r[j], bytes, 1, (unsigned char)(j + 1));
+            ck_assert_ptr_eq(p, r[j].base + at);
+            ck_assert_ptr_eq(r[j].bump, p + bytes);
+            used[j] = at + bytes;
+        }
+    }
+    for (int j = 0; j < depth; j++)
+        for (size_t k = 0; k < used[j]; k++)
+            if (r[j].base[k] != 0)
+                ck_require(r[j].base[k] == (unsigned char)(j + 1));
+    for (int i = depth; i-- > 0;) {
+        unsigned char *base = r[i].base;
+        for (size_t k = 0; k < used[i]; k++)
+            r[i].base[k] = 0xEE; /* every byte handed out, gaps included */
+        rt_region_close(&r[i]);
+        ck_assert_ptr_null(r[i].base);
+        if (m->n < SLOTS) {
+            m->kept[m->n++] = base;
+            ck_assert(reads(base, 0, used[i], 0));
+        } else {
+            m->frees++;
+            ck_assert(!chunk_live(base));
+        }
+        ck_assert_uint_eq(rt_chunk_kept(), m->n);
+    }
+}
+
+START_TEST(regions_nest_at_every_depth_past_what_the_cache_holds)
+{
+    struct cache_model m = {{0}, 0, 0, 0};
+    init_patterns();
+    rt_init();
+    chunks_reset();
+    for (int depth = 1; depth <= MAX_DEPTH; depth++)
+        for (int round = 0; round < 2; round++) {
+            nest(&m, depth);
+            struct chunk_counts n = chunks_counted();
+            ck_assert_msg(n.mallocs == m.mallocs && n.frees == m.frees,
+                          "depth %d round %d: %lu mallocs %lu frees, the model %lu %lu", depth,
+                          round, n.mallocs, n.frees, m.mallocs, m.frees);
+            ck_assert_uint_eq(n.frees_dirty, 0);
+        }
+    ck_assert_uint_eq(m.n, SLOTS);
+}
+END_TEST
+
+struct misclose {
+    int depth, close; /* open `depth` regions, then close region `close` */
+};
+
+static void close_one_not_innermost(void *arg)
+{
+    const struct misclose *c = arg;
+    rt_region r[MAX_DEPTH];
+    rt_init();
+    for (int i = 0; i < c->depth; i++)
+        rt_region_open(&r[i]);
+    rt_region_close(&r[c->close]);
+}
+
+START_TEST(closing_a_region_not_innermost_is_a_violation_at_every_depth)
+{
+    for (int depth = 2; depth <= 18; depth++) {
+        struct misclose outer = {depth, 0}, below = {depth, depth - 2};
+        ck_assert_violation(close_one_not_innermost, &outer,
+                            "is not this thread's innermost open region");
+        ck_assert_violation(close_one_not_innermost, &below,
+                            "is not this thread's innermost open region");
+    }
+}
+END_TEST
+
+/* ---- the block's free lists in each shape ------------------------------ */
+
+#define BLOCK (64 * KIB)
+
+/* Allocates exactly what main's budget has left (a multiple of 16 here),
+** checks it filled, frees it: the room was there, whole. */
+static void fill_the_rest_and_free(void)
+{
+    size_t rest = rt_budget() - rt_held();
+    ck_assert_uint_eq(rt_budget(), BLOCK); /* the budget never moves: what is held does */
+    ck_assert_uint_eq(rest % 16, 0);
+    ck_assert_uint_ge(rest, 16);
+    void *p = rt_alloc(rest - 8);
+    ck_assert_uint_eq(rt_held(), rt_budget());
+    rt_free(p);
+    ck_assert_uint_eq(rt_held(), rt_budget() - rest);
+}
+
+START_TEST(the_block_is_reused_in_every_shape_of_its_free_lists)
+{
+    static const size_t sizes[] = {1, 8, 9, 100, 1000, 1016, 1017, 4000};
+    rt_set_strategy(rt_fixed_strategy(BLOCK));
+    rt_init();
+    ck_assert_uint_eq(rt_budget(), BLOCK);
+
+    /* empty: the whole budget at once, then again */
+    ck_assert_uint_eq(rt_held(), 0);
+    fill_the_rest_and_free();
+    fill_the_rest_and_free();
+    ck_assert_uint_eq(rt_held(), 0);
+
+    /* one freed chunk, of each size, under a live one: freed, allocated
+    ** again, then the rest of the budget still fits whole */
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t n = sizes[i];
+        void *a = rt_alloc(n), *keep = rt_alloc(24);
+        ck_assert_uint_eq(rt_held(), chunk_of(n) + chunk_of(24));
+        rt_free(a);
+        ck_assert_uint_eq(rt_held(), chunk_of(24));
+        void *again = rt_alloc(n);
+        ck_assert_uint_eq(rt_held(), chunk_of(n) + chunk_of(24));
+        fill_the_rest_and_free();
+        rt_free(again);
+        rt_free(keep);
+        ck_assert_uint_eq(rt_held(), 0);
+        fill_the_rest_and_free();
+    }
+
+    /* many: 40 values of mixed sizes, every other freed, allocated again
+    ** in another order, then all freed: held exact at each step */
+    {
+        void *v[40];
+        size_t held = 0;
+        for (int i = 0; i < 40; i++) {
+            v[i] = rt_alloc(sizes[i % 8]);
+            held += chunk_of(sizes[i % 8]);
+            ck_assert_uint_eq(rt_held(), held);
+        }
+        for (int i = 0; i < 40; i += 2) {
+            rt_free(v[i]);
+            held -= chunk_of(sizes[i % 8]);
+            ck_assert_uint_eq(rt_held(), held);
+        }
+        for (int i = 38; i >= 0; i -= 2) {
+            v[i] = rt_alloc(sizes[i % 8]);
+            held += chunk_of(sizes[i % 8]);
+            ck_assert_uint_eq(rt_held(), held);
+        }
+        for (int i = 0; i < 40; i++) {
+            rt_free(v[(i * 7) % 40]);
+            held -= chunk_of(sizes[((i * 7) % 40) % 8]);
+            ck_assert_uint_eq(rt_held(), held);
+        }
+        ck_assert_uint_eq(rt_held(), 0);
+        fill_the_rest_and_free(); /* everything freed is one room again */
+    }
+}
+END_TEST
+
+/* Three neighbours a, b, c of `n` bytes each, then the budget filled to
+** exactly full behind them; frees the ones `freed` names (bits 0, 1, 2),
+** then allocates the bytes those adjacent chunks make together: it must
+** fit. */
+static void merge_case(size_t n, unsigned freed)
+{
+    void *v[3], *rest;
+    size_t chunk = chunk_of(n), total = 0;
+
+    fill_the_rest_and_free(); /* every freed chunk merged back: a, b, c adjacent */
+    for (int i = 0; i < 3; i++)
+        v[i] = rt_alloc(n);
+    rest = rt_alloc(rt_budget() - rt_held() - 8);
+    ck_assert_uint_eq(rt_held(), rt_budget());
+    for (int i = 0; i < 3; i++)
+        if (freed & (1u << i)) {
+            rt_free(v[i]);
+            total += chunk;
+        }
+    ck_assert_uint_eq(rt_held(), rt_budget() - total);
+    /* the freed chunks together, in one piece: needs them merged */
+    void *big = rt_alloc(total - 8);
+    ck_assert_uint_eq(rt_held(), rt_budget());
+    memset(big, 0x5A, total - 8);
+    for (int i = 0; i < 3; i++)
+        if (!(freed & (1u << i)))
+            rt_free(v[i]);
+    rt_free(big);
+    rt_free(rest);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+
+START_TEST(freed_neighbours_merge_on_the_left_the_right_and_both_sides)
+{
+    static const size_t sizes[] = {16, 100, 1000, 1016, 3000};
+    rt_set_strategy(rt_fixed_strategy(BLOCK));
+    rt_init();
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        merge_case(sizes[i], 1u | 2u); /* b merges with its left neighbour */
+        merge_case(sizes[i], 2u | 4u); /* b with its right */
+        merge_case(sizes[i], 7u);      /* b with both */
+        merge_case(sizes[i], 2u);      /* alone: nothing to merge, still fits */
+        fill_the_rest_and_free();
+    }
+}
+END_TEST
+
+/* ---- the table of outside values at each load -------------------------- */
+
+#define TABLE_MAX 70
+
+START_TEST(outside_values_are_found_at_every_load_of_their_table)
+{
+    rt_set_strategy(rt_fixed_strategy(1024 * KIB));
+    rt_init();
+    for (int load = 0; load <= TABLE_MAX; load++) {
+        unsigned char *v[TABLE_MAX];
+        size_t held = 0;
+        int gone[TABLE_MAX] = {0};
+        for (int i = 0; i < load; i++) {
+            v[i] = rt_alloc_outside((size_t)i + 1);
+            memset(v[i], i, (size_t)i + 1);
+            held += (size_t)i + 1;
+            ck_assert_uint_eq(rt_held(), held);
+        }
+        /* deletions first: every third value freed, in a scrambled order */
+        for (int i = load; i-- > 0;)
+            if (i % 3 == 1) {
+                rt_free(v[i]);
+                gone[i] = 1;
+                held -= (size_t)i + 1;
+                ck_assert_uint_eq(rt_held(), held);
+            }
+        /* then each of the rest goes one way or the other: freed, handed
+        ** over (freed by its new owner), or realloc'ed and then freed */
+        for (int k = 0; k < load; k++) {
+            int i = (k * 71) % load; /* 71 is prime, past TABLE_MAX: a permutation */
+            if (gone[i])
+                continue;
+            ck_assert_int_eq(v[i][i], (unsigned char)i);
+            switch (i % 3) {
+            case 0:
+                rt_free(v[i]);
+                break;
+            case 2: {
+                unsigned char *p = rt_hand_over(v[i]);
+                ck_assert_ptr_eq(p, v[i]);
+                free(p);
+                break;
+            }
+            }
+            held -= (size_t)i + 1;
+            gone[i] = 1;
+            ck_assert_msg(rt_held() == held, "load %d, value %d: held %zu, expected %zu", load,
+                          i, rt_held(), held);
+        }
+        ck_assert_uint_eq(rt_held(), 0);
+    }
+}
+END_TEST
+
+START_TEST(outside_values_stay_found_when_deletions_and_insertions_interleave)
+{
+    unsigned char *v[200];
+    size_t bytes[200], held = 0;
+    int live = 0, total = 0;
+
+    rt_set_strategy(rt_fixed_strategy(1024 * KIB));
+    rt_init();
+    /* waves: insert 30, free every other live one, so the table holds
+    ** entries that probed past slots now empty */
+    for (int wave = 0; wave < 6; wave++) {
+        for (int i = 0; i < 30; i++, total++) {
+            bytes[total] = (size_t)(total % 50) + 1;
+            v[total] = rt_alloc_outside(bytes[total]);
+            memset(v[total], total, bytes[total]);
+            held += bytes[total];
+            live++;
+        }
+        ck_assert_uint_eq(rt_held(), held);
+        for (int i = 0; i < total; i += 2)
+            if (v[i] != NULL) {
+                unsigned char *r = rt_realloc(v[i], bytes[i] + 7); /* found, grown */
+                held += 7;
+                ck_assert_uint_eq(rt_held(), held);
+                ck_assert_int_eq(r[bytes[i] - 1], (unsigned char)i);
+                rt_free(r);
+                held -= bytes[i] + 7;
+                v[i] = NULL;
+                live--;
+                ck_assert_uint_eq(rt_held(), held);
+            }
+    }
+    for (int i = 0; i < total; i++)
+        if (v[i] != NULL) {
+            ck_assert_ptr_eq(rt_hand_over(v[i]), v[i]);
+            free(v[i]);
+            held -= bytes[i];
+            live--;
+            ck_assert_uint_eq(rt_held(), held);
+        }
+    ck_assert_int_eq(live, 0);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+/* ---- channels: empty, full and closed, waiters on either side ---------- */
+
+/* A task that runs one job at a time for the test's thread and reports
+** its rt_held() after each. */
+struct agent {
+    pthread_mutex_t m;
+    pthread_cond_t cv;
+    void (*job)(struct agent *a);
+    int state; /* 0 idle, 1 posted, 2 running, 3 done, -1 quit */
+    pid_t tid;
+    rt_task *task;
+    size_t held;
+    /* the job's arguments and results */
+    rt_chan *c;
+    void *value;
+    size_t bytes;
+    rt_status status;
+    void *got;
+};
+
+static void *agent_main(void *arg)
+{
+    struct agent *a = arg;
+    __atomic_store_n(&a->tid, gettid(), __ATOMIC_RELEASE);
+    pthread_mutex_lock(&a->m);
+    for (;;) {
+        while (a->state != 1 && a->state != -1)
+            pthread_cond_wait(&a->cv, &a->m);
+        if (a->state == -1)
+            break;
+        a->state = 2;
+        pthread_mutex_unlock(&a->m);
+        a->job(a);
+        size_t held = rt_held();
+        pthread_mutex_lock(&a->m);
+        a->held = held;
+        a->state = 3;
+        pthread_cond_broadcast(&a->cv);
+    }
+    pthread_mutex_unlock(&a->m);
+    return NULL;
+}
+
+static void agent_start(struct agent *a)
+{
+    memset(a, 0, sizeof *a);
+    pthread_mutex_init(&a->m, NULL);
+    pthread_cond_init(&a->cv, NULL);
+    a->task = rt_spawn(agent_main, a);
+    ck_assert_ptr_nonnull(a->task);
+}
+
+static void agent_post(struct agent *a, void (*job)(struct agent *))
+{
+    pthread_mutex_lock(&a->m);
+    a->job = job;
+    a->state = 1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->m);
+}
+
+static void agent_wait(struct agent *a)
+{
+    pthread_mutex_lock(&a->m);
+    while (a->state != 3)
+        pthread_cond_wait(&a->cv, &a->m);
+    a->state = 0;
+    pthread_mutex_unlock(&a->m);
+}
+
+static void agent_do(struct agent *a, void (*job)(struct agent *))
+{
+    agent_post(a, job);
+    agent_wait(a);
+}
+
+/* Waits until the agent's job sleeps (in a channel's wait): its state is
+** "running" and its thread is asleep. */
+static void agent_wait_blocked(struct agent *a)
+{
+    char path[64], stat[512];
+    for (;;) {
+        pthread_mutex_lock(&a->m);
+        int state = a->state;
+        pthread_mutex_unlock(&a->m);
+        ck_assert_int_ne(state, 3); /* the job finished: it did not block */
+        if (state == 2)
+            break;
+        sched_yield();
+    }
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)__atomic_load_n(&a->tid,
+                                                                                __ATOMIC_ACQUIRE));
+    for (;;) {
+        FILE *f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        size_t n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = '\0';
+        const char *s = strrchr(stat, ')');
+        if (s != NULL && s[2] == 'S')
+            return;
+        sched_yield();
+    }
+}
+
+static void agent_stop(struct agent *a)
+{
+    pthread_mutex_lock(&a->m);
+    a->state = -1;
+    pthread_cond_broadcast(&a->cv);
+    pthread_mutex_unlock(&a->m);
+    ck_assert_int_eq(rt_join(a->task, NULL), RT_OK);
+    pthread_mutex_destroy(&a->m);
+    pthread_cond_destroy(&a->cv);
+}
+
+static void job_nothing(struct agent *a)
+{
+    (void)a;
+}
+
+static void job_recv(struct agent *a)
+{
+    a->got = rt_recv(a->c);
+}
+
+static void job_free_got(struct agent *a)
+{
+    rt_free(a->got);
+    a->got = NULL;
+}
+
+static void job_make(struct agent *a)
+{
+    a->value = rt_alloc_outside(a->bytes);
+    memset(a->value, (int)(a->bytes & 0xff), a->bytes);
+}
+
+static void job_send(struct agent *a)
+{
+    a->status = rt_send(a->c, a->value);
+}
+
+static int reads_byte(const unsigned char *p, size_t n, unsigned char v)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != v)
+            return 0;
+    return 1;
+}
+
+START_TEST(a_receiver_waiting_on_an_empty_channel_gets_the_value_and_its_bytes)
+{
+    struct agent r1, r2;
+    rt_set_strategy(rt_fixed_strategy(64 * KIB));
+    rt_init();
+    agent_start(&r1);
+    agent_start(&r2);
+    rt_chan *c = r1.c = r2.c = rt_chan_new(1);
+    agent_post(&r1, job_recv);
+    agent_post(&r2, job_recv);
+    agent_wait_blocked(&r1);
+    agent_wait_blocked(&r2);
+    unsigned char *v = rt_alloc_outside(300), *w = rt_alloc_outside(77);
+    memset(v, 3, 300);
+    memset(w, 7, 77);
+    ck_assert_uint_eq(rt_held(), 377);
+    ck_assert_int_eq(rt_send(c, v), RT_OK);
+    /* one receiver wakes with it; which one is the scheduler's */
+    struct agent *got, *other;
+    for (;;) {
+        pthread_mutex_lock(&r1.m);
+        int s1 = r1.state;
+        pthread_mutex_unlock(&r1.m);
+        pthread_mutex_lock(&r2.m);
+        int s2 = r2.state;
+        pthread_mutex_unlock(&r2.m);
+        if (s1 == 3 || s2 == 3) {
+            got = s1 == 3 ? &r1 : &r2;
+            other = s1 == 3 ? &r2 : &r1;
+            break;
+        }
+        sched_yield();
+    }
+    agent_wait(got);
+    ck_assert_ptr_eq(got->got, v);
+    ck_assert_uint_eq(got->held, 300);
+    ck_assert_uint_eq(rt_held(), 77); /* the sender no longer counts it */
+    ck_assert(reads_byte(got->got, 300, 3));
+    /* the other still waits; the second value goes to it */
+    agent_wait_blocked(other);
+    ck_assert_int_eq(rt_send(c, w), RT_OK);
+    agent_wait(other);
+    ck_assert_ptr_eq(other->got, w);
+    ck_assert_uint_eq(other->held, 77);
+    ck_assert_uint_eq(rt_held(), 0);
+    agent_do(got, job_free_got);
+    ck_assert_uint_eq(got->held, 0);
+    agent_do(other, job_free_got);
+    ck_assert_uint_eq(other->held, 0);
+    agent_stop(&r1);
+    agent_stop(&r2);
+    rt_chan_free(c);
+}
+END_TEST
+
+/* A sender blocked on a full channel of `cap` slots: the values count
+** against it until each is received, then against the receiver. */
+static void full_channel(size_t cap)
+{
+    struct agent s;
+    size_t sent = 0, recvd = 0;
+    void *v[8];
+    agent_start(&s);
+    rt_chan *c = s.c = rt_chan_new(cap);
+    for (size_t i = 0; i < cap; i++) {
+        s.bytes = 100 + i;
+        agent_do(&s, job_make);
+        v[i] = s.value;
+        agent_do(&s, job_send);
+        ck_assert_int_eq(s.status, RT_OK);
+        sent += 100 + i;
+        ck_assert_uint_eq(s.held, sent); /* queued: still the sender's */
+    }
+    s.bytes = 100 + cap;
+    agent_do(&s, job_make);
+    v[cap] = s.value;
+    sent += 100 + cap;
+    ck_assert_uint_eq(s.held, sent);
+    agent_post(&s, job_send);
+    agent_wait_blocked(&s); /* full: waits for room */
+    ck_assert_uint_eq(rt_held(), 0);
+    for (size_t i = 0; i <= cap; i++) {
+        unsigned char *got = rt_recv(c);
+        ck_assert_ptr_eq(got, v[i]);
+        recvd += 100 + i;
+        ck_assert_uint_eq(rt_held(), recvd);
+        ck_assert(reads_byte(got, 100 + i, (unsigned char)(100 + i)));
+        if (i == 0) {
+            agent_wait(&s); /* room made: the blocked send went in */
+            ck_assert_int_eq(s.status, RT_OK);
+        }
+        agent_do(&s, job_nothing);
+        ck_assert_uint_eq(s.held, sent - recvd);
+    }
+    for (size_t i = 0; i <= cap; i++)
+        rt_free(v[i]);
+    ck_assert_uint_eq(rt_held(), 0);
+    agent_stop(&s);
+    rt_chan_free(c);
+}
+
+START_TEST(a_sender_waiting_on_a_full_channel_sends_when_room_is_made)
+{
+    rt_set_strategy(rt_fixed_strategy(64 * KIB));
+    rt_init();
+    full_channel(1);
+    full_channel(3);
+}
+END_TEST
+
+START_TEST(closing_wakes_a_waiting_sender_and_a_waiting_receiver)
+{
+    struct agent s, r;
+    rt_set_strategy(rt_fixed_strategy(64 * KIB));
+    rt_init();
+    agent_start(&s);
+    agent_start(&r);
+    rt_chan *full = s.c = rt_chan_new(1), *empty = r.c = rt_chan_new(2);
+    unsigned char *queued = rt_alloc_outside(40);
+    memset(queued, 40, 40);
+    ck_assert_int_eq(rt_send(full, queued), RT_OK);
+    s.bytes = 60;
+    agent_do(&s, job_make);
+    agent_post(&s, job_send);
+    agent_post(&r, job_recv);
+    agent_wait_blocked(&s);
+    agent_wait_blocked(&r);
+    ck_assert_uint_eq(rt_held(), 40);
+    rt_chan_close(full);
+    rt_chan_close(empty);
+    agent_wait(&s);
+    agent_wait(&r);
+    ck_assert_int_eq(s.status, RT_CLOSED);
+    ck_assert_uint_eq(s.held, 60); /* the sender keeps it */
+    ck_assert_ptr_null(r.got);
+    ck_assert_uint_eq(r.held, 0);
+    /* what was queued before the close is still received, once */
+    ck_assert_ptr_eq(rt_recv(full), queued);
+    ck_assert_uint_eq(rt_held(), 40);
+    ck_assert_ptr_null(rt_recv(full));
+    ck_assert_ptr_null(rt_recv(empty));
+    /* a closed channel takes nothing, from either side */
+    agent_do(&s, job_send);
+    ck_assert_int_eq(s.status, RT_CLOSED);
+    ck_assert_uint_eq(s.held, 60);
+    rt_free(queued);
+    ck_assert_uint_eq(rt_held(), 0);
+    agent_stop(&s); /* frees the value it still holds */
+    agent_stop(&r);
+    rt_chan_free(full);
+    rt_chan_free(empty);
+}
+END_TEST
+
+Suite *make_suite(void)
+{
+    Suite *s = suite_create("states");
+    suite_add_test(s, the_cache_keeps_its_promises_at_every_depth_on_main);
+    suite_add_test(s, the_cache_keeps_its_promises_at_every_depth_on_a_thread_and_a_task);
+    suite_add_test(s, a_thread_end_frees_every_kept_chunk_at_every_depth);
+    suite_add_test(s, regions_nest_at_every_depth_past_what_the_cache_holds);
+    suite_add_test(s, closing_a_region_not_innermost_is_a_violation_at_every_depth);
+    suite_add_test(s, the_block_is_reused_in_every_shape_of_its_free_lists);
+    suite_add_test(s, freed_neighbours_merge_on_the_left_the_right_and_both_sides);
+    suite_add_test(s, outside_values_are_found_at_every_load_of_their_table);
+    suite_add_test(s, outside_values_stay_found_when_deletions_and_insertions_interleave);
+    suite_add_test(s, a_receiver_waiting_on_an_empty_channel_gets_the_value_and_its_bytes);
+    suite_add_test(s, a_sender_waiting_on_a_full_channel_sends_when_room_is_made);
+    suite_add_test(s, closing_wakes_a_waiting_sender_and_a_waiting_receiver);
+    return s;
+}
