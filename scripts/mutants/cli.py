@@ -14,7 +14,7 @@ import sys
 import time
 
 from . import cache as cache_mod
-from . import catalog, operators, project, report, tce
+from . import catalog, hang, operators, project, report, tce
 from .model import (COMPILE_ERROR, GENERATED, IGNORED, NO_COVERAGE, PENDING, SURVIVED,
                     apply_edits)
 from .runner import Runner
@@ -500,6 +500,9 @@ def run_locked(args, root, make_vars, build, work):
               f"median sample, {median:.1f} s)"
               + (f" ({cached} results from the cache: --no-cache for a fair figure)"
                  if (cached := sum(m.cached for m in mutants)) else ""))
+    hangs = hang.summary_line(mutants)
+    if hangs:
+        print(hangs)
     print(f"mutants: report {os.path.join(out_dir, 'report.json')}")
     print(report.closing_line(counts))
     return 1 if bad or stale else 0

@@ -19,7 +19,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from . import project, schemata
+from . import hang, project, schemata
 from .model import COMPILE_ERROR, KILLED, SURVIVED, TIMEOUT, apply_edits
 
 # A suite's own limit. A mutant that hangs (a lock never released, a
@@ -53,6 +53,24 @@ def _failed_tests(tree):
         with open(os.path.join(results, name), errors="replace") as f:
             out += [f"{name}: {line[5:].strip()[:200]}" for line in f if line.startswith("fail ")]
     return out
+
+
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _tail(log, since, size=8000):
+    """What the log got since offset since, at most its last size bytes
+    (what make said of a test killed by a signal)."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(since, _size(log) - size))
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def _write(tree, path, text):
@@ -182,21 +200,32 @@ class Runner:
             mutant.tried.append(suite)
             left = deadline - time.monotonic()
             own = self.suite_limit(suite)
-            status, _ = project.run_make(tree, project.BUILD_IN_COPY, make_vars or self.make_vars, suite,
+            run = dict(make_vars=make_vars or self.make_vars, env=env, log=log, tree=tree)
+            looks, mark = [], _size(log)
+            status, _ = project.run_make(tree, project.BUILD_IN_COPY, run["make_vars"], suite,
                                          log, timeout=max(1, min(left, own)), env=env,
-                                         idle=IDLE_SECONDS)
+                                         idle=IDLE_SECONDS, on_hang=self._looker(tree, looks))
             if self.stopping.is_set():
                 raise KeyboardInterrupt
-            if status == project.IDLE:
-                mutant.status, mutant.killed_by = TIMEOUT, [suite]
-                mutant.status_reason = (f"{suite} hung: none of its processes ran "
-                                        f"for {IDLE_SECONDS} s (a deadlock)")
-                return mutant
-            if status is None:
-                mutant.status, mutant.killed_by = TIMEOUT, [suite]
-                mutant.status_reason = (f"{suite} ran past its limit of {own:.0f} s" if own < left
-                                        else f"{suite} ran past the mutant's limit of {self.limit:.0f} s")
-                return mutant
+            looked = self._record_look(looks, log)
+            if status in (project.IDLE, None):
+                why = (f"{suite} hung: none of its processes ran for {IDLE_SECONDS} s"
+                       if status == project.IDLE
+                       else f"{suite} ran past its limit of {own:.0f} s" if own < left
+                       else f"{suite} ran past the mutant's limit of {self.limit:.0f} s")
+                if looked and looked.cls == hang.UNCLASSIFIED and looked.stacks_read:
+                    # a hang gdb cannot classify: once more, with a longer limit
+                    status, again = self._rerun(suite, run, own)
+                    if status in (project.IDLE, None):
+                        mutant.status, mutant.killed_by = TIMEOUT, [suite]
+                        mutant.status_reason = (f"{why}, and again with {hang.RERUN_TIMES} "
+                                                f"times the limit; " + (again.reason() if again
+                                                                        else looked.reason()))
+                        return mutant
+                else:
+                    mutant.status, mutant.killed_by = TIMEOUT, [suite]
+                    mutant.status_reason = why + (f"; {looked.reason()}" if looked else "")
+                    return mutant
             if status != 0:
                 failed = _failed_tests(tree)
                 looped = failed and all("Test timeout expired" in f for f in failed)
@@ -205,10 +234,60 @@ class Runner:
                     f"{suite}: a test case ran past {CASE_SECONDS} s: {failed[0]}" if looped
                     else f"killed by {suite}: " + "; ".join(failed[:3]) if failed
                     else f"killed by {suite} (exit {status})")
+                if not looped and hang.signalled(failed, _tail(log, mark)):
+                    stack = self._crash_stack(suite, run)
+                    if stack:
+                        mutant.status_reason += "; " + stack
                 return mutant
         mutant.status = SURVIVED
         mutant.status_reason = f"every suite that reaches it passed: {', '.join(suites)}"
         return mutant
+
+    # ---- hangs and crashes, read by gdb (hang.py) ----------------------------
+
+    @staticmethod
+    def _looker(tree, looks):
+        """The on_hang of run_make: reads the hung test programs of tree."""
+        return lambda pids: looks.append(hang.look(pids, tree))
+
+    @staticmethod
+    def _record_look(looks, log):
+        """The last look at a hang, its every frame written to the log."""
+        if not looks:
+            return None
+        with open(log, "a") as f:
+            f.write(looks[-1].full())
+        return looks[-1]
+
+    def _rerun(self, suite, run, own):
+        """Runs a suite whose hang no stack classifies once more, with
+        RERUN_TIMES its limit (and idle bound): (status, the look at it)."""
+        looks = []
+        with open(run["log"], "a") as f:
+            f.write(f"{suite}: an unclassified hang: once more, {hang.RERUN_TIMES} times "
+                    f"the limit\n")
+        status, _ = project.run_make(run["tree"], project.BUILD_IN_COPY, run["make_vars"], suite,
+                                     run["log"], timeout=max(1, hang.RERUN_TIMES * own),
+                                     env=run["env"], idle=hang.RERUN_TIMES * IDLE_SECONDS,
+                                     on_hang=self._looker(run["tree"], looks))
+        if self.stopping.is_set():
+            raise KeyboardInterrupt
+        return status, self._record_look(looks, run["log"])
+
+    def _crash_stack(self, suite, run):
+        """The faulting stack of a suite that failed by a signal: the suite
+        once more with core files allowed, the newest core read by gdb."""
+        if not hang.stacks.gdb_found(hang.WHO):
+            return None
+        shutil.rmtree(os.path.join(run["tree"], project.BUILD_IN_COPY, "results"),
+                      ignore_errors=True)
+        since = time.time() - 1
+        for old in hang.stacks.find_cores(run["tree"], 0):
+            os.unlink(old)
+        project.run_make(run["tree"], project.BUILD_IN_COPY, run["make_vars"], suite, run["log"],
+                         timeout=max(1, self.suite_limit(suite)), env=run["env"],
+                         idle=IDLE_SECONDS, cores=True)
+        return hang.crash(run["tree"], since)
 
     # ---- a mutant alone ---------------------------------------------------
 
