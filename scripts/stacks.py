@@ -134,6 +134,18 @@ def summary(frames, n=TOP):
     return " < ".join(str(f) for f in shown)
 
 
+def compact(frames, n=3):
+    """A waiting or running thread in few words: the call the program made
+    into a library (the frame just above its own code), then n frames of
+    its own code: "___pthread_mutex_lock pthread_mutex_lock.c:93 <
+    calc_worker calc.c:8". Without a frame of its own, summary()."""
+    first = next((i for i, f in enumerate(frames) if f.ours), None)
+    if first is None:
+        return summary(frames)
+    shown = frames[first - 1:first] + [f for f in frames[first:] if f.ours][:n]
+    return " < ".join(str(f) for f in shown)
+
+
 def key(frames, n=TOP):
     """The hash that makes two stacks one: the top n function names below
     the signal machinery (abort, raise, the sanitizers' reporting)."""

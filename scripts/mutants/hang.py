@@ -101,7 +101,7 @@ class Look:
         for p in self.procs:
             shown = [t for t in p.threads if not (t.kind == "child" and not t.running)] or p.threads
             ts = "; ".join(f"thread {t.tid} {'running' if t.running else 'waiting'} ({t.state}): "
-                           + (stacks.summary(t.frames) if t.frames else "no stack")
+                           + (stacks.compact(t.frames) if t.frames else "no stack")
                            for t in shown[:THREADS_SHOWN])
             more = f"; {len(shown) - THREADS_SHOWN} more threads" if len(shown) > THREADS_SHOWN else ""
             parts.append(f"{p.name} pid {p.pid}: {ts}{more}")
