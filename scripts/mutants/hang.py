@@ -209,6 +209,44 @@ def look(pids, tree):
         return Look(UNCLASSIFIED, f"could not look: {e}", [], False, time.monotonic() - start)
 
 
+class CaseWatch:
+    """Check stops a test case past its timeout (RT_CASE_TIMEOUT) itself,
+    killing the forked child that runs it: the driver never sees that
+    hang to kill. So each poll of a suite calls this: a test program
+    forked from a test program of the same executable (a Check case) that
+    has lived past `seconds` and is using the CPU is looked at once,
+    before Check kills it. A case that deadlocks is the idle rule's."""
+
+    def __init__(self, tree, seconds):
+        self.tree, self.seconds = tree, seconds
+        self.looks, self.seen, self.ticks = [], set(), {}
+        self.hz = os.sysconf("SC_CLK_TCK")
+
+    def __call__(self, sid):
+        try:
+            self._poll(sid)
+        except Exception:  # noqa: BLE001  a watch never stops the run
+            pass
+
+    def _poll(self, sid):
+        from . import project
+        procs = dict(project.session_processes(sid))
+        progs = dict(test_programs(procs, self.tree))
+        with open("/proc/uptime") as f:
+            now = float(f.read().split()[0])
+        for pid, name in progs.items():
+            fields = procs[pid]
+            ticks = int(fields[11]) + int(fields[12])
+            before, self.ticks[pid] = self.ticks.get(pid), ticks
+            parent = int(fields[1])
+            age = now - int(fields[19]) / self.hz
+            if (pid in self.seen or progs.get(parent) != name or age < self.seconds
+                    or before is None or ticks <= before):
+                continue
+            self.seen.add(pid)
+            self.looks.append(look([pid], self.tree))
+
+
 def class_of(reason):
     m = _MARK.search(reason or "")
     return m.group(1) if m else None

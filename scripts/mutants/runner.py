@@ -39,6 +39,9 @@ IDLE_SECONDS = 3
 # (RT_CASE_TIMEOUT, testmain.c), reported as "Test timeout expired" and
 # recorded as a Timeout. The slowest case of the plain build takes 0.7 s.
 CASE_SECONDS = 5
+# A case still running this long before Check's timeout is read by gdb
+# (hang.CaseWatch), so that a loop Check stops has its stacks too.
+CASE_LOOK_EARLY = 1.5
 
 
 # a test program named in a failure line: "reference/tests/check_chan.c:357:"
@@ -202,9 +205,11 @@ class Runner:
             own = self.suite_limit(suite)
             run = dict(make_vars=make_vars or self.make_vars, env=env, log=log, tree=tree)
             looks, mark = [], _size(log)
+            cases = hang.CaseWatch(tree, CASE_SECONDS - CASE_LOOK_EARLY)
             status, _ = project.run_make(tree, project.BUILD_IN_COPY, run["make_vars"], suite,
                                          log, timeout=max(1, min(left, own)), env=env,
-                                         idle=IDLE_SECONDS, on_hang=self._looker(tree, looks))
+                                         idle=IDLE_SECONDS, on_hang=self._looker(tree, looks),
+                                         watch=cases)
             if self.stopping.is_set():
                 raise KeyboardInterrupt
             looked = self._record_look(looks, log)
@@ -234,6 +239,9 @@ class Runner:
                     f"{suite}: a test case ran past {CASE_SECONDS} s: {failed[0]}" if looped
                     else f"killed by {suite}: " + "; ".join(failed[:3]) if failed
                     else f"killed by {suite} (exit {status})")
+                case = self._record_look(cases.looks, log) if looped else None
+                if case:
+                    mutant.status_reason += "; " + case.reason()
                 if not looped and hang.signalled(failed, _tail(log, mark)):
                     stack = self._crash_stack(suite, run)
                     if stack:
