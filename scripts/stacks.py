@@ -234,12 +234,27 @@ def replay(argv, timeout=30, env=None, cwd=None, who="stacks"):
     if p.returncode >= 0:
         return "exit", None, []
     # it died of a signal: once more under gdb, for the faulting stack
-    out = _run_gdb(_gdb_cmd(gdb, "-ex", "run", "-ex", "echo @@stack@@\\n", "-ex", "bt 40",
-                            "--args", *argv), timeout=timeout + GDB_SECONDS) or ""
+    name, frames = under_gdb(argv, timeout, env, cwd, who)
+    return "crash", name or signal.Signals(-p.returncode).name, frames
+
+
+def under_gdb(argv, timeout=30, env=None, cwd=None, who="stacks"):
+    """Runs argv under gdb: (the signal it died of, its faulting stack),
+    or (None, []) if it did not die of one there (or no gdb)."""
+    gdb = gdb_found(who)
+    if gdb is None:
+        return None, []
+    try:
+        p = subprocess.run(_gdb_cmd(gdb, "-ex", "run", "-ex", "echo @@stack@@\\n",
+                                    "-ex", "bt 40", "--args", *argv),
+                           capture_output=True, text=True, errors="replace", env=env, cwd=cwd,
+                           stdin=subprocess.DEVNULL, timeout=timeout + GDB_SECONDS)
+        out = p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        return None, []
     m = re.search(r"Program received signal (SIG\w+)", out)
     threads = parse_bt(out.split("@@stack@@", 1)[-1]) if m else []
-    name = m.group(1) if m else signal.Signals(-p.returncode).name
-    return "crash", name, threads[0][1] if threads else []
+    return (m.group(1) if m else None), (threads[0][1] if threads else [])
 
 
 def find_cores(top, since):
