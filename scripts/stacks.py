@@ -159,6 +159,10 @@ _MACHINE_PREFIXES = ("__asan", "__ubsan", "__sanitizer", "__interceptor", "__lsa
                      "asan::", "__asan::", "__ubsan::", "__sanitizer::", "__pthread_kill")
 
 
+def _below_machinery(frames):
+    return [f for f in frames if not _machinery(f.func)] or frames
+
+
 def _machinery(func):
     """A frame of how a signal is raised, not of where the fault is."""
     bare = re.sub(r"^(__GI_+)", "", func)
@@ -329,7 +333,7 @@ def triage(harness, crash_dirs, hang_dirs, timeout=5, out=sys.stdout, env=None):
     for what in ("crash", "hang"):
         for k, (sig, frames, paths) in sorted(found[what].items()):
             print(f"triage: {what} {k}{' ' + sig if sig else ''}: "
-                  f"{summary(frames) if frames else 'no stack'} "
+                  f"{summary(_below_machinery(frames)) if frames else 'no stack'} "
                   f"({len(paths)} input{'s' if len(paths) != 1 else ''}, e.g. {paths[0]})",
                   file=out)
     print(f"triage: {len(found['crash'])} crashes, {len(found['hang'])} hangs", file=out)
