@@ -243,7 +243,7 @@ class Runner:
                 if case:
                     mutant.status_reason += "; " + case.reason()
                 if not looped and hang.signalled(failed, _tail(log, mark)):
-                    stack = self._crash_stack(suite, run)
+                    stack = self._crash_stack(suite, run, failed)
                     if stack:
                         mutant.status_reason += "; " + stack
                 return mutant
@@ -282,20 +282,29 @@ class Runner:
             raise KeyboardInterrupt
         return status, self._record_look(looks, run["log"])
 
-    def _crash_stack(self, suite, run):
+    def _crash_stack(self, suite, run, failed):
         """The faulting stack of a suite that failed by a signal: the suite
-        once more with core files allowed, the newest core read by gdb."""
+        once more with core files allowed, the failing program first (one
+        failure stops it, RT_FAIL_FAST), the newest core read by gdb."""
         if not hang.stacks.gdb_found(hang.WHO):
             return None
+        start = time.monotonic()
         shutil.rmtree(os.path.join(run["tree"], project.BUILD_IN_COPY, "results"),
                       ignore_errors=True)
         since = time.time() - 1
         for old in hang.stacks.find_cores(run["tree"], 0):
             os.unlink(old)
+        env = dict(run["env"])
+        first = list(dict.fromkeys(_PROGRAM.findall(" ".join(failed))))
+        if first:
+            env["RT_FIRST_PROGRAMS"] = " ".join(first)
         project.run_make(run["tree"], project.BUILD_IN_COPY, run["make_vars"], suite, run["log"],
-                         timeout=max(1, self.suite_limit(suite)), env=run["env"],
+                         timeout=max(1, self.suite_limit(suite)), env=env,
                          idle=IDLE_SECONDS, cores=True)
-        return hang.crash(run["tree"], since)
+        stack = hang.crash(run["tree"], since)
+        with open(run["log"], "a") as f:
+            f.write(f"crash stack: {stack or 'none found'}, in {time.monotonic() - start:.2f} s\n")
+        return stack
 
     # ---- a mutant alone ---------------------------------------------------
 
