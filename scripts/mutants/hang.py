@@ -142,6 +142,14 @@ def _threads(pid):
     return out
 
 
+def _traced(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return any(l.startswith("TracerPid:") and l.split()[1] != "0" for l in f)
+    except OSError:
+        return False
+
+
 def test_programs(pids, tree):
     """The processes among pids whose executable lies in tree (the test
     programs a suite built; make, sh, timeout and python are elsewhere)."""
@@ -192,7 +200,8 @@ def look(pids, tree):
         second = {pid: _threads(pid) for pid, _ in progs}
         procs, read = [], bool(progs)
         for pid, name in progs:
-            bts = stacks.attach(pid, who=WHO)
+            # a program strace already traces cannot be attached to
+            bts = None if _traced(pid) else stacks.attach(pid, who=WHO)
             if bts is None:
                 read = False
             frames = dict(bts or [])
