@@ -10,7 +10,9 @@ check reads the optimised object of give (objcheck.py).
 Results: one line a check in --results, "pass <program>:<expectation>" or
 "fail <program>:<expectation> <what was seen>"; the measured figures of
 each program go to <build>/reports/conformance/<program>.txt. Exits 1 if
-anything failed.
+anything failed. A program that dies of a signal and fails an expectation
+is run once more under gdb (scripts/stacks.py): its faulting stack is
+printed and ends each of its failure lines.
 
 Run by make (mk/conformance.mk): make check-conformance.
 """

@@ -103,6 +103,40 @@ int clamp(int x)
     }
     return -x;
 """,
+    "case_loops": """
+== case_loops
+seed: test
+about: clamp forks a case that spins; the parent stops it at 5 s as Check does
+file: reference/src/calc.c
+--- find
+#include "calc.h"
++++ replace
+#define _DEFAULT_SOURCE
+#include "calc.h"
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+--- find
+int clamp(int x)
+{
++++ replace
+int clamp(int x)
+{
+    pid_t pid = fork();
+    if (pid == 0)
+        for (volatile int spin = 1; spin;)
+            x++;
+    for (int i = 0; i < 100 && waitpid(pid, 0, WNOHANG) == 0; i++)
+        usleep(50000);
+    kill(pid, SIGKILL);
+    waitpid(pid, 0, 0);
+    FILE *f = fopen(getenv("RESULTS"), "a");
+    fprintf(f, "fail calc calc.c:1: (after this point) Test timeout expired\\n");
+    fclose(f);
+    exit(1);
+""",
 }
 
 
@@ -147,6 +181,15 @@ class HangTest(unittest.TestCase):
                                "deadlock.log")) as f:
             self.assertIn("hang class: deadlock", f.read())
         self.assertEqual(util.processes_under(root), [])
+
+    def test_a_case_check_stops_is_read_before(self):
+        root = with_mutants(self, "case_loops")
+        p = run(root, "--curated-only", "--only", "case_loops", "--limit", "30")
+        self.assertEqual(closing(p), (0, 1, 0, 1, 0, 0), p.stderr)
+        why = report_of(root)["case_loops"]["statusReason"]
+        self.assertIn("a test case ran past 5 s", why)
+        self.assertIn("hang class: infinite loop", why)
+        self.assertRegex(why, r"running \(R\): clamp calc.c:\d+ < main test_calc.c")
 
     def test_a_crash_names_its_faulting_frame(self):
         root = with_mutants(self, "crash")
