@@ -159,7 +159,8 @@ _MACHINE_PREFIXES = ("__asan", "__ubsan", "__sanitizer", "__interceptor", "__lsa
                      "asan::", "__asan::", "__ubsan::", "__sanitizer::", "__pthread_kill")
 
 
-def _below_machinery(frames):
+def below_machinery(frames):
+    """The frames from the fault down, without raise, abort and the like."""
     return [f for f in frames if not _machinery(f.func)] or frames
 
 
@@ -333,7 +334,7 @@ def triage(harness, crash_dirs, hang_dirs, timeout=5, out=sys.stdout, env=None):
     for what in ("crash", "hang"):
         for k, (sig, frames, paths) in sorted(found[what].items()):
             print(f"triage: {what} {k}{' ' + sig if sig else ''}: "
-                  f"{summary(_below_machinery(frames)) if frames else 'no stack'} "
+                  f"{summary(below_machinery(frames)) if frames else 'no stack'} "
                   f"({len(paths)} input{'s' if len(paths) != 1 else ''}, e.g. {paths[0]})",
                   file=out)
     print(f"triage: {len(found['crash'])} crashes, {len(found['hang'])} hangs", file=out)

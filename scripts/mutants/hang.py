@@ -31,6 +31,7 @@ hang is recorded with its thread states only (unclassified, and not rerun:
 no stack would classify it the second time either)."""
 import os
 import re
+import signal
 import sys
 import time
 
@@ -43,6 +44,7 @@ CLASSES = (DEADLOCK, LIVELOCK, LOOP, UNCLASSIFIED)
 RERUN_TIMES = 3          # an unclassified hang runs again with this times its limit
 SAMPLE_SECONDS = 0.2     # between the two readings of the threads' CPU ticks
 THREADS_SHOWN = 4        # threads a process in the reason
+LOOK_BUDGET = 6          # seconds: no gdb starts past this (a hang with many programs)
 WHO = "mutants"
 
 # frames of a thread that waits on another: a lock, a condition, a join
@@ -189,19 +191,27 @@ def classify(procs):
     return UNCLASSIFIED, f"{len(running)} thread(s) running outside the program's code"
 
 
-def look(pids, tree):
+def look(pids, tree, hold=()):
     """Reads the hung test programs among pids (of one suite) and classifies
-    the hang. Never raises: a failure to look is an unclassified hang."""
+    the hang; the processes of hold are stopped meanwhile too. Never
+    raises: a failure to look is an unclassified hang."""
     start = time.monotonic()
+    progs = []
     try:
         progs = test_programs(pids, tree)
         first = {pid: _threads(pid) for pid, _ in progs}
         time.sleep(SAMPLE_SECONDS)
         second = {pid: _threads(pid) for pid, _ in progs}
+        # held still while gdb reads them: Check's parent cannot kill the
+        # case at its timeout midway, nor a thread move on
+        for pid in [p for p, _ in progs] + list(hold):
+            _signal(pid, signal.SIGSTOP)
         procs, read = [], bool(progs)
         for pid, name in progs:
-            # a program strace already traces cannot be attached to
-            bts = None if _traced(pid) else stacks.attach(pid, who=WHO)
+            # a program strace already traces cannot be attached to; past
+            # the budget, the rest are left unread
+            late = time.monotonic() - start > LOOK_BUDGET
+            bts = None if late or _traced(pid) else stacks.attach(pid, who=WHO)
             if bts is None:
                 read = False
             frames = dict(bts or [])
@@ -216,6 +226,16 @@ def look(pids, tree):
         return Look(cls, why, procs, read, time.monotonic() - start)
     except Exception as e:  # the kill must happen whatever went wrong here
         return Look(UNCLASSIFIED, f"could not look: {e}", [], False, time.monotonic() - start)
+    finally:
+        for pid in [p for p, _ in progs] + list(hold):
+            _signal(pid, signal.SIGCONT)
+
+
+def _signal(pid, sig):
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        pass
 
 
 class CaseWatch:
@@ -223,12 +243,13 @@ class CaseWatch:
     killing the forked child that runs it: the driver never sees that
     hang to kill. So each poll of a suite calls this: a test program
     forked from a test program of the same executable (a Check case) that
-    has lived past `seconds` and is using the CPU is looked at once,
-    before Check kills it. A case that deadlocks is the idle rule's."""
+    has lived past `seconds` is looked at once, before Check kills it (a
+    case that deadlocks is mostly the idle rule's first; this one reads it
+    when something else in the suite keeps the idle rule off)."""
 
     def __init__(self, tree, seconds):
         self.tree, self.seconds = tree, seconds
-        self.looks, self.seen, self.ticks = [], set(), {}
+        self.looks, self.seen = [], set()
         self.hz = os.sysconf("SC_CLK_TCK")
 
     def __call__(self, sid):
@@ -245,15 +266,13 @@ class CaseWatch:
             now = float(f.read().split()[0])
         for pid, name in progs.items():
             fields = procs[pid]
-            ticks = int(fields[11]) + int(fields[12])
-            before, self.ticks[pid] = self.ticks.get(pid), ticks
             parent = int(fields[1])
             age = now - int(fields[19]) / self.hz
-            if (pid in self.seen or progs.get(parent) != name or age < self.seconds
-                    or before is None or ticks <= before):
+            if pid in self.seen or progs.get(parent) != name or age < self.seconds:
                 continue
             self.seen.add(pid)
-            self.looks.append(look([pid], self.tree))
+            # Check's parent kills the case at its timeout: held too
+            self.looks.append(look([pid], self.tree, hold=[parent]))
 
 
 def class_of(reason):
@@ -312,7 +331,7 @@ def crash(tree, since):
         if not frames:
             return None
         return (f"crash stack ({sig or 'a signal'} in {os.path.basename(exe)}): "
-                + stacks.summary(frames, n=6))
+                + stacks.summary(stacks.below_machinery(frames), n=6))
     finally:
         for c in cores:
             try:

@@ -205,7 +205,8 @@ class Runner:
             own = self.suite_limit(suite)
             run = dict(make_vars=make_vars or self.make_vars, env=env, log=log, tree=tree)
             looks, mark = [], _size(log)
-            cases = hang.CaseWatch(tree, CASE_SECONDS - CASE_LOOK_EARLY)
+            cases, case_limit, again_note = hang.CaseWatch(tree, CASE_SECONDS - CASE_LOOK_EARLY), \
+                CASE_SECONDS, ""
             status, _ = project.run_make(tree, project.BUILD_IN_COPY, run["make_vars"], suite,
                                          log, timeout=max(1, min(left, own)), env=env,
                                          idle=IDLE_SECONDS, on_hang=self._looker(tree, looks),
@@ -220,7 +221,9 @@ class Runner:
                        else f"{suite} ran past the mutant's limit of {self.limit:.0f} s")
                 if looked and looked.cls == hang.UNCLASSIFIED and looked.stacks_read:
                     # a hang gdb cannot classify: once more, with a longer limit
-                    status, again = self._rerun(suite, run, own)
+                    status, again, cases = self._rerun(suite, run, own)
+                    case_limit = hang.RERUN_TIMES * CASE_SECONDS
+                    again_note = f" (run again after an unclassified hang: {why})"
                     if status in (project.IDLE, None):
                         mutant.status, mutant.killed_by = TIMEOUT, [suite]
                         mutant.status_reason = (f"{why}, and again with {hang.RERUN_TIMES} "
@@ -236,9 +239,9 @@ class Runner:
                 looped = failed and all("Test timeout expired" in f for f in failed)
                 mutant.status, mutant.killed_by = (TIMEOUT if looped else KILLED), [suite]
                 mutant.status_reason = (
-                    f"{suite}: a test case ran past {CASE_SECONDS} s: {failed[0]}" if looped
+                    f"{suite}: a test case ran past {case_limit} s: {failed[0]}" if looped
                     else f"killed by {suite}: " + "; ".join(failed[:3]) if failed
-                    else f"killed by {suite} (exit {status})")
+                    else f"killed by {suite} (exit {status})") + again_note
                 case = self._record_look(cases.looks, log) if looped else None
                 if case:
                     mutant.status_reason += "; " + case.reason()
@@ -269,18 +272,24 @@ class Runner:
 
     def _rerun(self, suite, run, own):
         """Runs a suite whose hang no stack classifies once more, with
-        RERUN_TIMES its limit (and idle bound): (status, the look at it)."""
+        RERUN_TIMES its limit, its idle bound and Check's case timeout:
+        (status, the look at a hang, the CaseWatch)."""
         looks = []
         with open(run["log"], "a") as f:
             f.write(f"{suite}: an unclassified hang: once more, {hang.RERUN_TIMES} times "
                     f"the limit\n")
+        shutil.rmtree(os.path.join(run["tree"], project.BUILD_IN_COPY, "results"),
+                      ignore_errors=True)
+        case = hang.RERUN_TIMES * CASE_SECONDS
+        cases = hang.CaseWatch(run["tree"], case - CASE_LOOK_EARLY)
         status, _ = project.run_make(run["tree"], project.BUILD_IN_COPY, run["make_vars"], suite,
                                      run["log"], timeout=max(1, hang.RERUN_TIMES * own),
-                                     env=run["env"], idle=hang.RERUN_TIMES * IDLE_SECONDS,
-                                     on_hang=self._looker(run["tree"], looks))
+                                     env=dict(run["env"], RT_CASE_TIMEOUT=str(case)),
+                                     idle=hang.RERUN_TIMES * IDLE_SECONDS,
+                                     on_hang=self._looker(run["tree"], looks), watch=cases)
         if self.stopping.is_set():
             raise KeyboardInterrupt
-        return status, self._record_look(looks, run["log"])
+        return status, self._record_look(looks, run["log"]), cases
 
     def _crash_stack(self, suite, run, failed):
         """The faulting stack of a suite that failed by a signal: the suite
