@@ -84,8 +84,11 @@ class Thread:
 
 
 class Process:
-    def __init__(self, pid, name, threads):
+    def __init__(self, pid, name, threads, harness=False):
         self.pid, self.name, self.threads = pid, name, threads
+        # the parent of another test program looked at: Check's runner
+        # in wait4, a death test's parent reading its child's pipe
+        self.harness = harness
 
 
 class Look:
@@ -101,7 +104,7 @@ class Look:
         threads with their state and top frames."""
         parts = []
         for p in self.procs:
-            shown = [t for t in p.threads if not (t.kind == "child" and not t.running)] or p.threads
+            shown = p.threads
             ts = "; ".join(f"thread {t.tid} {'running' if t.running else 'waiting'} ({t.state}): "
                            + (stacks.compact(t.frames) if t.frames else "no stack")
                            for t in shown[:THREADS_SHOWN])
@@ -144,6 +147,16 @@ def _threads(pid):
     return out
 
 
+def _ppid(pid):
+    s = None
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            s = f.read()
+    except OSError:
+        return None
+    return int(s[s.rfind(b")") + 2:].split()[1])
+
+
 def _traced(pid):
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -169,8 +182,10 @@ def test_programs(pids, tree):
 
 def classify(procs):
     """(class, why) of the hang from every thread of the test programs."""
+    # a harness waiting for its child (in wait4, or reading its pipe) is
+    # not counted: its child is what hangs
     threads = [t for p in procs for t in p.threads
-               if t.running or t.kind != "child"]   # a harness waiting for its child: not counted
+               if t.running or not (t.kind == "child" or p.harness)]
     if not threads:
         return UNCLASSIFIED, "no thread but harnesses waiting for their children"
     running = [t for t in threads if t.running]
@@ -207,6 +222,7 @@ def look(pids, tree, hold=()):
         for pid in [p for p, _ in progs] + list(hold):
             _signal(pid, signal.SIGSTOP)
         procs, read = [], bool(progs)
+        parents = {_ppid(pid) for pid, _ in progs}
         for pid, name in progs:
             # a program strace already traces cannot be attached to; past
             # the budget, the rest are left unread
@@ -221,7 +237,7 @@ def look(pids, tree, hold=()):
                 running = state in ("R", "D") or (before is not None and before[0] in ("R", "D")) \
                     or (before is not None and ticks > before[1])
                 threads.append(Thread(tid, state, running, frames.get(tid, [])))
-            procs.append(Process(pid, name, threads))
+            procs.append(Process(pid, name, threads, harness=pid in parents))
         cls, why = classify(procs) if procs else (UNCLASSIFIED, "no test program was running")
         return Look(cls, why, procs, read, time.monotonic() - start)
     except Exception as e:  # the kill must happen whatever went wrong here

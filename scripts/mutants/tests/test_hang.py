@@ -251,6 +251,14 @@ class ClassifyTest(unittest.TestCase):
         self.assertEqual(c((False, sleep), (False, lock)), hang.UNCLASSIFIED)
         self.assertEqual(c((True, ["memcpy"]),), hang.UNCLASSIFIED)
         self.assertEqual(c((False, harness),), hang.UNCLASSIFIED)
+        # a death test's parent reads its child's pipe: a harness too
+        reader = [hang.Thread(1, "S", False, [stacks.Frame("__GI___libc_read", "read.c", 26),
+                                               stacks.Frame("run_child", "testutil.c", 38)])]
+        child = self.threads((False, mutex))[0]
+        self.assertEqual(hang.classify([hang.Process(1, "check_chan", reader, harness=True),
+                                        child]), (hang.DEADLOCK, hang.classify([child])[1]))
+        self.assertEqual(hang.classify([hang.Process(1, "check_chan", reader), child])[0],
+                         hang.UNCLASSIFIED)
         self.assertEqual(c((False, []), (False, [])), hang.UNCLASSIFIED)
 
     def test_the_class_is_read_back_from_a_reason(self):
