@@ -162,7 +162,7 @@ class HangTest(unittest.TestCase):
     def test_a_deadlock_and_a_loop_are_told_apart(self):
         root = with_mutants(self, "deadlock")
         p = run(root, "--curated-only", "--only", "deadlock", "--only", "hang",
-                "--limit", "8")
+                "--limit", "8", "--make-var", "LDFLAGS=-pthread")
         self.assertEqual(closing(p), (0, 2, 0, 2, 0, 0), p.stderr)
         rep = report_of(root)
         dead, loop = rep["deadlock"]["statusReason"], rep["hang"]["statusReason"]
@@ -216,7 +216,8 @@ class HangTest(unittest.TestCase):
     def test_gdb_missing_is_said_once(self):
         root = with_mutants(self, "deadlock")
         p = run(root, "--curated-only", "--only", "deadlock", "--only", "hang", "--only",
-                "clamp_gone", "--limit", "8", env={"RT_GDB": "/nonexistent/gdb"})
+                "clamp_gone", "--limit", "8", "--make-var", "LDFLAGS=-pthread",
+                env={"RT_GDB": "/nonexistent/gdb"})
         said = [l for l in p.stderr.splitlines() if "gdb is missing" in l]
         self.assertEqual(said, ["mutants: gdb is missing (/nonexistent/gdb): hangs and "
                                 "crashes are reported without stacks"], p.stderr)
@@ -297,6 +298,22 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(stacks.summary(f, n=2),
                          "futex_wait futex-internal.h:146 < __GI___lll_lock_wait "
                          "lowlevellock.c:49 < rt_chan_send chan.c:210")
+
+    def test_ptrace_refused_is_said_once(self):
+        d = tempfile.mkdtemp(prefix="refrt-gdb-")
+        self.addCleanup(shutil.rmtree, d, True)
+        fake = os.path.join(d, "gdb")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\necho 'ptrace: Operation not permitted.'\n")
+        os.chmod(fake, 0o755)
+        code = ("import io, os, sys; sys.path.insert(0, %r); import stacks\n"
+                "print([stacks.attach(os.getpid(), who='t') for _ in range(3)])\n") % util.SCRIPTS
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=dict(os.environ, RT_GDB=fake), timeout=60)
+        self.assertEqual(p.stdout.strip(), "[None, None, None]")
+        said = p.stderr.strip().splitlines()
+        self.assertEqual(len(said), 1, p.stderr)
+        self.assertRegex(said[0], r"^t: ptrace is refused here .*without stacks$")
 
     def test_the_key_skips_the_signal_machinery(self):
         a = stacks.parse_bt("#0 raise () at x.c:1\n#1 abort () at x.c:2\n"
