@@ -46,6 +46,8 @@ CASE_LOOK_EARLY = 1.5
 
 # a test program named in a failure line: "reference/tests/check_chan.c:357:"
 _PROGRAM = re.compile(r"\b(check_\w+)\.c:\d+")
+# the Check case of a failure line: "unit: <case> reference/tests/check_chan.c:357: ..."
+_CASE = re.compile(r"^[^:\s]+: (\w+) \S*\bcheck_\w+\.c:\d+")
 
 
 def _failed_tests(tree):
@@ -307,6 +309,13 @@ class Runner:
         first = list(dict.fromkeys(_PROGRAM.findall(" ".join(failed))))
         if first:
             env["RT_FIRST_PROGRAMS"] = " ".join(first)
+        case = _CASE.match(failed[0]) if failed else None
+        if case:
+            # that Check case alone (CK_RUN_CASE is read by a run of every
+            # case, not by RT_FAIL_FAST's one at a time): the death tests
+            # of the cases before it would each write a core too
+            env.pop("RT_FAIL_FAST", None)
+            env["CK_RUN_CASE"] = case.group(1)
         project.run_make(run["tree"], project.BUILD_IN_COPY, run["make_vars"], suite, run["log"],
                          timeout=max(1, self.suite_limit(suite)), env=env,
                          idle=IDLE_SECONDS, cores=True)
