@@ -161,6 +161,9 @@ def merge(args):
             elif st == "Ignored" and not why.startswith("duplicate"):
                 c["equivalent"] += 1
     c["total"] = sum(c.values())
+    hangs = hang.summary_line([m for f in merged["files"].values() for m in f["mutants"]])
+    if hangs:
+        print(hangs)
     out = args.report or os.path.dirname(os.path.abspath(args.merge[0]))
     report.write_json(os.path.join(out, "report.json"), merged)
     js = find_elements(args.root, args.root, args.elements)

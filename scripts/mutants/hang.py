@@ -297,11 +297,14 @@ def class_of(reason):
 
 
 def counts(mutants):
-    """{class: timeouts} over the mutants' reasons (cached ones too)."""
+    """{class: timeouts} over the mutants' reasons (cached ones too); the
+    mutants are records or a report's dicts (a merge of shards)."""
     out = {}
     for m in mutants:
-        if m.status == "Timeout":
-            c = class_of(m.status_reason) or "not looked at"
+        status, reason = ((m["status"], m.get("statusReason", "")) if isinstance(m, dict)
+                          else (m.status, m.status_reason))
+        if status == "Timeout":
+            c = class_of(reason) or "not looked at"
             out[c] = out.get(c, 0) + 1
     return out
 
@@ -327,7 +330,8 @@ def signalled(failed_lines, log_tail=""):
     return any(_SIGNALLED.search(l) for l in failed_lines) or bool(_SIGNALLED.search(log_tail))
 
 
-CORE_LIMIT = "--core=268435456"   # 256 MB, for prlimit: plenty for a test program
+# RT_CRASH_STACKS=0 turns the crash rerun off (its cost: docs/mutants.md)
+CRASH_STACKS = os.environ.get("RT_CRASH_STACKS", "1") != "0"
 
 
 def crash(tree, since):

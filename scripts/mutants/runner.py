@@ -247,7 +247,7 @@ class Runner:
                 case = self._record_look(cases.looks, log) if looped else None
                 if case:
                     mutant.status_reason += "; " + case.reason()
-                if not looped and hang.signalled(failed, _tail(log, mark)):
+                if not looped and hang.CRASH_STACKS and hang.signalled(failed, _tail(log, mark)):
                     stack = self._crash_stack(suite, run, failed)
                     if stack:
                         mutant.status_reason += "; " + stack

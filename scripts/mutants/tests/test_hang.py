@@ -266,6 +266,12 @@ class ClassifyTest(unittest.TestCase):
         self.assertEqual(hang.class_of("x hung: ...; hang class: infinite loop: 1 thread"),
                          hang.LOOP)
         self.assertIsNone(hang.class_of("killed by check-unit"))
+        # the summary, from a report's records too (a merge of shards)
+        self.assertEqual(hang.summary_line([
+            {"status": "Timeout", "statusReason": "x hung; hang class: deadlock: every thread"},
+            {"status": "Timeout", "statusReason": "a timeout from before the looks"},
+            {"status": "Killed", "statusReason": "killed by y"}]),
+            "mutants: timeouts by hang class: deadlock 1, not looked at 1")
 
 
 SAMPLE_BT = """\
