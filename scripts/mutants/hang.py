@@ -320,7 +320,7 @@ def summary_line(mutants):
 
 # ---- crashes ------------------------------------------------------------------
 
-_SIGNALLED = re.compile(r"Received signal|signal \d+|Segmentation fault|Bus error|"
+_SIGNALLED = re.compile(r"Received signal|signal [1-9]\d*|Segmentation fault|Bus error|"
                         r"Illegal instruction|Floating point exception|Aborted|core dumped|"
                         r"Killed by signal|terminated by signal|died of")
 

@@ -262,6 +262,15 @@ class ClassifyTest(unittest.TestCase):
                          hang.UNCLASSIFIED)
         self.assertEqual(c((False, []), (False, [])), hang.UNCLASSIFIED)
 
+    def test_a_failure_by_a_signal(self):
+        self.assertTrue(hang.signalled(["unit: t reference/tests/check_chan.c:9: (after this "
+                                        "point) Received signal 11 (Segmentation fault)"]))
+        self.assertTrue(hang.signalled([], "make: *** [Makefile:26: check-calc] Segmentation "
+                                           "fault"))
+        # a death test that did not die: no crash to read
+        self.assertFalse(hang.signalled(["unit: t reference/tests/check_chan.c:665: expected "
+                                         "SIGABRT, got signal 0 exit 0; stderr:"]))
+
     def test_the_class_is_read_back_from_a_reason(self):
         self.assertEqual(hang.class_of("x hung: ...; hang class: infinite loop: 1 thread"),
                          hang.LOOP)
