@@ -25,7 +25,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 # the gdb to use: RT_GDB, or gdb on PATH (a test points it at no file)
 GDB_ENV = "RT_GDB"
@@ -333,10 +332,13 @@ def triage(harness, crash_dirs, hang_dirs, timeout=5, out=sys.stdout, env=None):
             entry[2].append(path)
     for what in ("crash", "hang"):
         for k, (sig, frames, paths) in sorted(found[what].items()):
-            print(f"triage: {what} {k}{' ' + sig if sig else ''}: "
-                  f"{summary(below_machinery(frames)) if frames else 'no stack'} "
-                  f"({len(paths)} input{'s' if len(paths) != 1 else ''}, e.g. {paths[0]})",
-                  file=out)
+            inputs = f"({len(paths)} input{'s' if len(paths) != 1 else ''}, e.g. {paths[0]})"
+            if frames:
+                print(f"triage: {what} {k}{' ' + sig if sig else ''}: "
+                      f"{summary(below_machinery(frames))} {inputs}", file=out)
+            else:
+                print(f"triage: {what} without a stack ({sig or 'gdb read none'}) {inputs}",
+                      file=out)
     print(f"triage: {len(found['crash'])} crashes, {len(found['hang'])} hangs", file=out)
     return found["crash"], found["hang"]
 
@@ -350,9 +352,7 @@ def main(argv=None):
     t.add_argument("--hangs", action="append", default=[])
     t.add_argument("--timeout", type=float, default=5)
     args = ap.parse_args(argv)
-    start = time.monotonic()
     triage(args.harness, args.crashes, args.hangs, timeout=args.timeout)
-    print(f"triage: {time.monotonic() - start:.1f} s", file=sys.stderr)
     return 0
 
 
