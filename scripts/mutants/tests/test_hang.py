@@ -340,6 +340,27 @@ class ParseTest(unittest.TestCase):
 
 
 @unittest.skipUnless(HAVE_GDB and shutil.which("cc"), "needs gdb and cc")
+class ConformanceCrashTest(unittest.TestCase):
+    """conformance/run.py's stack of a program that dies of a signal."""
+
+    def test_the_faulting_frame(self):
+        d = tempfile.mkdtemp(prefix="refrt-conf-")
+        self.addCleanup(shutil.rmtree, d, True)
+        src, exe = os.path.join(d, "p.c"), os.path.join(d, "p")
+        with open(src, "w") as f:
+            f.write("static void __attribute__((noinline)) poke(volatile int *p) { *p = 1; }\n"
+                    "int main(void) { poke(0); return 0; }\n")
+        subprocess.run(["cc", "-g", "-O0", src, "-o", exe], check=True)
+        sys.path.insert(0, os.path.join(os.path.dirname(util.SCRIPTS), "conformance"))
+        try:
+            import run as conformance_run
+        finally:
+            sys.path.pop(0)
+        self.assertRegex(conformance_run.crash_stack(exe),
+                         r"^died of SIGSEGV, stack: poke p.c:1 < main p.c:2$")
+
+
+@unittest.skipUnless(HAVE_GDB and shutil.which("cc"), "needs gdb and cc")
 class TriageTest(unittest.TestCase):
     """The fuzz triage on a tiny harness that crashes on the byte 'C' (two
     inputs, one stack), aborts on 'A', and spins on 'H'."""
