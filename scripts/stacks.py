@@ -186,7 +186,7 @@ def attach(pid, who="stacks"):
     (no gdb, ptrace refused: said once). The process is stopped while gdb
     reads it and left as it was (gdb detaches)."""
     gdb = gdb_found(who)
-    if gdb is None:
+    if gdb is None or "ptrace" in _said:   # refused once: refused for the run
         return None
     out = _run_gdb(_gdb_cmd(gdb, "-p", str(pid), "-ex", "thread apply all bt 40"))
     if out is None:
