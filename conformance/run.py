@@ -10,7 +10,9 @@ check reads the optimised object of give (objcheck.py).
 Results: one line a check in --results, "pass <program>:<expectation>" or
 "fail <program>:<expectation> <what was seen>"; the measured figures of
 each program go to <build>/reports/conformance/<program>.txt. Exits 1 if
-anything failed.
+anything failed. A program that dies of a signal and fails an expectation
+is run once more under gdb (scripts/stacks.py): its faulting stack is
+printed and ends each of its failure lines.
 
 Run by make (mk/conformance.mk): make check-conformance.
 """
@@ -26,6 +28,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import expect  # noqa: E402
 import measure  # noqa: E402
 import objcheck  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "scripts"))
+import stacks  # noqa: E402  (scripts/stacks.py: gdb's stack of a crash)
 
 
 class Results:
@@ -69,15 +75,32 @@ def run_program(prog, cfg, results, reports):
             f.write(f"note {note}\n")
         f.write("--- stderr\n" + run.outputs.get("stderr", ""))
     failed_before = results.failed
-    for exp in prog.expectations:
-        ok, seen = expect.check(exp, run.metrics, run.outputs)
+    checked = [(exp, *expect.check(exp, run.metrics, run.outputs)) for exp in prog.expectations]
+    crash = None
+    if run.metrics.get("signal") and not all(ok for _, ok, _ in checked):
+        crash = crash_stack(binary)
+        print(f"conformance: {prog.name}: {crash}")
+    for exp, ok, seen in checked:
         if not ok and run.notes:
             seen += " (" + "; ".join(run.notes) + ")"
+        if not ok and crash:
+            seen += f" ({crash})"
         results.record(f"{prog.name}:{exp.name}", ok, seen)
     shown = " ".join(f"{k}={run.metrics[k]}" for k in sorted(run.metrics)
                      if k.startswith(("strace.brk", "shim.mallocs", "shim.frees", "shim.dirty")))
     status = "ok" if results.failed == failed_before else "FAILED"
     print(f"conformance: {prog.name}: {status} {shown}")
+
+
+def crash_stack(binary):
+    """The faulting stack of a program that died of a signal, by running it
+    once more under gdb (no shim, no strace): one line."""
+    sig, frames = stacks.under_gdb([binary], timeout=measure.HANG_GUARD_SECONDS,
+                                   who="conformance")
+    if not frames:
+        return ("died of a signal; no stack (gdb is missing)" if not stacks.gdb_found("conformance")
+                else "died of a signal; under gdb it did not, no stack")
+    return f"died of {sig}, stack: {stacks.summary(frames, n=6)}"
 
 
 def main():

@@ -5,8 +5,10 @@
 # through the ASan build. Prints execs, execs/s and edges covered.
 # Each crash (of the fuzzer, or of the ASan replay) is minimised with
 # afl-tmin into fuzz/regressions/, where make check replays it from then
-# on; a hang is kept under FUZZ_DIR/hangs/. Exits non-zero if anything
-# crashed or hung, or if afl-fuzz failed.
+# on; a hang is kept under FUZZ_DIR/hangs/. Then every crash and hang gets
+# its stack, replayed under gdb (scripts/stacks.py triage), one entry a
+# distinct stack. Exits non-zero if anything crashed or hung, or if
+# afl-fuzz failed.
 #
 # A hang is an input that runs past FUZZ_HANG_MS (500 ms by default), a
 # guard, not a speed bound: afl-fuzz would otherwise calibrate it to 20 ms
@@ -31,10 +33,14 @@ if [ $status -ne 0 ] || [ ! -f "$stats" ]; then
     exit 1
 fi
 
-# keep FILE WHY: minimises a failing input into fuzz/regressions/.
+# keep FILE WHY: minimises a failing input into fuzz/regressions/, and keeps
+# it as found under FUZZ_DIR/triage-crashes/ for the triage below.
 crashes=0
+rm -rf "$dir/triage-crashes"
+mkdir -p "$dir/triage-crashes"
 keep() {
     crashes=$((crashes + 1))
+    cp "$1" "$dir/triage-crashes/"
     name=crash-$(sha1sum < "$1" | cut -c1-12)
     afl-tmin -i "$1" -o "fuzz/regressions/$name" -- "$dir/afl-asan" > /dev/null 2>&1 ||
         cp "$1" "fuzz/regressions/$name"
@@ -65,4 +71,9 @@ echo "fuzz: edges $(afl_stat "$stats" edges_found) of $(afl_stat "$stats" total_
 echo "fuzz: corpus $(afl_stat "$stats" corpus_count), stability $(afl_stat "$stats" stability)"
 echo "fuzz: $replayed inputs replayed under ASan"
 echo "fuzz: crashes $crashes, hangs $hangs"
+# The triage: each crash and hang replayed under gdb with the ASan build
+# (fork mode, the input as its argument), one line a distinct stack (the
+# hash of its top frames), then "triage: N crashes, M hangs".
+ASAN_OPTIONS=abort_on_error=1:detect_leaks=0 "${PYTHON:-python3}" scripts/stacks.py triage \
+    --harness "$dir/afl-asan" --crashes "$dir/triage-crashes" --hangs "$out/default/hangs"
 [ $crashes -eq 0 ] && [ $hangs -eq 0 ]

@@ -14,7 +14,7 @@ import sys
 import time
 
 from . import cache as cache_mod
-from . import catalog, operators, project, report, tce
+from . import catalog, hang, operators, project, report, tce
 from .model import (COMPILE_ERROR, GENERATED, IGNORED, NO_COVERAGE, PENDING, SURVIVED,
                     apply_edits)
 from .runner import Runner
@@ -161,6 +161,9 @@ def merge(args):
             elif st == "Ignored" and not why.startswith("duplicate"):
                 c["equivalent"] += 1
     c["total"] = sum(c.values())
+    hangs = hang.summary_line([m for f in merged["files"].values() for m in f["mutants"]])
+    if hangs:
+        print(hangs)
     out = args.report or os.path.dirname(os.path.abspath(args.merge[0]))
     report.write_json(os.path.join(out, "report.json"), merged)
     js = find_elements(args.root, args.root, args.elements)
@@ -500,6 +503,9 @@ def run_locked(args, root, make_vars, build, work):
               f"median sample, {median:.1f} s)"
               + (f" ({cached} results from the cache: --no-cache for a fair figure)"
                  if (cached := sum(m.cached for m in mutants)) else ""))
+    hangs = hang.summary_line(mutants)
+    if hangs:
+        print(hangs)
     print(f"mutants: report {os.path.join(out_dir, 'report.json')}")
     print(report.closing_line(counts))
     return 1 if bad or stale else 0

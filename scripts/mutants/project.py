@@ -138,7 +138,7 @@ def session_activity(sid):
     return ticks, running
 
 
-def _wait(p, timeout, idle):
+def _wait(p, timeout, idle, watch=None):
     """Waits for p; returns its status, None past timeout, or IDLE when
     for idle seconds no process of its session ran: every thread waits
     for something no one will do, a deadlock, which the timeout would
@@ -155,6 +155,8 @@ def _wait(p, timeout, idle):
         now = time.monotonic()
         if timeout is not None and now - start > timeout:
             raise subprocess.TimeoutExpired(p.args, timeout)
+        if watch is not None:
+            watch(p.pid)
         ticks, running = session_activity(p.pid)
         if running or ticks != seen:
             seen, last = ticks, now
@@ -162,15 +164,21 @@ def _wait(p, timeout, idle):
             return IDLE
 
 
-def run_make(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1, idle=None):
+def run_make(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1, idle=None,
+             on_hang=None, cores=False, watch=None):
     """Runs make TARGET in tree in its own process group; returns
     (exit status or None on timeout, seconds). The whole group is killed
     on a timeout, so a hanging test leaves nothing behind. With idle, a
     run none of whose processes used the CPU for idle seconds is killed
     too, with the status IDLE. jobs > 1 is for the phases that build
     alone (nothing else runs then): make -jN builds the programs side by
-    side."""
+    side. on_hang(pids) is called with the session's processes, still
+    running, before a run that hung (either way) is killed; cores lets its
+    programs write core files (hang.py reads them); watch(session) is
+    called at each poll of an idle-bounded run."""
     cmd = make_cmd(tree, build, make_vars, target, jobs=jobs)
+    if cores:
+        cmd = ["sh", "-c", 'ulimit -c unlimited 2>/dev/null; exec "$@"', "sh"] + cmd
     if timeout is not None:
         # a second bound that holds even if the driver itself is killed
         cmd = ["timeout", "-s", "KILL", str(int(timeout) + 5)] + cmd
@@ -185,12 +193,14 @@ def run_make(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1
         with _active_lock:
             _active.add(p)
         try:
-            status = _wait(p, timeout, idle)
+            status = _wait(p, timeout, idle, watch)
             if status == IDLE:
+                _look(on_hang, p)
                 kill_group(p)
             else:
                 kill_session(p.pid)  # what a test left running when make ended
         except subprocess.TimeoutExpired:
+            _look(on_hang, p)
             kill_group(p)
             status = None
         except BaseException:
@@ -200,6 +210,15 @@ def run_make(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1
             with _active_lock:
                 _active.discard(p)
     return status, time.monotonic() - start
+
+
+def _look(on_hang, p):
+    """Lets on_hang read the hung processes before they are killed."""
+    if on_hang is not None:
+        try:
+            on_hang([pid for pid, _ in session_processes(p.pid)])
+        except Exception:  # noqa: BLE001  the kill must follow whatever happened
+            pass
 
 
 def kill_session(sid):

@@ -19,7 +19,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
-from . import project, schemata
+from . import hang, project, schemata
 from .model import COMPILE_ERROR, KILLED, SURVIVED, TIMEOUT, apply_edits
 
 # A suite's own limit. A mutant that hangs (a lock never released, a
@@ -39,10 +39,15 @@ IDLE_SECONDS = 3
 # (RT_CASE_TIMEOUT, testmain.c), reported as "Test timeout expired" and
 # recorded as a Timeout. The slowest case of the plain build takes 0.7 s.
 CASE_SECONDS = 5
+# A case still running this long before Check's timeout is read by gdb
+# (hang.CaseWatch), so that a loop Check stops has its stacks too.
+CASE_LOOK_EARLY = 1.5
 
 
 # a test program named in a failure line: "reference/tests/check_chan.c:357:"
 _PROGRAM = re.compile(r"\b(check_\w+)\.c:\d+")
+# the Check case of a failure line: "unit: <case> reference/tests/check_chan.c:357: ..."
+_CASE = re.compile(r"^[^:\s]+: (\w+) \S*\bcheck_\w+\.c:\d+")
 
 
 def _failed_tests(tree):
@@ -53,6 +58,24 @@ def _failed_tests(tree):
         with open(os.path.join(results, name), errors="replace") as f:
             out += [f"{name}: {line[5:].strip()[:200]}" for line in f if line.startswith("fail ")]
     return out
+
+
+def _size(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _tail(log, since, size=8000):
+    """What the log got since offset since, at most its last size bytes
+    (what make said of a test killed by a signal)."""
+    try:
+        with open(log, "rb") as f:
+            f.seek(max(since, _size(log) - size))
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def _write(tree, path, text):
@@ -182,33 +205,124 @@ class Runner:
             mutant.tried.append(suite)
             left = deadline - time.monotonic()
             own = self.suite_limit(suite)
-            status, _ = project.run_make(tree, project.BUILD_IN_COPY, make_vars or self.make_vars, suite,
+            run = dict(make_vars=make_vars or self.make_vars, env=env, log=log, tree=tree)
+            looks, mark = [], _size(log)
+            cases, case_limit, again_note = hang.CaseWatch(tree, CASE_SECONDS - CASE_LOOK_EARLY), \
+                CASE_SECONDS, ""
+            status, _ = project.run_make(tree, project.BUILD_IN_COPY, run["make_vars"], suite,
                                          log, timeout=max(1, min(left, own)), env=env,
-                                         idle=IDLE_SECONDS)
+                                         idle=IDLE_SECONDS, on_hang=self._looker(tree, looks),
+                                         watch=cases)
             if self.stopping.is_set():
                 raise KeyboardInterrupt
-            if status == project.IDLE:
-                mutant.status, mutant.killed_by = TIMEOUT, [suite]
-                mutant.status_reason = (f"{suite} hung: none of its processes ran "
-                                        f"for {IDLE_SECONDS} s (a deadlock)")
-                return mutant
-            if status is None:
-                mutant.status, mutant.killed_by = TIMEOUT, [suite]
-                mutant.status_reason = (f"{suite} ran past its limit of {own:.0f} s" if own < left
-                                        else f"{suite} ran past the mutant's limit of {self.limit:.0f} s")
-                return mutant
+            looked = self._record_look(looks, log)
+            if status in (project.IDLE, None):
+                why = (f"{suite} hung: none of its processes ran for {IDLE_SECONDS} s"
+                       if status == project.IDLE
+                       else f"{suite} ran past its limit of {own:.0f} s" if own < left
+                       else f"{suite} ran past the mutant's limit of {self.limit:.0f} s")
+                if looked and looked.cls == hang.UNCLASSIFIED and looked.stacks_read:
+                    # a hang gdb cannot classify: once more, with a longer limit
+                    status, again, cases = self._rerun(suite, run, own)
+                    case_limit = hang.RERUN_TIMES * CASE_SECONDS
+                    again_note = f" (run again after an unclassified hang: {why})"
+                    if status in (project.IDLE, None):
+                        mutant.status, mutant.killed_by = TIMEOUT, [suite]
+                        mutant.status_reason = (f"{why}, and again with {hang.RERUN_TIMES} "
+                                                f"times the limit; " + (again.reason() if again
+                                                                        else looked.reason()))
+                        return mutant
+                else:
+                    mutant.status, mutant.killed_by = TIMEOUT, [suite]
+                    mutant.status_reason = why + (f"; {looked.reason()}" if looked else "")
+                    return mutant
             if status != 0:
                 failed = _failed_tests(tree)
                 looped = failed and all("Test timeout expired" in f for f in failed)
                 mutant.status, mutant.killed_by = (TIMEOUT if looped else KILLED), [suite]
                 mutant.status_reason = (
-                    f"{suite}: a test case ran past {CASE_SECONDS} s: {failed[0]}" if looped
+                    f"{suite}: a test case ran past {case_limit} s: {failed[0]}" if looped
                     else f"killed by {suite}: " + "; ".join(failed[:3]) if failed
-                    else f"killed by {suite} (exit {status})")
+                    else f"killed by {suite} (exit {status})") + again_note
+                case = self._record_look(cases.looks, log) if looped else None
+                if case:
+                    mutant.status_reason += "; " + case.reason()
+                if not looped and hang.CRASH_STACKS and hang.signalled(failed, _tail(log, mark)):
+                    stack = self._crash_stack(suite, run, failed)
+                    if stack:
+                        mutant.status_reason += "; " + stack
                 return mutant
         mutant.status = SURVIVED
         mutant.status_reason = f"every suite that reaches it passed: {', '.join(suites)}"
         return mutant
+
+    # ---- hangs and crashes, read by gdb (hang.py) ----------------------------
+
+    @staticmethod
+    def _looker(tree, looks):
+        """The on_hang of run_make: reads the hung test programs of tree."""
+        return lambda pids: looks.append(hang.look(pids, tree))
+
+    @staticmethod
+    def _record_look(looks, log):
+        """The last look at a hang, its every frame written to the log."""
+        if not looks:
+            return None
+        with open(log, "a") as f:
+            f.write(looks[-1].full())
+        return looks[-1]
+
+    def _rerun(self, suite, run, own):
+        """Runs a suite whose hang no stack classifies once more, with
+        RERUN_TIMES its limit, its idle bound and Check's case timeout:
+        (status, the look at a hang, the CaseWatch)."""
+        looks = []
+        with open(run["log"], "a") as f:
+            f.write(f"{suite}: an unclassified hang: once more, {hang.RERUN_TIMES} times "
+                    f"the limit\n")
+        shutil.rmtree(os.path.join(run["tree"], project.BUILD_IN_COPY, "results"),
+                      ignore_errors=True)
+        case = hang.RERUN_TIMES * CASE_SECONDS
+        cases = hang.CaseWatch(run["tree"], case - CASE_LOOK_EARLY)
+        status, _ = project.run_make(run["tree"], project.BUILD_IN_COPY, run["make_vars"], suite,
+                                     run["log"], timeout=max(1, hang.RERUN_TIMES * own),
+                                     env=dict(run["env"], RT_CASE_TIMEOUT=str(case)),
+                                     idle=hang.RERUN_TIMES * IDLE_SECONDS,
+                                     on_hang=self._looker(run["tree"], looks), watch=cases)
+        if self.stopping.is_set():
+            raise KeyboardInterrupt
+        return status, self._record_look(looks, run["log"]), cases
+
+    def _crash_stack(self, suite, run, failed):
+        """The faulting stack of a suite that failed by a signal: the suite
+        once more with core files allowed, the failing program first (one
+        failure stops it, RT_FAIL_FAST), the newest core read by gdb."""
+        if not hang.stacks.gdb_found(hang.WHO):
+            return None
+        start = time.monotonic()
+        shutil.rmtree(os.path.join(run["tree"], project.BUILD_IN_COPY, "results"),
+                      ignore_errors=True)
+        since = time.time() - 1
+        for old in hang.stacks.find_cores(run["tree"], 0):
+            os.unlink(old)
+        env = dict(run["env"])
+        first = list(dict.fromkeys(_PROGRAM.findall(" ".join(failed))))
+        if first:
+            env["RT_FIRST_PROGRAMS"] = " ".join(first)
+        case = _CASE.match(failed[0]) if failed else None
+        if case:
+            # that Check case alone (CK_RUN_CASE is read by a run of every
+            # case, not by RT_FAIL_FAST's one at a time): the death tests
+            # of the cases before it would each write a core too
+            env.pop("RT_FAIL_FAST", None)
+            env["CK_RUN_CASE"] = case.group(1)
+        project.run_make(run["tree"], project.BUILD_IN_COPY, run["make_vars"], suite, run["log"],
+                         timeout=max(1, self.suite_limit(suite)), env=env,
+                         idle=IDLE_SECONDS, cores=True)
+        stack = hang.crash(run["tree"], since)
+        with open(run["log"], "a") as f:
+            f.write(f"crash stack: {stack or 'none found'}, in {time.monotonic() - start:.2f} s\n")
+        return stack
 
     # ---- a mutant alone ---------------------------------------------------
 

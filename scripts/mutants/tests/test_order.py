@@ -126,7 +126,7 @@ class SuiteLimit(unittest.TestCase):
         asked = []
 
         def hangs(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1,
-                  idle=None):
+                  idle=None, **_):
             asked.append((target, timeout, env))
             return None, ""
         saved, project.run_make = project.run_make, hangs
@@ -152,7 +152,7 @@ class SuiteLimit(unittest.TestCase):
                  "fails": "fail t_fails x.c:9: Assertion 'p != NULL' failed\n"}
 
         def fails(tree_, build, make_vars, target, log, timeout=None, env=None, jobs=1,
-                  idle=None):
+                  idle=None, **_):
             results = os.path.join(tree, project.BUILD_IN_COPY, "results")
             os.makedirs(results, exist_ok=True)
             with open(os.path.join(results, "unit"), "w") as f:

@@ -1,0 +1,360 @@
+#!/usr/bin/env python3
+"""stacks.py: stacks read by gdb, for a hang, a crash or a fuzzer's find.
+
+The mutant driver (scripts/mutants/hang.py), conformance/run.py and make
+fuzz (fuzz/run_afl.sh) share it:
+
+- attach(pid): every thread's stack of a live process (gdb -p, batch);
+- core(exe, core): the faulting thread's stack from a core file;
+- replay(argv): runs a program under gdb; the faulting stack if it dies of
+  a signal;
+- triage: `stacks.py triage --harness BIN --crashes DIR --hangs DIR`
+  replays each input a fuzzer kept and prints one entry for each distinct
+  stack (the hash of its top frames), then "triage: N crashes, M hangs".
+
+Where gdb is missing or ptrace is refused, note() says so once, on one
+line, and every function returns no stack: the callers go on without.
+Python standard library only.
+"""
+import argparse
+import hashlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+
+# the gdb to use: RT_GDB, or gdb on PATH (a test points it at no file)
+GDB_ENV = "RT_GDB"
+GDB_SECONDS = 15          # a bound on one gdb run (attach, read, detach)
+TOP = 4                   # frames that name a stack (its dedup hash, its summary)
+
+_said = set()
+_said_lock = threading.Lock()
+
+
+def note(key, line, stream=None):
+    """Prints line once a process (by key): the one-line notice that stacks
+    are missing, never repeated for each hang or crash."""
+    with _said_lock:
+        if key in _said:
+            return
+        _said.add(key)
+    print(line, file=stream or sys.stderr, flush=True)
+
+
+def gdb_path():
+    return os.environ.get(GDB_ENV) or "gdb"
+
+
+def gdb_found(who="stacks"):
+    """The gdb binary, or None (and the notice, once)."""
+    path = gdb_path()
+    found = path if os.sep in path and os.access(path, os.X_OK) else (
+        None if os.sep in path else shutil.which(path))
+    if not found:
+        note("gdb-missing", f"{who}: gdb is missing ({path}): hangs and crashes are "
+                            f"reported without stacks")
+    return found
+
+
+def _gdb_cmd(gdb, *args):
+    return [gdb, "-nx", "-batch", "-iex", "set debuginfod enabled off",
+            "-iex", "set pagination off", "-iex", "set width 0",
+            "-iex", "set print frame-arguments none", "-iex", "set print thread-events off",
+            "-iex", "set auto-load safe-path /"] + list(args)
+
+
+# ---- gdb's backtrace text --------------------------------------------------
+
+class Frame:
+    __slots__ = ("func", "file", "line", "lib")
+
+    def __init__(self, func, file=None, line=None, lib=None):
+        self.func, self.file, self.line, self.lib = func, file, line, lib
+
+    @property
+    def ours(self):
+        """A frame of the program's own source (not libc's, not unknown)."""
+        return bool(self.file) and not self.file.startswith(("../", "./", "/usr/"))
+
+    def __str__(self):
+        where = (f" {os.path.basename(self.file)}:{self.line}" if self.file
+                 else f" [{os.path.basename(self.lib)}]" if self.lib else "")
+        return self.func + where
+
+    def to_dict(self):
+        return {"func": self.func, "file": self.file, "line": self.line, "lib": self.lib}
+
+
+_THREAD = re.compile(r"^Thread (\d+) \((?:Thread 0x[0-9a-fA-F]+ \(LWP (\d+)\)|LWP (\d+)|process (\d+))")
+_FRAME = re.compile(r"^#(\d+)\s+(?:0x[0-9a-fA-F]+ in )?(\S+)(?: \(.*\))?"
+                    r"(?: at (\S+):(\d+)| from (\S+))?\s*$")
+
+
+def parse_frame(line):
+    m = _FRAME.match(line.strip())
+    if not m:
+        return None
+    return Frame(m.group(2), m.group(3), int(m.group(4)) if m.group(4) else None, m.group(5))
+
+
+def parse_bt(text):
+    """[(lwp or None, [Frame])] from `thread apply all bt` (or a bare bt:
+    one thread with no lwp)."""
+    threads, cur = [], None
+    for line in text.splitlines():
+        t = _THREAD.match(line)
+        if t:
+            cur = (int(next(g for g in t.groups()[1:] if g)), [])
+            threads.append(cur)
+            continue
+        if line.startswith("#"):
+            f = parse_frame(line)
+            if f is None:
+                continue
+            if cur is None:
+                cur = (None, [])
+                threads.append(cur)
+            cur[1].append(f)
+    return [t for t in threads if t[1]]
+
+
+def summary(frames, n=TOP):
+    """The top frames, innermost first: "f file.c:12 < g file.c:40"; the
+    first frame of the program's own code is always shown."""
+    shown = list(frames[:n])
+    if frames and not any(f.ours for f in shown):
+        own = next((f for f in frames if f.ours), None)
+        if own is not None:
+            shown.append(own)
+    return " < ".join(str(f) for f in shown)
+
+
+def compact(frames, n=3):
+    """A waiting or running thread in few words: the call the program made
+    into a library (the frame just above its own code), then n frames of
+    its own code: "___pthread_mutex_lock pthread_mutex_lock.c:93 <
+    calc_worker calc.c:8". Without a frame of its own, summary()."""
+    first = next((i for i, f in enumerate(frames) if f.ours), None)
+    if first is None:
+        return summary(frames)
+    shown = frames[first - 1:first] + [f for f in frames[first:] if f.ours][:n]
+    return " < ".join(str(f) for f in shown)
+
+
+def key(frames, n=TOP):
+    """The hash that makes two stacks one: the top n function names below
+    the signal machinery (abort, raise, the sanitizers' reporting)."""
+    top = [f.func for f in frames if not _machinery(f.func)][:n]
+    return hashlib.sha1("\n".join(top).encode()).hexdigest()[:12]
+
+
+_MACHINE_NAMES = {"raise", "abort", "pthread_kill", "__libc_message", "__libc_fatal",
+                  "__fortify_fail", "__assert_fail", "__assert_fail_base", "__stack_chk_fail"}
+_MACHINE_PREFIXES = ("__asan", "__ubsan", "__sanitizer", "__interceptor", "__lsan",
+                     "asan::", "__asan::", "__ubsan::", "__sanitizer::", "__pthread_kill")
+
+
+def below_machinery(frames):
+    """The frames from the fault down, without raise, abort and the like."""
+    return [f for f in frames if not _machinery(f.func)] or frames
+
+
+def _machinery(func):
+    """A frame of how a signal is raised, not of where the fault is."""
+    bare = re.sub(r"^(__GI_+)", "", func)
+    return (bare in _MACHINE_NAMES or func in _MACHINE_NAMES
+            or func.startswith(_MACHINE_PREFIXES) or bare.startswith(_MACHINE_PREFIXES))
+
+
+# ---- live processes, cores, replays -----------------------------------------
+
+def _run_gdb(cmd, timeout=GDB_SECONDS):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                           stdin=subprocess.DEVNULL, errors="replace")
+    except subprocess.TimeoutExpired:
+        return None
+    return p.stdout + p.stderr
+
+
+def attach(pid, who="stacks"):
+    """[(lwp, [Frame])] of every thread of the live process pid, or None
+    (no gdb, ptrace refused: said once). The process is stopped while gdb
+    reads it and left as it was (gdb detaches)."""
+    gdb = gdb_found(who)
+    if gdb is None or "ptrace" in _said:   # refused once: refused for the run
+        return None
+    out = _run_gdb(_gdb_cmd(gdb, "-p", str(pid), "-ex", "thread apply all bt 40"))
+    if out is None:
+        return None
+    if "ptrace: Operation not permitted" in out or "Could not attach to process" in out:
+        note("ptrace", f"{who}: ptrace is refused here (gdb -p {pid}: "
+                       f"{_first(out, 'ptrace') or 'not permitted'}): hangs are "
+                       f"reported without stacks")
+        return None
+    return parse_bt(out)
+
+
+def _first(text, word):
+    return next((l.strip() for l in text.splitlines() if word in l), "")
+
+
+def core(exe, core_file, who="stacks"):
+    """(signal name, [Frame]) of the thread that died, from a core file;
+    (None, []) without gdb."""
+    gdb = gdb_found(who)
+    if gdb is None:
+        return None, []
+    out = _run_gdb(_gdb_cmd(gdb, "-ex", "echo @@stack@@\\n", "-ex", "bt 40", exe,
+                            core_file)) or ""
+    m = re.search(r"terminated with signal (SIG\w+)", out)
+    threads = parse_bt(out.split("@@stack@@", 1)[-1]) if "@@stack@@" in out else []
+    return (m.group(1) if m else None), (threads[0][1] if threads else [])
+
+
+def replay(argv, timeout=30, env=None, cwd=None, who="stacks"):
+    """Runs argv under gdb. Returns (what, signal name, [Frame]): what is
+    "crash" (it died of a signal), "hang" (still running after timeout:
+    its stacks are read, then it is killed), "exit" or "nogdb"."""
+    gdb = gdb_found(who)
+    if gdb is None:
+        return "nogdb", None, []
+    # a hang: run it plainly, look at it at the timeout, kill it
+    p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         stdin=subprocess.DEVNULL, env=env, cwd=cwd, start_new_session=True)
+    try:
+        p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        threads = attach(p.pid, who) or []
+        os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+        frames = next((fr for _, fr in threads if any(f.ours for f in fr)),
+                      threads[0][1] if threads else [])
+        return "hang", None, frames
+    if p.returncode >= 0:
+        return "exit", None, []
+    # it died of a signal: once more under gdb, for the faulting stack
+    name, frames = under_gdb(argv, timeout, env, cwd, who)
+    return "crash", name or signal.Signals(-p.returncode).name, frames
+
+
+def under_gdb(argv, timeout=30, env=None, cwd=None, who="stacks"):
+    """Runs argv under gdb: (the signal it died of, its faulting stack),
+    or (None, []) if it did not die of one there (or no gdb)."""
+    gdb = gdb_found(who)
+    if gdb is None:
+        return None, []
+    try:
+        p = subprocess.run(_gdb_cmd(gdb, "-ex", "run", "-ex", "echo @@stack@@\\n",
+                                    "-ex", "bt 40", "--args", *argv),
+                           capture_output=True, text=True, errors="replace", env=env, cwd=cwd,
+                           stdin=subprocess.DEVNULL, timeout=timeout + GDB_SECONDS)
+        out = p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        return None, []
+    m = re.search(r"Program received signal (SIG\w+)", out)
+    threads = parse_bt(out.split("@@stack@@", 1)[-1]) if m else []
+    return (m.group(1) if m else None), (threads[0][1] if threads else [])
+
+
+def find_cores(top, since):
+    """Core files (ELF of type core) under top written since the time
+    since, newest first, as core_pattern names them here; [] if the
+    pattern is a pipe (systemd-coredump, apport): no file appears."""
+    try:
+        with open("/proc/sys/kernel/core_pattern") as f:
+            pattern = f.read().strip()
+    except OSError:
+        pattern = "core"
+    if pattern.startswith("|"):
+        return []
+    stem = os.path.basename(pattern).split("%", 1)[0] or "core"
+    where = [os.path.dirname(pattern)] if os.path.isabs(pattern) else [top]
+    found = []
+    for base in where:
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = [d for d in dirnames if d not in (".git", "node_modules")]
+            for name in filenames:
+                if not name.startswith(stem):
+                    continue
+                path = os.path.join(dirpath, name)
+                try:
+                    st = os.stat(path)
+                    if st.st_mtime < since or st.st_size < 64:
+                        continue
+                    with open(path, "rb") as f:
+                        head = f.read(18)
+                except OSError:
+                    continue
+                # ELF, e_type (little-endian) 4: a core
+                if head[:4] == b"\x7fELF" and head[16:18] == b"\x04\x00":
+                    found.append((st.st_mtime, path))
+    return [p for _, p in sorted(found, reverse=True)]
+
+
+def core_exe(core_file, who="stacks"):
+    """The program that wrote a core, as gdb reads it from the core."""
+    gdb = gdb_found(who)
+    if gdb is None:
+        return None
+    out = _run_gdb(_gdb_cmd(gdb, "-ex", "info proc exe", "-c", core_file)) or ""
+    m = re.search(r"Core was generated by `([^' ]+)", out)
+    return m.group(1) if m else None
+
+
+# ---- fuzz triage ------------------------------------------------------------
+
+def triage(harness, crash_dirs, hang_dirs, timeout=5, out=sys.stdout, env=None):
+    """Replays every input under gdb with the harness; prints one entry a
+    distinct stack and "triage: N crashes, M hangs" (distinct ones).
+    Returns (crashes, hangs): {key: (signal, frames, [inputs])}."""
+    found = {"crash": {}, "hang": {}}
+    inputs = [(d, "crash") for d in crash_dirs] + [(d, "hang") for d in hang_dirs]
+    for d, kind in inputs:
+        if not os.path.isdir(d):
+            continue
+        for name in sorted(os.listdir(d)):
+            path = os.path.join(d, name)
+            if not os.path.isfile(path) or name.startswith("README"):
+                continue
+            what, sig, frames = replay([harness, path], timeout=timeout, env=env, who="triage")
+            if what == "exit":
+                # a find that no longer fails here: listed under its kind, no stack
+                what, sig = kind, "did not fail on replay"
+            elif what == "nogdb":
+                what = kind
+            k = key(frames) if frames else "nostack-" + (sig or kind)
+            entry = found[what].setdefault(k, [sig, frames, []])
+            entry[2].append(path)
+    for what in ("crash", "hang"):
+        for k, (sig, frames, paths) in sorted(found[what].items()):
+            inputs = f"({len(paths)} input{'s' if len(paths) != 1 else ''}, e.g. {paths[0]})"
+            if frames:
+                print(f"triage: {what} {k}{' ' + sig if sig else ''}: "
+                      f"{summary(below_machinery(frames))} {inputs}", file=out)
+            else:
+                print(f"triage: {what} without a stack ({sig or 'gdb read none'}) {inputs}",
+                      file=out)
+    print(f"triage: {len(found['crash'])} crashes, {len(found['hang'])} hangs", file=out)
+    return found["crash"], found["hang"]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="stacks by gdb: fuzz triage")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("triage", help="replay a fuzzer's crashes and hangs under gdb")
+    t.add_argument("--harness", required=True)
+    t.add_argument("--crashes", action="append", default=[])
+    t.add_argument("--hangs", action="append", default=[])
+    t.add_argument("--timeout", type=float, default=5)
+    args = ap.parse_args(argv)
+    triage(args.harness, args.crashes, args.hangs, timeout=args.timeout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
