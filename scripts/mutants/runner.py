@@ -41,6 +41,19 @@ IDLE_SECONDS = 3
 CASE_SECONDS = 5
 
 
+def classify(output, failed=(), noise=()):
+    """(kind, line): what a kill is put down to, from the failing suite's
+    output and the failure lines it wrote: the first line naming an oracle
+    (project.MARKERS: asan, ubsan, tsan, lock, cost) that the same suite
+    does not print when it passes unmutated (noise); else ("functional",
+    "")."""
+    noise = set(noise)
+    for kind, line in project.markers(output) + project.markers("\n".join(failed)):
+        if project.normal_line(line) not in noise:
+            return kind, line
+    return "functional", ""
+
+
 # a test program named in a failure line: "reference/tests/check_chan.c:357:"
 _PROGRAM = re.compile(r"\b(check_\w+)\.c:\d+")
 
@@ -75,8 +88,11 @@ def _copy_tree(src, dest, keep_build=True):
 
 class Runner:
     def __init__(self, base, work, make_vars, order, limit, logdir, jobs=1, ledger=(),
-                 per_suite=True):
+                 per_suite=True, oracle="plain", noise=None, case_seconds=None):
         self.base = base            # WORK/base/tree, built
+        self.oracle = oracle        # the build that judges (model.ORACLES)
+        self.noise = noise or {}    # {suite: marker lines it prints unmutated}
+        self.case_seconds = case_seconds or {}   # {suite: Check's bound a case}
         # ids mutants/equivalent lists: one that survives in the schema is
         # what its line says, and is not built alone again to confirm it
         self.ledger = set(ledger)
@@ -167,13 +183,21 @@ class Runner:
             os.unlink(log)
         return log
 
+    def _on(self):
+        """How a reason names the build, past the plain one."""
+        if self.oracle == "plain":
+            return ""
+        san = self.make_vars.get("SANITIZE", "")
+        return f" on the {self.oracle} build (SANITIZE={san})"
+
     def _suites(self, mutant, suites, tree, log, start, env=None, make_vars=None):
         """Runs the suites cheapest first; sets the status from the first
-        that fails."""
+        that fails, and a kill's kind from what the suite printed."""
         deadline = start + self.limit
         # one failing test kills: the suites stop at the first (RT_FAIL_FAST)
         env = dict(env or {}, RT_FAIL_FAST="1", RT_CASE_TIMEOUT=str(CASE_SECONDS),
                    RT_FIRST_PROGRAMS=" ".join(self.first_programs(mutant)))
+        mutant.build = self.oracle
         for suite in self.order_of(mutant, suites):
             if self.stopping.is_set():
                 raise KeyboardInterrupt
@@ -182,31 +206,42 @@ class Runner:
             mutant.tried.append(suite)
             left = deadline - time.monotonic()
             own = self.suite_limit(suite)
+            case = self.case_seconds.get(suite, CASE_SECONDS)
+            env["RT_CASE_TIMEOUT"] = str(case)
+            at = project.size_of(log)
             status, _ = project.run_make(tree, project.BUILD_IN_COPY, make_vars or self.make_vars, suite,
                                          log, timeout=max(1, min(left, own)), env=env,
                                          idle=IDLE_SECONDS)
             if self.stopping.is_set():
                 raise KeyboardInterrupt
             if status == project.IDLE:
-                mutant.status, mutant.killed_by = TIMEOUT, [suite]
-                mutant.status_reason = (f"{suite} hung: none of its processes ran "
+                mutant.status, mutant.killed_by, mutant.kind = TIMEOUT, [suite], ""
+                mutant.status_reason = (f"{suite} hung{self._on()}: none of its processes ran "
                                         f"for {IDLE_SECONDS} s (a deadlock)")
                 return mutant
             if status is None:
-                mutant.status, mutant.killed_by = TIMEOUT, [suite]
+                mutant.status, mutant.killed_by, mutant.kind = TIMEOUT, [suite], ""
                 mutant.status_reason = (f"{suite} ran past its limit of {own:.0f} s" if own < left
-                                        else f"{suite} ran past the mutant's limit of {self.limit:.0f} s")
+                                        else f"{suite} ran past the mutant's limit of {self.limit:.0f} s") + self._on()
                 return mutant
             if status != 0:
                 failed = _failed_tests(tree)
                 looped = failed and all("Test timeout expired" in f for f in failed)
-                mutant.status, mutant.killed_by = (TIMEOUT if looped else KILLED), [suite]
+                mutant.killed_by = [suite]
+                if looped:
+                    mutant.status, mutant.kind = TIMEOUT, ""
+                    mutant.status_reason = (f"{suite}{self._on()}: a test case ran past "
+                                            f"{case} s: {failed[0]}")
+                    return mutant
+                kind, line = classify(project.read_from(log, at), failed,
+                                      self.noise.get(suite, ()))
+                mutant.status, mutant.kind = KILLED, kind
+                said = [line[:200]] if line else []
                 mutant.status_reason = (
-                    f"{suite}: a test case ran past {CASE_SECONDS} s: {failed[0]}" if looped
-                    else f"killed by {suite}: " + "; ".join(failed[:3]) if failed
-                    else f"killed by {suite} (exit {status})")
+                    f"{kind}: killed by {suite}{self._on()}: " + "; ".join(said + failed[:3])
+                    if said or failed else f"{kind}: killed by {suite}{self._on()} (exit {status})")
                 return mutant
-        mutant.status = SURVIVED
+        mutant.status, mutant.kind = SURVIVED, ""
         mutant.status_reason = f"every suite that reaches it passed: {', '.join(suites)}"
         return mutant
 

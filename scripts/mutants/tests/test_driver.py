@@ -12,7 +12,7 @@ import unittest
 from mutants.tests import util
 
 CLOSING = re.compile(r"^mutants: (\d+) killed of (\d+) \((\d+) survived, (\d+) timeout, "
-                     r"(\d+) equivalent, (\d+) no coverage\)$", re.M)
+                     r"(\d+) equivalent, (\d+) no coverage\)(?:; killed by [a-z0-9, ]+)?$", re.M)
 
 
 def closing(p):
