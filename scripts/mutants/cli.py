@@ -246,18 +246,30 @@ def judge(oracle, survivors, ctx):
     # A mutant compiled under -Werror in the plain build; what a sanitizer
     # makes the compiler warn of is no verdict.
     ovars = dict(ctx["make_vars"], SANITIZE=san, WERROR="")
+    # only the suites that reach a survivor are run unmutated (and kept,
+    # with the copy, while the inputs are the same)
+    needed = [s for s in ctx["suites"] if any(s in m.covered_by for m in to_run)]
     kept = state.setdefault("oracles", {})
     ob = kept.get(oracle)
     if ob and os.path.isdir(obase):
         project.sync(ctx["tree"], obase)
     else:
+        ob = None
         if os.path.exists(obase):
             shutil.rmtree(obase)
         shutil.copytree(ctx["tree"], obase, symlinks=True,
                         ignore=lambda d, names: ["build"] if d == ctx["tree"] else [])
+    missing = [s for s in needed if ob is None or (s not in ob["suites"] and s not in ob["failed"])]
+    if ob is None or missing:
         print(f"mutants: {oracle}: {len(to_run)} survivors to judge; the unmutated run "
-              f"(SANITIZE={san}): {' '.join(ctx['suites'])}", file=sys.stderr)
-        ob = project.baseline(obase, ovars, ctx["suites"], ologs, jobs=args.jobs, tolerate=True)
+              f"(SANITIZE={san}): {' '.join(missing)}", file=sys.stderr)
+        more = project.baseline(obase, ovars, missing, ologs, jobs=args.jobs, tolerate=True)
+        if ob is None or ob["failed"] == ["lib"]:
+            ob = more
+        else:
+            ob["suites"].update(more["suites"])
+            ob["noise"].update(more["noise"])
+            ob["failed"] += more["failed"]
         kept[oracle] = ob
         ctx["save_state"]()
         phase(f"unmutated run ({oracle})")
@@ -267,7 +279,7 @@ def judge(oracle, survivors, ctx):
                                f"unmutated tree; see {log}; {len(to_run)} survivors not judged by it")
         print(f"mutants: WARNING: {ctx['warnings'][-1]}", file=sys.stderr)
         return
-    for s in ob["failed"]:
+    for s in [s for s in ob["failed"] if s in needed]:
         ctx["warnings"].append(f"{s} fails unmutated on the {oracle} build (SANITIZE={san}): "
                                f"it judges no mutant there; see {log}")
         print(f"mutants: WARNING: {ctx['warnings'][-1]}", file=sys.stderr)
@@ -277,7 +289,7 @@ def judge(oracle, survivors, ctx):
     case = {s: max(CASE_SECONDS, math.ceil(CASE_SECONDS * t / plain[s] if plain.get(s)
                                            else 3 * CASE_SECONDS))
             for s, t in times.items()}
-    unmutated = ob["build"] + sum(times.values())
+    unmutated = ob["build"] + sum(times[s] for s in needed if s in times)
     limit = args.limit or 3 * unmutated + 10
     items = []
     for m in to_run:
@@ -300,7 +312,7 @@ def judge(oracle, survivors, ctx):
         schema = [m for m in schema if m.origin == GENERATED or tce.object_digest(
             ctx["cc"], ctx["tree"], apply_edits(texts[m.path], m.edits),
             ("reference/include", "reference/src"))[0]]
-        in_schema = runner.build_schema(texts, schema, list(times))
+        in_schema = runner.build_schema(texts, schema, [s for s in needed if s in times])
         print(f"mutants: {oracle}: {len(in_schema)} of {len(items)} in one schema build "
               f"({time.monotonic() - started:.1f} s), the others built alone"
               + ("" if in_schema else f" (the schema did not build or pass: see "
