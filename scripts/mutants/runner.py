@@ -197,7 +197,7 @@ class Runner:
         # one failing test kills: the suites stop at the first (RT_FAIL_FAST)
         env = dict(env or {}, RT_FAIL_FAST="1", RT_CASE_TIMEOUT=str(CASE_SECONDS),
                    RT_FIRST_PROGRAMS=" ".join(self.first_programs(mutant)))
-        mutant.build = self.oracle
+        mutant.build, mutant.kind = self.oracle, ""
         for suite in self.order_of(mutant, suites):
             if self.stopping.is_set():
                 raise KeyboardInterrupt
@@ -206,8 +206,7 @@ class Runner:
             mutant.tried.append(suite)
             left = deadline - time.monotonic()
             own = self.suite_limit(suite)
-            case = self.case_seconds.get(suite, CASE_SECONDS)
-            env["RT_CASE_TIMEOUT"] = str(case)
+            env["RT_CASE_TIMEOUT"] = str(self.case_seconds.get(suite, CASE_SECONDS))
             at = project.size_of(log)
             status, _ = project.run_make(tree, project.BUILD_IN_COPY, make_vars or self.make_vars, suite,
                                          log, timeout=max(1, min(left, own)), env=env,
@@ -215,34 +214,46 @@ class Runner:
             if self.stopping.is_set():
                 raise KeyboardInterrupt
             if status == project.IDLE:
-                mutant.status, mutant.killed_by, mutant.kind = TIMEOUT, [suite], ""
-                mutant.status_reason = (f"{suite} hung{self._on()}: none of its processes ran "
+                mutant.status, mutant.killed_by = TIMEOUT, [suite]
+                mutant.status_reason = (f"{suite} hung: none of its processes ran "
                                         f"for {IDLE_SECONDS} s (a deadlock)")
                 return mutant
             if status is None:
-                mutant.status, mutant.killed_by, mutant.kind = TIMEOUT, [suite], ""
+                mutant.status, mutant.killed_by = TIMEOUT, [suite]
                 mutant.status_reason = (f"{suite} ran past its limit of {own:.0f} s" if own < left
-                                        else f"{suite} ran past the mutant's limit of {self.limit:.0f} s") + self._on()
+                                        else f"{suite} ran past the mutant's limit of {self.limit:.0f} s")
                 return mutant
             if status != 0:
                 failed = _failed_tests(tree)
                 looped = failed and all("Test timeout expired" in f for f in failed)
-                mutant.killed_by = [suite]
-                if looped:
-                    mutant.status, mutant.kind = TIMEOUT, ""
-                    mutant.status_reason = (f"{suite}{self._on()}: a test case ran past "
-                                            f"{case} s: {failed[0]}")
-                    return mutant
-                kind, line = classify(project.read_from(log, at), failed,
-                                      self.noise.get(suite, ()))
-                mutant.status, mutant.kind = KILLED, kind
-                said = [line[:200]] if line else []
+                mutant.status, mutant.killed_by = (TIMEOUT if looped else KILLED), [suite]
                 mutant.status_reason = (
-                    f"{kind}: killed by {suite}{self._on()}: " + "; ".join(said + failed[:3])
-                    if said or failed else f"{kind}: killed by {suite}{self._on()} (exit {status})")
+                    f"{suite}: a test case ran past {CASE_SECONDS} s: {failed[0]}" if looped
+                    else f"killed by {suite}: " + "; ".join(failed[:3]) if failed
+                    else f"killed by {suite} (exit {status})")
+                if mutant.status == KILLED:
+                    kind, line = classify(project.read_from(log, at), failed,
+                                          self.noise.get(suite, ()))
+                    mutant.kind = kind
+                    said = [line[:200]] if line else []
+                    mutant.status_reason = (
+                        f"{kind}: killed by {suite}{self._on()}: " + "; ".join(said + failed[:3])
+                        if said or failed
+                        else f"{kind}: killed by {suite}{self._on()} (exit {status})")
                 return mutant
-        mutant.status, mutant.kind = SURVIVED, ""
+        mutant.status = SURVIVED
         mutant.status_reason = f"every suite that reaches it passed: {', '.join(suites)}"
+        return mutant
+
+    def _named(self, mutant):
+        """A Timeout on an oracle's build says which build (and the bound
+        of a case there)."""
+        if mutant.status == TIMEOUT and self.oracle != "plain":
+            case = self.case_seconds.get(mutant.killed_by[0] if mutant.killed_by else "",
+                                         CASE_SECONDS)
+            mutant.status_reason = mutant.status_reason.replace(
+                f"a test case ran past {CASE_SECONDS} s", f"a test case ran past {case} s", 1)
+            mutant.status_reason += self._on()
         return mutant
 
     # ---- a mutant alone ---------------------------------------------------
@@ -265,7 +276,7 @@ class Runner:
             if status != 0:
                 mutant.status, mutant.status_reason = COMPILE_ERROR, f"does not build; see {log}"
                 return mutant
-            return self._suites(mutant, suites, tree, log, start)
+            return self._named(self._suites(mutant, suites, tree, log, start))
         finally:
             mutant.seconds = time.monotonic() - start
             shutil.rmtree(tree, ignore_errors=True)
@@ -319,9 +330,9 @@ class Runner:
         start = time.monotonic()
         log = self._log(mutant)
         try:
-            self._suites(mutant, suites, self.schema_slots[slot], log, start,
-                         env={"RT_MUTANT": str(self.numbers[mutant.id])},
-                         make_vars=self.schema_vars)
+            self._named(self._suites(mutant, suites, self.schema_slots[slot], log, start,
+                                     env={"RT_MUTANT": str(self.numbers[mutant.id])},
+                                     make_vars=self.schema_vars))
             if mutant.status == SURVIVED and mutant.id not in self.ledger:
                 # a survivor must survive on its own, not only in the schema
                 return self.run_alone(mutant, suites, slot)
