@@ -593,9 +593,13 @@ def run_locked(args, root, make_vars, build, work):
     # 6. Survivors of a run without coverage: one no suite reaches is NoCoverage.
     survivors = [m for m in mutants if m.status == SURVIVED]
     if survivors and cov is None and suites:
-        cov = state["coverage"] = project.coverage(tree, suites, logdir, jobs=args.jobs)
-        save_state()
-        phase("coverage")
+        # kept while the inputs are the same (a run whose every mutant
+        # came from the cache took none)
+        cov = state.get("coverage") if reuse else None
+        if cov is None:
+            cov = state["coverage"] = project.coverage(tree, suites, logdir, jobs=args.jobs)
+            save_state()
+            phase("coverage")
         for m in survivors:
             m.covered_by = project.covering(cov, m.lines(texts), suites)
             if not m.covered_by:

@@ -285,6 +285,25 @@ def read_from(path, offset):
         return ""
 
 
+def reports_since(tree, since, build=BUILD_IN_COPY, cap=1 << 20):
+    """The text of the files under the copy's build/reports written since
+    `since` (time.time()): part of what a suite printed, where a harness
+    keeps a program's stderr rather than passing it on (the conformance
+    runner's reports/conformance/<program>.txt)."""
+    out = []
+    for dirpath, _, names in os.walk(os.path.join(tree, build, "reports")):
+        for name in sorted(names):
+            path = os.path.join(dirpath, name)
+            try:
+                if os.path.getmtime(path) < since or os.path.getsize(path) > cap:
+                    continue
+                with open(path, "rb") as f:
+                    out.append(f.read().decode(errors="replace"))
+            except OSError:
+                continue
+    return "\n".join(out)
+
+
 def size_of(path):
     try:
         return os.path.getsize(path)
@@ -312,7 +331,7 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False):
         raise BaselineError(f"the unmutated tree does not build (make lib); see {log}")
     times, failed, noise = {}, [], {}
     for s in suite_list:
-        at = size_of(log)
+        at, since = size_of(log), time.time()
         status, secs = run_make(tree, BUILD_IN_COPY, make_vars, s, log, jobs=jobs)
         if status != 0:
             if not tolerate:
@@ -320,7 +339,8 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False):
             failed.append(s)
             continue
         times[s] = secs
-        noise[s] = sorted({normal_line(line) for _, line in markers(read_from(log, at))})
+        said = read_from(log, at) + "\n" + reports_since(tree, since)
+        noise[s] = sorted({normal_line(line) for _, line in markers(said)})
     return {"build": build_s, "suites": times, "failed": failed, "noise": noise}
 
 

@@ -207,7 +207,7 @@ class Runner:
             left = deadline - time.monotonic()
             own = self.suite_limit(suite)
             env["RT_CASE_TIMEOUT"] = str(self.case_seconds.get(suite, CASE_SECONDS))
-            at = project.size_of(log)
+            at, since = project.size_of(log), time.time()
             status, _ = project.run_make(tree, project.BUILD_IN_COPY, make_vars or self.make_vars, suite,
                                          log, timeout=max(1, min(left, own)), env=env,
                                          idle=IDLE_SECONDS)
@@ -232,8 +232,9 @@ class Runner:
                     else f"killed by {suite}: " + "; ".join(failed[:3]) if failed
                     else f"killed by {suite} (exit {status})")
                 if mutant.status == KILLED:
-                    kind, line = classify(project.read_from(log, at), failed,
-                                          self.noise.get(suite, ()))
+                    said = (project.read_from(log, at) + "\n"
+                            + project.reports_since(tree, since))
+                    kind, line = classify(said, failed, self.noise.get(suite, ()))
                     mutant.kind = kind
                     said = [line[:200]] if line else []
                     mutant.status_reason = (
