@@ -15,7 +15,7 @@ import time
 
 from . import cache as cache_mod
 from . import catalog, operators, project, report, tce
-from .model import (COMPILE_ERROR, GENERATED, IGNORED, KILLED, NO_COVERAGE, ORACLE_ORDER,
+from .model import (COMPILE_ERROR, GENERATED, IGNORED, NO_COVERAGE, ORACLE_ORDER,
                     ORACLES, PENDING, SURVIVED, apply_edits)
 from .runner import CASE_SECONDS, Runner
 
@@ -614,9 +614,12 @@ def run_locked(args, root, make_vars, build, work):
     # further oracle, in its own build, with the suites that reach it.
     warnings = []
     for oracle in args.oracles[1:]:
+        survivors = [m for m in mutants if m.status == SURVIVED]
+        if not survivors:
+            break
         if not suites:
             suites = project.suites(tree, make_vars)
-        judge(oracle, [m for m in mutants if m.status == SURVIVED], ctx=dict(
+        judge(oracle, survivors, ctx=dict(
             args=args, work=work, tree=tree, logdir=logdir, make_vars=make_vars,
             suites=suites, base_run=base_run, state=state, save_state=save_state,
             ledger=ledger, cache=cache, keys=keys, texts=texts, phase=phase,
