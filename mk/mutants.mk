@@ -5,14 +5,17 @@
 
 MUTANTS := $(PYTHON) scripts/region_cache_mutants.py
 MUTANT_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
-# Mutants are judged on the compiler's plain build, also in a SANITIZE=
-# variant: a sanitizer changes what the optimiser may merge, so some
-# deliberate faults (hot_asm_not_volatile) cannot show under it, and the
-# sanitizer variants are there for the runtime's own memory and threads.
-# Sharing the plain variant's folder shares its cache: after `make check`,
-# `make SANITIZE=... check` reruns no mutant.
+# Mutants are judged first on the compiler's plain build, also in a
+# SANITIZE= variant: a sanitizer changes what the optimiser may merge, so
+# some deliberate faults (hot_asm_not_volatile) cannot show under it. A
+# mutant the plain build's suites let survive is then judged by the
+# oracles (docs/mutants.md, "Oracles"): an ASan+UBSan build, then a TSan
+# build, each built only when there is a survivor to judge. Sharing the
+# plain variant's folder shares its cache: after `make check`, `make
+# SANITIZE=... check` reruns no mutant.
 MUTANT_BUILD := build/$(notdir $(firstword $(CC)))
-MUTANT_ARGS = --build $(MUTANT_BUILD) --jobs $(MUTANT_JOBS) \
+MUTANT_ORACLES ?= plain,asan,tsan
+MUTANT_ARGS = --build $(MUTANT_BUILD) --jobs $(MUTANT_JOBS) --oracles $(MUTANT_ORACLES) \
   --make-var CC=$(CC) --make-var SANITIZE= --make-var 'OPT=$(OPT)' \
   --make-var 'CFLAGS=$(CFLAGS)' --make-var 'LDFLAGS=$(LDFLAGS)'
 # Suites the mutants are not tested with: the mutant runs themselves.
@@ -24,10 +27,12 @@ MUTANT_SKIP += check-mutants check-mutants-driver gate-mutants
 print-mutant-suites:
 	@echo $(filter-out $(MUTANT_SKIP),$(CHECK_TARGETS))
 
-check-mutants:
+# report.html too (mutation-testing-elements, from mutants-npm), on a
+# fresh clone as well.
+check-mutants: mutants-npm
 	@mkdir -p $(BUILD)/results
 	@rm -f $(BUILD)/results/mutants
-	$(MUTANTS) $(MUTANT_ARGS) --curated-only --results $(BUILD)/results/mutants \
+	$(MUTANTS) $(MUTANT_ARGS) --curated-only --html yes --results $(BUILD)/results/mutants \
 	  --report $(BUILD)/mutants/curated
 
 # The gate also times a few mutants the naive way (a full rebuild and every

@@ -11,7 +11,9 @@ row by what it exercises:
   unit        the Check suite's file (check_<area>.c) names the area
   conformance the refrt.h functions the program calls (every row they hit)
   properties  the properties' and fuzz suites' test names (their keywords)
-  mutants     the file the mutant changes
+  mutants     the file the mutant changes; "mutant kills" counts a row's
+              kills by the oracle that made them (the report's killedBy
+              "oracle:<kind>": functional, asan, ubsan, tsan, lock, cost)
   coverage    the runtime's source files of the mechanism
   sanitizers  unit, conformance and properties under ASan+UBSan and TSan,
               and valgrind memcheck, attributed as above
@@ -45,6 +47,40 @@ MECHANISMS = [
      r"shared|door|poison"),
 ]
 OTHER = "(controls, other)"
+# The mutant driver's kinds of kill (scripts/mutants/model.py KINDS), in
+# the order the "mutant kills" cell names them, with a short name.
+KILL_KINDS = (("functional", "fn"), ("asan", "asan"), ("ubsan", "ubsan"), ("tsan", "tsan"),
+              ("lock", "lock"), ("cost", "cost"))
+
+
+def kill_kind(mutant):
+    """The kind of a killed mutant's kill: killedBy's "oracle:<kind>",
+    else the statusReason's first word, else functional (a report of a
+    driver before the oracles)."""
+    for t in mutant.get("killedBy", []):
+        if t.startswith("oracle:"):
+            return t[len("oracle:"):]
+    word = mutant.get("statusReason", "").split(":", 1)[0]
+    return word if word in dict(KILL_KINDS) else "functional"
+
+
+class Kills:
+    """A cell of kills by kind: "fn 9 asan 2"; always holds."""
+
+    def __init__(self):
+        self.by = {}
+
+    def add(self, kind):
+        self.by[kind] = self.by.get(kind, 0) + 1
+
+    def holds(self):
+        return True
+
+    def text(self):
+        out = " ".join(f"{short} {self.by[k]}" for k, short in KILL_KINDS if self.by.get(k))
+        extra = " ".join(f"{k} {n}" for k, n in sorted(self.by.items())
+                         if k not in dict(KILL_KINDS))
+        return " ".join(x for x in (out, extra) if x) or "-"
 
 
 class Tally:
@@ -165,6 +201,8 @@ class Gate:
                     continue
                 for m in self.by_file(path):
                     self.cell(m, "mutants").add(status in ("Killed", "Timeout"))
+                    if status == "Killed":
+                        self.cells[m].setdefault("mutant kills", Kills()).add(kill_kind(mutant))
 
     def add_coverage(self, report):
         data = json.loads(report.read_text(encoding="utf-8"))
@@ -246,7 +284,8 @@ def main():
         else:
             problems.append(f"no coverage report ({p})")
 
-    columns = ["unit", "conformance", "properties", "mutants", "sanitizers", "coverage"]
+    columns = ["unit", "conformance", "properties", "mutants", "mutant kills", "sanitizers",
+               "coverage"]
     rows, holds = [], True
     for mech in [m[0] for m in gate.rows] + [OTHER]:
         cells = gate.cells[mech]
@@ -282,8 +321,9 @@ def main():
     for p in problems:
         print(f"gate: {p}")
     print("gate: unit, conformance, properties: gcc and clang; mutants: killed/total "
-          "(equivalents left out); sanitizers: ASan+UBSan, TSan, memcheck; "
-          "coverage: lines/branches")
+          "(equivalents left out); mutant kills: by oracle (fn: a test's assertion, "
+          "asan/ubsan/tsan: a sanitizer's report, lock: a checked lock, cost: a cost "
+          "bound); sanitizers: ASan+UBSan, TSan, memcheck; coverage: lines/branches")
     print(f"gate: verdict: {'HOLDS' if holds else 'FAILS'}")
     return 0 if holds else 1
 

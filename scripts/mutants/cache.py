@@ -1,7 +1,12 @@
 """Results kept by content: a mutant's key is the hash of what its run
 depends on (the mutated files' bytes, every other test input of the tree,
 the make variables and the suites that reach it), so a rerun after a change
-runs only the mutants whose inputs changed."""
+runs only the mutants whose inputs changed.
+
+An entry keeps every oracle's verdict (model.ORACLES): a mutant that
+survived the plain build in a run without the sanitizer oracles is judged
+again, by those oracles only, when a run asks for them; one an oracle
+killed reads as a survivor in a run that leaves that oracle out."""
 import hashlib
 import json
 import os
@@ -9,7 +14,7 @@ import re
 
 from .model import COMPILE_ERROR, KILLED, NO_COVERAGE, SURVIVED
 
-VERSION = "refrt-mutants-2"
+VERSION = "refrt-mutants-3"
 # A Timeout may be the machine's load: it is run again.
 KEPT = (KILLED, SURVIVED, COMPILE_ERROR, NO_COVERAGE)
 
@@ -53,9 +58,13 @@ class Cache:
         return self.entries.get(k) if self.enabled else None
 
     def put(self, k, mutant):
-        if mutant.status in KEPT:
-            self.entries[k] = {"status": mutant.status, "killed_by": mutant.killed_by,
-                               "covered_by": mutant.covered_by, "reason": mutant.status_reason}
+        """Keeps the mutant's verdicts by oracle that are worth keeping (a
+        Timeout may be the machine's load: that oracle runs again)."""
+        verdicts = {o: v for o, v in mutant.verdicts.items() if v["status"] in KEPT}
+        if verdicts:
+            self.entries[k] = {"covered_by": mutant.covered_by, "verdicts": verdicts}
+        else:
+            self.entries.pop(k, None)
 
     def save(self):
         if not self.enabled:

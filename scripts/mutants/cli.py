@@ -1,10 +1,10 @@
 """The options, and the run from catalog to closing line."""
 import argparse
 import fcntl
-import filecmp
 import fnmatch
 import hashlib
 import json
+import math
 import os
 import re
 import shutil
@@ -15,9 +15,9 @@ import time
 
 from . import cache as cache_mod
 from . import catalog, hang, operators, project, report, tce
-from .model import (COMPILE_ERROR, GENERATED, IGNORED, NO_COVERAGE, PENDING, SURVIVED,
-                    apply_edits)
-from .runner import Runner
+from .model import (COMPILE_ERROR, GENERATED, IGNORED, NO_COVERAGE, ORACLE_ORDER,
+                    ORACLES, PENDING, SURVIVED, apply_edits)
+from .runner import CASE_SECONDS, Runner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -44,6 +44,10 @@ def parse_args(argv):
                         "they are recorded as equivalent, with their reason, and not "
                         "run): shows a line a new test has made unnecessary")
     p.add_argument("--generated-only", action="store_true")
+    p.add_argument("--oracles", default=",".join(ORACLE_ORDER), metavar="LIST",
+                   help="the builds that judge a mutant, in turn, a survivor of one "
+                        "going on to the next: plain (always), asan (SANITIZE=address,"
+                        "undefined), tsan (SANITIZE=thread); default: all three")
     p.add_argument("--shard", metavar="I/N", help="run the I-th of N shards (1-based)")
     p.add_argument("--merge", nargs="+", metavar="REPORT",
                    help="merge shard reports (report.json files) and stop")
@@ -145,13 +149,16 @@ def merge(args):
                                                      "source": f["source"], "mutants": []})
             seen = {m["id"] for m in into["mutants"]}
             into["mutants"] += [m for m in f["mutants"] if m["id"] not in seen]
-    merged["testFiles"] = {"make check": {"tests": [{"id": s, "name": s} for s in suites]}}
+    merged["testFiles"] = dict(report.to_json([], {}, suites)["testFiles"])
     c = {"killed": 0, "survived": 0, "timeout": 0, "equivalent": 0, "nocoverage": 0}
+    kinds = {}
     for f in merged["files"].values():
         for m in f["mutants"]:
             st, why = m["status"], m.get("statusReason", "")
             if st == "Killed":
                 c["killed"] += 1
+                k = report.kind_of(m)
+                kinds[k] = kinds.get(k, 0) + 1
             elif st == "Timeout":
                 c["timeout"] += 1
             elif st == "Survived":
@@ -161,6 +168,7 @@ def merge(args):
             elif st == "Ignored" and not why.startswith("duplicate"):
                 c["equivalent"] += 1
     c["total"] = sum(c.values())
+    c["kinds"] = kinds
     hangs = hang.summary_line([m for f in merged["files"].values() for m in f["mutants"]])
     if hangs:
         print(hangs)
@@ -173,12 +181,183 @@ def merge(args):
     return 0 if c["survived"] == 0 and c["nocoverage"] == 0 else 1
 
 
+# ---- oracles (docs/mutants.md, "Oracles") -----------------------------------
+
+def record(m, oracle):
+    """Notes m's verdict as oracle's, for the cache and the cascade."""
+    m.verdicts[oracle] = {"status": m.status, "killed_by": list(m.killed_by),
+                          "reason": m.status_reason, "kind": m.kind}
+    if oracle not in m.judged_by:
+        m.judged_by.append(oracle)
+
+
+def settle(m, oracle):
+    """Takes oracle's verdict of m from its record (the cache's)."""
+    v = m.verdicts[oracle]
+    m.status, m.killed_by, m.status_reason = v["status"], list(v["killed_by"]), v["reason"]
+    m.kind, m.build = v.get("kind", ""), oracle
+    if oracle not in m.judged_by:
+        m.judged_by.append(oracle)
+
+
+def survivor_reason(m, oracles):
+    out = m.status_reason.split(" (oracles:")[0]
+    skipped = [o for o in oracles if o not in m.judged_by]
+    return (out + f" (oracles: {', '.join(m.judged_by)}"
+            + (f"; not judged by {', '.join(skipped)}: no suite that reaches it passes "
+               f"unmutated there, or that build fails (see the run's warnings)"
+               if skipped else "") + ")")
+
+
+def time_line(m):
+    """A line of logs/times.tsv: one a mutant an oracle ran."""
+    return (f"{m.id}\t{m.status}\t{m.seconds:.2f}\t{','.join(m.tried)}\t{m.build or 'plain'}"
+            f"\t{m.kind or '-'}\n")
+
+
+def time_by_verdict(ran, oracle):
+    spent = {}
+    for m in ran:
+        n, t = spent.get(m.status, (0, 0.0))
+        spent[m.status] = (n + 1, t + m.seconds)
+    if spent:
+        print(f"mutants: {oracle}: time by verdict (job seconds): " + ", ".join(
+            f"{st} {n} in {t:.0f} s" for st, (n, t) in sorted(spent.items())), file=sys.stderr)
+
+
+def judge(oracle, survivors, ctx):
+    """Judges the survivors by one further oracle: a copy of the unmutated
+    tree built with the oracle's sanitizers (WORK/base-<oracle>), its own
+    unmutated run (a suite that fails there judges nothing, loudly), its
+    own limits from that run, a schema build when enough mutants fit one,
+    the suites that reach each mutant. Nothing is built when every
+    survivor's verdict by this oracle is in the cache, or there is none."""
+    args, work, state = ctx["args"], ctx["work"], ctx["state"]
+    phase, cache, keys = ctx["phase"], ctx["cache"], ctx["keys"]
+    san = ORACLES[oracle]
+    to_run = []
+    for m in survivors:
+        if oracle in m.verdicts:
+            settle(m, oracle)
+        else:
+            to_run.append(m)
+    if not to_run:
+        return
+    obase = os.path.join(work, f"base-{oracle}")
+    ologs = os.path.join(ctx["logdir"], oracle)
+    os.makedirs(ologs, exist_ok=True)
+    # A mutant compiled under -Werror in the plain build; what a sanitizer
+    # makes the compiler warn of is no verdict.
+    ovars = dict(ctx["make_vars"], SANITIZE=san, WERROR="")
+    # only the suites that reach a survivor are run unmutated (and kept,
+    # with the copy, while the inputs are the same)
+    needed = [s for s in ctx["suites"] if any(s in m.covered_by for m in to_run)]
+    kept = state.setdefault("oracles", {})
+    ob = kept.get(oracle)
+    if ob and os.path.isdir(obase):
+        project.sync(ctx["tree"], obase)
+    else:
+        ob = None
+        if os.path.exists(obase):
+            shutil.rmtree(obase)
+        shutil.copytree(ctx["tree"], obase, symlinks=True,
+                        ignore=lambda d, names: ["build"] if d == ctx["tree"] else [])
+    missing = [s for s in needed if ob is None or (s not in ob["suites"] and s not in ob["failed"])]
+    if ob is None or missing:
+        print(f"mutants: {oracle}: {len(to_run)} survivors to judge; the unmutated run "
+              f"(SANITIZE={san}): {' '.join(missing)}", file=sys.stderr)
+        more = project.baseline(obase, ovars, missing, ologs, jobs=args.jobs, tolerate=True)
+        if ob is None or ob["failed"] == ["lib"]:
+            ob = more
+        else:
+            ob["suites"].update(more["suites"])
+            ob["noise"].update(more["noise"])
+            ob["failed"] += more["failed"]
+        kept[oracle] = ob
+        ctx["save_state"]()
+        phase(f"unmutated run ({oracle})")
+    log = os.path.join(ologs, "baseline.log")
+    if ob["failed"] == ["lib"]:
+        ctx["warnings"].append(f"the {oracle} oracle (SANITIZE={san}) does not build the "
+                               f"unmutated tree; see {log}; {len(to_run)} survivors not judged by it")
+        print(f"mutants: WARNING: {ctx['warnings'][-1]}", file=sys.stderr)
+        return
+    for s in [s for s in ob["failed"] if s in needed]:
+        ctx["warnings"].append(f"{s} fails unmutated on the {oracle} build (SANITIZE={san}): "
+                               f"it judges no mutant there; see {log}")
+        print(f"mutants: WARNING: {ctx['warnings'][-1]}", file=sys.stderr)
+    times = ob["suites"]
+    plain = ctx["base_run"].get("suites", {})
+    # Check's bound a case, scaled as the suite slows under the sanitizer
+    case = {s: max(CASE_SECONDS, math.ceil(CASE_SECONDS * t / plain[s] if plain.get(s)
+                                           else 3 * CASE_SECONDS))
+            for s, t in times.items()}
+    unmutated = ob["build"] + sum(times[s] for s in needed if s in times)
+    limit = args.limit or 3 * unmutated + 10
+    items = []
+    for m in to_run:
+        reach = [s for s in m.covered_by if s in times]
+        if reach:
+            m.tried, m.kind = [], ""
+            items.append((m, reach))
+    print(f"mutants: {oracle}: {len(items)} to run, limit {limit:.0f} s a mutant",
+          file=sys.stderr)
+    if not items:
+        return
+    runner = Runner(obase, os.path.join(work, f"work-{oracle}"), ovars, times, limit, ologs,
+                    jobs=args.jobs, ledger=ctx["ledger"], per_suite=not args.limit,
+                    oracle=oracle, noise=ob["noise"], case_seconds=case)
+    started = time.monotonic()
+    schema = [m for m, _ in items if len({e.path for e in m.edits}) == 1
+              and m.path.endswith(".c")]
+    if len(schema) >= args.schema_min and not args.no_schemata:
+        texts = ctx["texts"]
+        schema = [m for m in schema if m.origin == GENERATED or tce.object_digest(
+            ctx["cc"], ctx["tree"], apply_edits(texts[m.path], m.edits),
+            ("reference/include", "reference/src"))[0]]
+        in_schema = runner.build_schema(texts, schema, [s for s in needed if s in times])
+        print(f"mutants: {oracle}: {len(in_schema)} of {len(items)} in one schema build "
+              f"({time.monotonic() - started:.1f} s), the others built alone"
+              + ("" if in_schema else f" (the schema did not build or pass: see "
+                 f"{os.path.join(ologs, 'schema.log')})"), file=sys.stderr)
+        phase(f"schema build ({oracle})")
+    progress = report.Progress(len(items))
+    with open(os.path.join(ctx["logdir"], "times.tsv"), "a") as tsv:
+        def done(m):
+            if m.status == COMPILE_ERROR:
+                # it built in the plain build: the sanitizer's build of it
+                # failing says nothing of the mutant
+                m.status, m.kind = SURVIVED, ""
+                m.status_reason = (f"every suite that reaches it passed; its {oracle} build "
+                                   f"does not compile")
+            runner.learn(m)
+            record(m, oracle)
+            cache.put(keys[m.id], m)
+            progress.update(m)
+            tsv.write(time_line(m))
+            tsv.flush()
+        try:
+            runner.run_all(items, done)
+        finally:
+            cache.save()
+            runner.drop_schema()
+            shutil.rmtree(os.path.join(work, f"work-{oracle}"), ignore_errors=True)
+    time_by_verdict([m for m, _ in items], oracle)
+    phase(f"mutant runs ({oracle})")
+
+
 def _interrupted(signum, frame):
     raise KeyboardInterrupt
 
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
+    args.oracles = [o.strip() for o in args.oracles.split(",") if o.strip()]
+    unknown = [o for o in args.oracles if o not in ORACLES]
+    if unknown or "plain" not in args.oracles:
+        raise SystemExit(f"--oracles: {', '.join(unknown) or 'plain is missing'}: "
+                         f"a list of {', '.join(ORACLE_ORDER)}, plain among them")
+    args.oracles = [o for o in ORACLE_ORDER if o in args.oracles]
     signal.signal(signal.SIGTERM, _interrupted)
     if args.merge:
         return merge(args)
@@ -238,18 +417,11 @@ def run_locked(args, root, make_vars, build, work):
         # the same test inputs: keep the built copy, and bring over what
         # changed only in ways no test sees (the catalog, docs, comments)
         shutil.rmtree(fresh)
-        in_root = set(project.tree_files(root))
-        for rel in project.tree_files(base):
-            if rel not in in_root:
-                os.unlink(os.path.join(base, rel))
-        for rel in in_root:
-            src, dest = os.path.join(root, rel), os.path.join(base, rel)
-            if not os.path.exists(dest) or not filecmp.cmp(src, dest, shallow=False):
-                os.makedirs(os.path.dirname(dest), exist_ok=True)
-                shutil.copy2(src, dest)
+        project.sync(root, base)
     else:
-        if os.path.exists(base):
-            shutil.rmtree(base)
+        for old in [base] + [os.path.join(work, f"base-{o}") for o in ORACLES]:
+            if os.path.exists(old):
+                shutil.rmtree(old)
         if os.path.exists(state_path):
             os.unlink(state_path)
         os.rename(fresh, base)
@@ -284,6 +456,7 @@ def run_locked(args, root, make_vars, build, work):
         for m in mutants:
             print(f"{m.id}\t{m.path}:{m.location.line}\t{m.about}")
         return 1 if stale else 0
+    phase("mutants")
 
     cc = (make_vars.get("CC") or "cc").split()[0]
     generated = [m for m in mutants if m.origin == GENERATED]
@@ -323,9 +496,10 @@ def run_locked(args, root, make_vars, build, work):
                    for p in {e.path for e in m.edits}}
         keys[m.id] = cache_mod.key(m, mutated, fp, make_vars)
         hit = cache.get(keys[m.id])
-        if hit:
-            m.status, m.killed_by, m.status_reason = hit["status"], hit["killed_by"], hit["reason"]
+        if hit and "plain" in hit.get("verdicts", {}):
+            m.verdicts = dict(hit["verdicts"])
             m.covered_by = hit.get("covered_by", [])
+            settle(m, "plain")
             m.cached = True
         else:
             pending.append(m)
@@ -342,7 +516,7 @@ def run_locked(args, root, make_vars, build, work):
     suites, base_run, todo = state.get("suites", []), state.get("baseline"), []
     cov = None
     if pending:
-        if reuse and "baseline" in state:
+        if reuse and "noise" in state.get("baseline", {}):
             suites, base_run = state["suites"], state["baseline"]
         else:
             suites = project.suites(tree, make_vars)
@@ -350,7 +524,7 @@ def run_locked(args, root, make_vars, build, work):
                 raise project.BaselineError("make print-mutant-suites lists no suite")
             print(f"mutants: the unmutated run: {' '.join(suites)}", file=sys.stderr)
             base_run = project.baseline(tree, make_vars, suites, logdir, jobs=args.jobs)
-            phase("unmutated run")
+            phase("unmutated run (plain)")
             state = {"fingerprint": fp, "make_vars": make_vars, "suites": suites,
                      "baseline": base_run}
             save_state()
@@ -365,6 +539,7 @@ def run_locked(args, root, make_vars, build, work):
             if not m.covered_by:
                 m.status = NO_COVERAGE
                 m.status_reason = "no suite executes the lines it changes"
+                record(m, "plain")
                 cache.put(keys[m.id], m)
             else:
                 todo.append((m, m.covered_by))
@@ -377,7 +552,8 @@ def run_locked(args, root, make_vars, build, work):
           f"({sum(m.cached for m in mutants)} cached), jobs {args.jobs}, "
           f"limit {limit:.0f} s a mutant", file=sys.stderr)
     runner = Runner(tree, os.path.join(work, "work"), make_vars, base_run["suites"], limit,
-                    logdir, jobs=args.jobs, ledger=ledger, per_suite=not args.limit)
+                    logdir, jobs=args.jobs, ledger=ledger, per_suite=not args.limit,
+                    noise=base_run.get("noise"))
     for m in mutants:
         if m.cached:
             runner.learn(m)
@@ -395,17 +571,18 @@ def run_locked(args, root, make_vars, build, work):
               f"({time.monotonic() - run_started:.1f} s), the others built alone"
               + ("" if in_schema else " (the schema did not build or pass: see logs/schema.log)"),
               file=sys.stderr)
-        phase("schema build")
+        phase("schema build (plain)")
     progress = report.Progress(len(todo))
     # where the run's time went, a line a mutant (docs/mutants.md reads it)
     times = open(os.path.join(logdir, "times.tsv"), "w")
-    times.write("id\tstatus\tseconds\tsuites tried to the verdict\n")
+    times.write("id\tstatus\tseconds\tsuites tried to the verdict\toracle\tkilled by\n")
     try:
         def done(m):
             runner.learn(m)
+            record(m, "plain")
             cache.put(keys[m.id], m)
             progress.update(m)
-            times.write(f"{m.id}\t{m.status}\t{m.seconds:.2f}\t{','.join(m.tried)}\n")
+            times.write(time_line(m))
             times.flush()
         runner.run_all(todo, done)
     finally:
@@ -413,29 +590,46 @@ def run_locked(args, root, make_vars, build, work):
         cache.save()
         shutil.rmtree(os.path.join(work, "work"), ignore_errors=True)
     run_seconds = time.monotonic() - run_started
-    spent = {}
-    for m, _ in todo:
-        n, t = spent.get(m.status, (0, 0.0))
-        spent[m.status] = (n + 1, t + m.seconds)
-    if spent:
-        print("mutants: time by verdict (job seconds): " + ", ".join(
-            f"{st} {n} in {t:.0f} s" for st, (n, t) in sorted(spent.items())), file=sys.stderr)
-    phase("mutant runs")
+    time_by_verdict([m for m, _ in todo], "plain")
+    phase("mutant runs (plain)")
 
     # 6. Survivors of a run without coverage: one no suite reaches is NoCoverage.
     survivors = [m for m in mutants if m.status == SURVIVED]
     if survivors and cov is None and suites:
-        cov = state["coverage"] = project.coverage(tree, suites, logdir, jobs=args.jobs)
-        save_state()
-        phase("coverage")
+        # kept while the inputs are the same (a run whose every mutant
+        # came from the cache took none)
+        cov = state.get("coverage") if reuse else None
+        if cov is None:
+            cov = state["coverage"] = project.coverage(tree, suites, logdir, jobs=args.jobs)
+            save_state()
+            phase("coverage")
         for m in survivors:
             m.covered_by = project.covering(cov, m.lines(texts), suites)
             if not m.covered_by:
                 m.status = NO_COVERAGE
                 m.status_reason = "no suite executes the lines it changes"
+            record(m, "plain")
             if m.id in keys:
                 cache.put(keys[m.id], m)
         cache.save()
+
+    # 6b. The cascade: a survivor of the plain build is judged again by each
+    # further oracle, in its own build, with the suites that reach it.
+    warnings = []
+    for oracle in args.oracles[1:]:
+        survivors = [m for m in mutants if m.status == SURVIVED]
+        if not survivors:
+            break
+        if not suites:
+            suites = project.suites(tree, make_vars)
+        judge(oracle, survivors, ctx=dict(
+            args=args, work=work, tree=tree, logdir=logdir, make_vars=make_vars,
+            suites=suites, base_run=base_run, state=state, save_state=save_state,
+            ledger=ledger, cache=cache, keys=keys, texts=texts, phase=phase,
+            warnings=warnings, cc=cc))
+    for m in mutants:
+        if m.status == SURVIVED:
+            m.status_reason = survivor_reason(m, args.oracles)
 
     # 7. The ledger: a listed survivor is equivalent, with its reason.
     for m in mutants:
@@ -473,12 +667,15 @@ def run_locked(args, root, make_vars, build, work):
 
     for mid, why in bad:
         print(f"mutants: FAIL {mid}: {why}", file=sys.stderr)
+    for w in warnings:
+        print(f"mutants: WARNING: {w}", file=sys.stderr)
     if counts["duplicate"] or counts["compile_error"]:
         print(f"mutants: not counted: {counts['duplicate']} duplicates, "
               f"{counts['compile_error']} that do not compile")
     elapsed = time.monotonic() - started
-    print("mutants: phases: " + ", ".join(f"{k} {v:.1f} s" for k, v in phases.items()),
-          file=sys.stderr)
+    names = {"mutants and equivalence": "TCE"}
+    print("mutants: phases: " + ", ".join(f"{names.get(k, k)} {v:.1f} s"
+                                          for k, v in phases.items()), file=sys.stderr)
     ran = len(todo)
     print(f"mutants: time {elapsed:.1f} s in all, {run_seconds:.1f} s for {ran} run "
           f"({ran / run_seconds * 60 if run_seconds > 0 else 0:.0f} mutants a minute), "

@@ -4,10 +4,12 @@ unmutated run and its coverage.
 Nothing here writes into the source tree: the tree is copied once into
 WORK/base/tree (everything but build/ and .git), and every build, the
 unmutated one included, happens in copies under WORK."""
+import filecmp
 import hashlib
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 import threading
@@ -43,6 +45,21 @@ def snapshot(root, dest):
     if os.path.exists(dest):
         shutil.rmtree(dest)
     shutil.copytree(root, dest, symlinks=True, ignore=_ignore(root))
+
+
+def sync(src, dest):
+    """Makes the files of dest (but build/) those of src: a kept copy gets
+    what changed only in ways no test sees (the catalog, docs, comments),
+    so a mutant's edits, placed in src's text, land where they belong."""
+    in_src = set(tree_files(src))
+    for rel in tree_files(dest):
+        if rel not in in_src:
+            os.unlink(os.path.join(dest, rel))
+    for rel in in_src:
+        a, b = os.path.join(src, rel), os.path.join(dest, rel)
+        if not os.path.exists(b) or not filecmp.cmp(a, b, shallow=False):
+            os.makedirs(os.path.dirname(b), exist_ok=True)
+            shutil.copy2(a, b)
 
 
 def tree_files(tree):
@@ -252,23 +269,98 @@ def suites(tree, make_vars):
     return p.stdout.split()
 
 
-def baseline(tree, make_vars, suite_list, logdir, jobs=1):
+# The lines of a suite's output that name an oracle (runner.classify): a
+# sanitizer's report, the runtime's checked locks, a test's cost bound.
+MARKERS = (("asan", re.compile(r"\b(?:Address|Leak)Sanitizer\b")),
+           ("ubsan", re.compile(r"runtime error:")),
+           ("tsan", re.compile(r"\bThreadSanitizer\b")),
+           ("lock", re.compile(r"refrt: \S+: lock discipline:")),
+           ("cost", re.compile(r"cost bound:")))
+
+
+def normal_line(line):
+    """A line without what changes from run to run (addresses, pids,
+    counts): the same report in two runs is the same line."""
+    return re.sub(r"\d+", "N", re.sub(r"0x[0-9a-fA-F]+", "0x", line)).strip()
+
+
+def markers(text):
+    """[(kind, line)] of the lines of text that name an oracle, in order."""
+    out = []
+    for line in text.splitlines():
+        for kind, rx in MARKERS:
+            if rx.search(line):
+                out.append((kind, line.strip()))
+                break
+    return out
+
+
+def read_from(path, offset):
+    try:
+        with open(path, "rb") as f:
+            f.seek(offset)
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def reports_since(tree, since, build=BUILD_IN_COPY, cap=1 << 20):
+    """The text of the files under the copy's build/reports written since
+    `since` (time.time()): part of what a suite printed, where a harness
+    keeps a program's stderr rather than passing it on (the conformance
+    runner's reports/conformance/<program>.txt)."""
+    out = []
+    for dirpath, _, names in os.walk(os.path.join(tree, build, "reports")):
+        for name in sorted(names):
+            path = os.path.join(dirpath, name)
+            try:
+                if os.path.getmtime(path) < since or os.path.getsize(path) > cap:
+                    continue
+                with open(path, "rb") as f:
+                    out.append(f.read().decode(errors="replace"))
+            except OSError:
+                continue
+    return "\n".join(out)
+
+
+def size_of(path):
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False):
     """Builds the unmutated copy and runs every suite once, timing each.
-    Returns {"build": seconds, "suites": {suite: seconds}}; raises
-    BaselineError naming what failed."""
+    Returns {"build": seconds, "suites": {suite: seconds}, "failed":
+    [suites], "noise": {suite: [marker lines]}}: noise is what a suite
+    prints that names an oracle when nothing is wrong (a death test of the
+    checked locks), which a kill is not put down to. Raises BaselineError
+    naming what failed; with tolerate, a suite that fails is listed in
+    "failed" instead (an oracle then leaves it out), and a build that
+    fails is "failed": ["lib"]."""
     log = os.path.join(logdir, "baseline.log")
+    os.makedirs(logdir, exist_ok=True)
     if os.path.exists(log):
         os.unlink(log)
     status, build_s = run_make(tree, BUILD_IN_COPY, make_vars, "lib", log, jobs=jobs)
     if status != 0:
+        if tolerate:
+            return {"build": build_s, "suites": {}, "failed": ["lib"], "noise": {}}
         raise BaselineError(f"the unmutated tree does not build (make lib); see {log}")
-    times = {}
+    times, failed, noise = {}, [], {}
     for s in suite_list:
+        at, since = size_of(log), time.time()
         status, secs = run_make(tree, BUILD_IN_COPY, make_vars, s, log, jobs=jobs)
         if status != 0:
-            raise BaselineError(f"the unmutated tree fails {s}; see {log}")
+            if not tolerate:
+                raise BaselineError(f"the unmutated tree fails {s}; see {log}")
+            failed.append(s)
+            continue
         times[s] = secs
-    return {"build": build_s, "suites": times}
+        said = read_from(log, at) + "\n" + reports_since(tree, since)
+        noise[s] = sorted({normal_line(line) for _, line in markers(said)})
+    return {"build": build_s, "suites": times, "failed": failed, "noise": noise}
 
 
 # ---- coverage ---------------------------------------------------------------

@@ -7,10 +7,31 @@ import os
 import sys
 import time
 
-from .model import (COMPILE_ERROR, CURATED, IGNORED, KILLED, NO_COVERAGE, SURVIVED,
-                    TIMEOUT)
+from .model import (COMPILE_ERROR, CURATED, IGNORED, KILLED, KINDS, NO_COVERAGE,
+                    SURVIVED, TIMEOUT)
 
 LEDGER = "listed in mutants/equivalent: "
+# A kill's kind is a test id in the JSON report, "oracle:<kind>", next to
+# the suite that failed: the HTML report lists the mutants each killed.
+ORACLE_TEST = "oracle:"
+KIND_NAMES = {
+    "functional": "functional: a test's own assertion failed",
+    "asan": "asan: AddressSanitizer (or LeakSanitizer) reported",
+    "ubsan": "ubsan: UndefinedBehaviorSanitizer reported (runtime error:)",
+    "tsan": "tsan: ThreadSanitizer reported",
+    "lock": "lock: a checked lock reported its discipline broken (refrt: <fn>: lock discipline:)",
+    "cost": "cost: a cost counter's assertion failed (cost bound:)",
+}
+
+
+def kind_of(record):
+    """A killed mutant's kind from its JSON record (killedBy, else the
+    statusReason's first word)."""
+    for t in record.get("killedBy", []):
+        if t.startswith(ORACLE_TEST):
+            return t[len(ORACLE_TEST):]
+    word = record.get("statusReason", "").split(":", 1)[0]
+    return word if word in KINDS else "functional"
 
 
 class Progress:
@@ -50,9 +71,11 @@ def counts(mutants):
     ledger; duplicates and mutants that do not compile are not counted."""
     c = {"killed": 0, "survived": 0, "timeout": 0, "equivalent": 0, "nocoverage": 0,
          "duplicate": 0, "compile_error": 0}
+    kinds = {}
     for m in mutants:
         if m.status == KILLED:
             c["killed"] += 1
+            kinds[m.kind or "functional"] = kinds.get(m.kind or "functional", 0) + 1
         elif m.status == TIMEOUT:
             c["timeout"] += 1
         elif m.status == SURVIVED:
@@ -66,13 +89,20 @@ def counts(mutants):
         elif m.status == COMPILE_ERROR:
             c["compile_error"] += 1
     c["total"] = sum(c[k] for k in ("killed", "survived", "timeout", "equivalent", "nocoverage"))
+    c["kinds"] = kinds
     return c
 
 
+def kinds_text(kinds):
+    """"functional 9, asan 2": the kills by kind, in KINDS' order."""
+    return ", ".join(f"{k} {kinds[k]}" for k in KINDS if kinds.get(k))
+
+
 def closing_line(c):
+    by = kinds_text(c.get("kinds", {}))
     return (f"mutants: {c['killed']} killed of {c['total']} ({c['survived']} survived, "
             f"{c['timeout']} timeout, {c['equivalent']} equivalent, "
-            f"{c['nocoverage']} no coverage)")
+            f"{c['nocoverage']} no coverage)" + (f"; killed by {by}" if by else ""))
 
 
 def failures(mutants):
@@ -116,7 +146,8 @@ def to_json(mutants, texts, suites, root=""):
                          "end": {"line": loc.end_line, "column": loc.end_column}},
             "status": m.status,
             "statusReason": m.status_reason,
-            "killedBy": list(m.killed_by),
+            "killedBy": list(m.killed_by) + (
+                [ORACLE_TEST + (m.kind or "functional")] if m.status == KILLED else []),
             "coveredBy": list(m.covered_by),
             "static": False,
         }
@@ -127,7 +158,9 @@ def to_json(mutants, texts, suites, root=""):
         "thresholds": {"high": 100, "low": 100},
         "projectRoot": root,
         "files": files,
-        "testFiles": {"make check": {"tests": [{"id": s, "name": s} for s in suites]}},
+        "testFiles": {"make check": {"tests": [{"id": s, "name": s} for s in suites]},
+                      "oracles": {"tests": [{"id": ORACLE_TEST + k, "name": KIND_NAMES[k]}
+                                            for k in KINDS]}},
         "framework": {"name": "refrt mutant driver (scripts/region_cache_mutants.py)"},
     }
 
@@ -139,7 +172,8 @@ def from_json(report):
     for path, f in report["files"].items():
         for m in f["mutants"]:
             out.append(m)
-    suites = [t["id"] for tf in report.get("testFiles", {}).values() for t in tf["tests"]]
+    suites = [t["id"] for tf in report.get("testFiles", {}).values() for t in tf["tests"]
+              if not t["id"].startswith(ORACLE_TEST)]
     return out, suites
 
 

@@ -44,6 +44,19 @@ CASE_SECONDS = 5
 CASE_LOOK_EARLY = 1.5
 
 
+def classify(output, failed=(), noise=()):
+    """(kind, line): what a kill is put down to, from the failing suite's
+    output and the failure lines it wrote: the first line naming an oracle
+    (project.MARKERS: asan, ubsan, tsan, lock, cost) that the same suite
+    does not print when it passes unmutated (noise); else ("functional",
+    "")."""
+    noise = set(noise)
+    for kind, line in project.markers(output) + project.markers("\n".join(failed)):
+        if project.normal_line(line) not in noise:
+            return kind, line
+    return "functional", ""
+
+
 # a test program named in a failure line: "reference/tests/check_chan.c:357:"
 _PROGRAM = re.compile(r"\b(check_\w+)\.c:\d+")
 # the Check case of a failure line: "unit: <case> reference/tests/check_chan.c:357: ..."
@@ -98,8 +111,11 @@ def _copy_tree(src, dest, keep_build=True):
 
 class Runner:
     def __init__(self, base, work, make_vars, order, limit, logdir, jobs=1, ledger=(),
-                 per_suite=True):
+                 per_suite=True, oracle="plain", noise=None, case_seconds=None):
         self.base = base            # WORK/base/tree, built
+        self.oracle = oracle        # the build that judges (model.ORACLES)
+        self.noise = noise or {}    # {suite: marker lines it prints unmutated}
+        self.case_seconds = case_seconds or {}   # {suite: Check's bound a case}
         # ids mutants/equivalent lists: one that survives in the schema is
         # what its line says, and is not built alone again to confirm it
         self.ledger = set(ledger)
@@ -190,13 +206,22 @@ class Runner:
             os.unlink(log)
         return log
 
+    def _on(self):
+        """How a reason names the build, past the plain one."""
+        if self.oracle == "plain":
+            return ""
+        san = self.make_vars.get("SANITIZE", "")
+        return f" on the {self.oracle} build (SANITIZE={san})"
+
     def _suites(self, mutant, suites, tree, log, start, env=None, make_vars=None):
         """Runs the suites cheapest first; sets the status from the first
-        that fails."""
+        that fails, a kill's kind from what the suite printed, and a hang's
+        class from its stacks (hang.py)."""
         deadline = start + self.limit
         # one failing test kills: the suites stop at the first (RT_FAIL_FAST)
         env = dict(env or {}, RT_FAIL_FAST="1", RT_CASE_TIMEOUT=str(CASE_SECONDS),
                    RT_FIRST_PROGRAMS=" ".join(self.first_programs(mutant)))
+        mutant.build, mutant.kind = self.oracle, ""
         for suite in self.order_of(mutant, suites):
             if self.stopping.is_set():
                 raise KeyboardInterrupt
@@ -205,10 +230,12 @@ class Runner:
             mutant.tried.append(suite)
             left = deadline - time.monotonic()
             own = self.suite_limit(suite)
+            case_limit = self.case_seconds.get(suite, CASE_SECONDS)
+            env["RT_CASE_TIMEOUT"] = str(case_limit)
             run = dict(make_vars=make_vars or self.make_vars, env=env, log=log, tree=tree)
             looks, mark = [], _size(log)
-            cases, case_limit, again_note = hang.CaseWatch(tree, CASE_SECONDS - CASE_LOOK_EARLY), \
-                CASE_SECONDS, ""
+            at, since = project.size_of(log), time.time()
+            cases, again_note = hang.CaseWatch(tree, case_limit - CASE_LOOK_EARLY), ""
             status, _ = project.run_make(tree, project.BUILD_IN_COPY, run["make_vars"], suite,
                                          log, timeout=max(1, min(left, own)), env=env,
                                          idle=IDLE_SECONDS, on_hang=self._looker(tree, looks),
@@ -224,7 +251,7 @@ class Runner:
                 if looked and looked.cls == hang.UNCLASSIFIED and looked.stacks_read:
                     # a hang gdb cannot classify: once more, with a longer limit
                     status, again, cases = self._rerun(suite, run, own)
-                    case_limit = hang.RERUN_TIMES * CASE_SECONDS
+                    case_limit = hang.RERUN_TIMES * case_limit
                     again_note = f" (run again after an unclassified hang: {why})"
                     if status in (project.IDLE, None):
                         mutant.status, mutant.killed_by = TIMEOUT, [suite]
@@ -244,6 +271,16 @@ class Runner:
                     f"{suite}: a test case ran past {case_limit} s: {failed[0]}" if looped
                     else f"killed by {suite}: " + "; ".join(failed[:3]) if failed
                     else f"killed by {suite} (exit {status})") + again_note
+                if mutant.status == KILLED:
+                    said = (project.read_from(log, at) + "\n"
+                            + project.reports_since(tree, since))
+                    kind, line = classify(said, failed, self.noise.get(suite, ()))
+                    mutant.kind = kind
+                    said = [line[:200]] if line else []
+                    mutant.status_reason = (
+                        f"{kind}: killed by {suite}{self._on()}: " + "; ".join(said + failed[:3])
+                        if said or failed
+                        else f"{kind}: killed by {suite}{self._on()} (exit {status})") + again_note
                 case = self._record_look(cases.looks, log) if looped else None
                 if case:
                     mutant.status_reason += "; " + case.reason()
@@ -324,6 +361,17 @@ class Runner:
             f.write(f"crash stack: {stack or 'none found'}, in {time.monotonic() - start:.2f} s\n")
         return stack
 
+    def _named(self, mutant):
+        """A Timeout on an oracle's build says which build (and the bound
+        of a case there)."""
+        if mutant.status == TIMEOUT and self.oracle != "plain":
+            case = self.case_seconds.get(mutant.killed_by[0] if mutant.killed_by else "",
+                                         CASE_SECONDS)
+            mutant.status_reason = mutant.status_reason.replace(
+                f"a test case ran past {CASE_SECONDS} s", f"a test case ran past {case} s", 1)
+            mutant.status_reason += self._on()
+        return mutant
+
     # ---- a mutant alone ---------------------------------------------------
 
     def run_alone(self, mutant, suites, slot):
@@ -344,7 +392,7 @@ class Runner:
             if status != 0:
                 mutant.status, mutant.status_reason = COMPILE_ERROR, f"does not build; see {log}"
                 return mutant
-            return self._suites(mutant, suites, tree, log, start)
+            return self._named(self._suites(mutant, suites, tree, log, start))
         finally:
             mutant.seconds = time.monotonic() - start
             shutil.rmtree(tree, ignore_errors=True)
@@ -398,9 +446,9 @@ class Runner:
         start = time.monotonic()
         log = self._log(mutant)
         try:
-            self._suites(mutant, suites, self.schema_slots[slot], log, start,
-                         env={"RT_MUTANT": str(self.numbers[mutant.id])},
-                         make_vars=self.schema_vars)
+            self._named(self._suites(mutant, suites, self.schema_slots[slot], log, start,
+                                     env={"RT_MUTANT": str(self.numbers[mutant.id])},
+                                     make_vars=self.schema_vars))
             if mutant.status == SURVIVED and mutant.id not in self.ledger:
                 # a survivor must survive on its own, not only in the schema
                 return self.run_alone(mutant, suites, slot)

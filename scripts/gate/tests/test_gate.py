@@ -110,21 +110,28 @@ class Coverage(Tmp):
 
 
 class Table(Tmp):
-    def tree(self, results, mutants="Killed"):
+    def tree(self, results, mutants="Killed", killed_by=()):
         write(self.tmp / "reference" / "src" / "region.c", "")
         write(self.tmp / "reference" / "src" / "runtime.c", "")
         write(self.tmp / "conformance" / "p.c", "int main(void) { rt_region_open(0); }\n")
         build = self.tmp / "build"
         write(build / "results" / "conformance", results)
         rep = write(self.tmp / "m.json", json.dumps({"files": {"reference/src/region.c": {
-            "mutants": [{"id": "1", "status": "Killed"}, {"id": "2", "status": mutants}]}}}))
+            "mutants": [{"id": "1", "status": "Killed"},
+                        {"id": "2", "status": mutants, "killedBy": list(killed_by)}]}}}))
         return run("table.py", "--root", self.tmp, "--build", build, "--mutants", rep)
 
     def test_all_held_holds(self):
         p = self.tree("pass p:exit==0\n")
         self.assertEqual(p.returncode, 0, p.stdout)
         self.assertIn("verdict: HOLDS", p.stdout)
-        self.assertRegex(p.stdout, r"regions, chunk cache, clearing\s+-\s+1/1\s+-\s+2/2")
+        self.assertRegex(p.stdout, r"regions, chunk cache, clearing\s+-\s+1/1\s+-\s+2/2\s+fn 2\s")
+
+    def test_the_mutant_kills_by_oracle(self):
+        p = self.tree("pass p:exit==0\n", killed_by=["check-unit", "oracle:tsan"])
+        self.assertEqual(p.returncode, 0, p.stdout)
+        self.assertRegex(p.stdout, r"gate: mechanism .* mutants\s+mutant kills\s+sanitizers")
+        self.assertRegex(p.stdout, r"regions, chunk cache, clearing\s+-\s+1/1\s+-\s+2/2\s+fn 1 tsan 1\s")
 
     def test_a_failed_test_fails_the_verdict(self):
         p = self.tree("pass p:exit==0\nfail p:prog.x==1 seen 2\n")

@@ -81,6 +81,11 @@ class ReportTest(unittest.TestCase):
         self.assertEqual(statuses["clamp_gone"], "Killed")
         self.assertEqual(statuses["clamp_from_ten"], "Survived")
         self.assertIn("Ignored", statuses.values())       # a duplicate among clamp's
+        # the oracle a kill is put down to is a test of the "oracles" file
+        killed = next(m for m in f["mutants"] if m["id"] == "clamp_gone")
+        self.assertEqual(killed["killedBy"], ["check-calc", "oracle:functional"])
+        self.assertIn("oracle:functional",
+                      [t["id"] for t in self.report["testFiles"]["oracles"]["tests"]])
 
     def test_a_report_that_breaks_the_schema_is_refused(self):
         bad = json.loads(json.dumps(self.report))

@@ -1,0 +1,212 @@
+"""The cascade of oracles on the fixture project: a survivor of the plain
+build judged again on an ASan+UBSan build and a TSan build, a kill put down
+to what the failing suite printed, the cost of a run with no survivor,
+and the cache's verdicts by oracle."""
+import json
+import os
+import unittest
+
+from mutants import cache, project, report
+from mutants.model import KILLED, Mutant, Location
+from mutants.runner import classify
+from mutants.tests import util
+from mutants.tests.test_driver import closing, report_of
+
+
+def times_of(root):
+    """{(id, oracle): (status, kind)} from logs/times.tsv."""
+    out = {}
+    with open(os.path.join(root, "build", "cc", "mutants", "logs", "times.tsv")) as f:
+        head = f.readline().rstrip("\n").split("\t")
+        for line in f:
+            row = dict(zip(head, line.rstrip("\n").split("\t")))
+            out[(row["id"], row["oracle"])] = (row["status"], row["killed by"])
+    return out
+
+
+class CascadeTest(unittest.TestCase):
+    """One run of the fixture's oracle mutants (mutants/oracles.mut) and
+    its survivor, with every oracle."""
+
+    @classmethod
+    def setUpClass(cls):
+        import shutil
+        import tempfile
+        cls.tmp = tempfile.mkdtemp(prefix="refrt-mutants-oracles-")
+        cls.root = os.path.join(cls.tmp, "tree")
+        shutil.copytree(util.FIXTURE, cls.root)
+        cls.p = util.run_driver(cls.root, "--curated-only", "--only", "uaf", "--only", "race",
+                                "--only", "lock_gone", "--only", "reset_gone",
+                                "--only", "slow_sum", "--only", "clamp_from_ten")
+        cls.rep = report_of(cls.root)
+        cls.times = times_of(cls.root)
+
+    @classmethod
+    def tearDownClass(cls):
+        import shutil
+        shutil.rmtree(cls.tmp, True)
+
+    def test_a_use_after_free_the_plain_build_survives_is_killed_by_asan(self):
+        self.assertEqual(self.times[("uaf", "plain")], ("Survived", "-"))
+        uaf = self.rep["uaf"]
+        self.assertEqual(uaf["status"], "Killed", uaf)
+        self.assertEqual(uaf["killedBy"], ["check-box", "oracle:asan"])
+        self.assertTrue(uaf["statusReason"].startswith("asan: killed by check-box on the asan "
+                                                       "build"), uaf["statusReason"])
+        self.assertIn("AddressSanitizer: heap-use-after-free", uaf["statusReason"])
+
+    def test_a_race_the_plain_test_cannot_tell_is_killed_by_tsan(self):
+        self.assertEqual(self.times[("race", "plain")], ("Survived", "-"))
+        self.assertEqual(self.times[("race", "asan")], ("Survived", "-"))
+        race = self.rep["race"]
+        self.assertEqual(race["status"], "Killed", race)
+        self.assertEqual(race["killedBy"], ["check-count", "oracle:tsan"])
+        self.assertIn("ThreadSanitizer: data race", race["statusReason"])
+
+    def test_a_checked_lock_and_a_cost_bound_name_their_kills(self):
+        lock, cost = self.rep["lock_gone"], self.rep["slow_sum"]
+        self.assertEqual((lock["status"], lock["killedBy"]), ("Killed", ["check-count", "oracle:lock"]))
+        self.assertIn("refrt: count_bump: lock discipline:", lock["statusReason"])
+        self.assertEqual((cost["status"], cost["killedBy"]), ("Killed", ["check-calc", "oracle:cost"]))
+        self.assertTrue(cost["statusReason"].startswith("cost: "), cost["statusReason"])
+        # both on the plain build: no sanitizer judged them
+        self.assertNotIn(("lock_gone", "asan"), self.times)
+        self.assertNotIn(("slow_sum", "asan"), self.times)
+
+    def test_a_message_the_suite_prints_when_it_passes_names_no_kill(self):
+        # check-count prints a lock-discipline message on purpose (its
+        # child's misuse); a wrong count in the same suite is functional
+        reset = self.rep["reset_gone"]
+        self.assertEqual(reset["killedBy"], ["check-count", "oracle:functional"], reset)
+
+    def test_a_survivor_of_every_oracle_is_reported_with_them(self):
+        self.assertEqual(self.p.returncode, 1, self.p.stderr)
+        c = self.rep["clamp_from_ten"]
+        self.assertEqual(c["status"], "Survived")
+        self.assertIn("(oracles: plain, asan, tsan)", c["statusReason"])
+        self.assertEqual({o for (i, o) in self.times if i == "clamp_from_ten"},
+                         {"plain", "asan", "tsan"})
+
+    def test_the_closing_line_and_the_phases_count_by_oracle(self):
+        self.assertEqual(closing(self.p), (5, 6, 1, 0, 0, 0))
+        self.assertTrue(self.p.stdout.rstrip().endswith(
+            "; killed by functional 1, asan 1, tsan 1, lock 1, cost 1"), self.p.stdout)
+        for phase in ("TCE", "unmutated run (plain)", "mutant runs (plain)",
+                      "unmutated run (asan)", "mutant runs (asan)",
+                      "unmutated run (tsan)", "mutant runs (tsan)"):
+            self.assertIn(phase + " ", self.p.stderr)
+
+    def test_the_json_report_lists_the_oracles_as_tests(self):
+        with open(os.path.join(self.root, "build", "cc", "mutants", "report.json")) as f:
+            rep = json.load(f)
+        ids = [t["id"] for t in rep["testFiles"]["oracles"]["tests"]]
+        self.assertEqual(ids, ["oracle:" + k for k in
+                               ("functional", "asan", "ubsan", "tsan", "lock", "cost")])
+
+
+class CostTest(unittest.TestCase):
+    def test_a_run_with_no_survivor_builds_no_sanitizer(self):
+        root = util.fixture_copy(self)
+        p = util.run_driver(root, "--curated-only", "--only", "clamp_gone", "--only", "lock_gone")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(closing(p)[:3], (2, 2, 0))
+        work = os.path.join(root, "build", "cc", "mutants")
+        self.assertFalse(os.path.exists(os.path.join(work, "base-asan")))
+        self.assertFalse(os.path.exists(os.path.join(work, "base-tsan")))
+        self.assertNotIn("SANITIZE=", p.stderr)
+        self.assertNotIn("(asan)", p.stderr)
+        self.assertNotIn("(tsan)", p.stderr)
+
+    def test_a_suite_that_fails_unmutated_under_an_oracle_judges_nothing_there(self):
+        root = util.fixture_copy(self)
+        test = os.path.join(root, "reference", "tests", "test_box.c")
+        with open(test) as f:
+            text = f.read()
+        # check-box fails on the ASan build, unmutated
+        with open(test, "w") as f:
+            f.write(text.replace("int ok = box_take(box_new(7)) == 7;",
+                                 "int ok = box_take(box_new(7)) == 7;\n"
+                                 "#ifdef __SANITIZE_ADDRESS__\n    ok = 0;\n#endif"))
+        p = util.run_driver(root, "--curated-only", "--only", "uaf", "--oracles", "plain,asan")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("WARNING: check-box fails unmutated on the asan build", p.stderr)
+        self.assertEqual(closing(p)[:3], (0, 1, 1))
+        uaf = report_of(root)["uaf"]
+        self.assertEqual(uaf["status"], "Survived")
+        self.assertIn("oracles: plain; not judged by asan", uaf["statusReason"])
+
+
+class CacheTest(unittest.TestCase):
+    def test_a_plain_survivor_is_judged_again_when_oracles_are_added(self):
+        root = util.fixture_copy(self)
+        only = ("--curated-only", "--only", "uaf")
+        first = util.run_driver(root, *only, "--oracles", "plain")
+        self.assertEqual(closing(first)[:3], (0, 1, 1), first.stderr)
+        self.assertIn("(oracles: plain)", report_of(root)["uaf"]["statusReason"])
+        self.assertNotIn("SANITIZE=", first.stderr)
+        # asan added: the plain verdict is kept, only asan runs
+        second = util.run_driver(root, *only, "--oracles", "plain,asan")
+        self.assertIn("0 to run (1 cached)", second.stderr)
+        self.assertIn("asan: 1 to run", second.stderr)
+        self.assertEqual(closing(second)[:3], (1, 1, 0), second.stderr)
+        self.assertEqual(report_of(root)["uaf"]["killedBy"], ["check-box", "oracle:asan"])
+        # every oracle: asan's kill is kept, nothing is built
+        third = util.run_driver(root, *only)
+        self.assertEqual(closing(third)[:3], (1, 1, 0), third.stderr)
+        self.assertNotIn("SANITIZE=", third.stderr)
+        self.assertNotIn("to run, limit", third.stderr.split("0 to run (1 cached)")[1])
+        # plain alone again: the mutant survives that oracle, from the cache
+        fourth = util.run_driver(root, *only, "--oracles", "plain")
+        self.assertEqual(closing(fourth)[:3], (0, 1, 1), fourth.stderr)
+
+    def test_an_entry_keeps_each_oracles_verdict(self):
+        m = Mutant("m", "curated", "x", "", [], Location(1, 1, 1, 1))
+        m.verdicts = {"plain": {"status": "Survived", "killed_by": [], "reason": "", "kind": ""},
+                      "asan": {"status": "Timeout", "killed_by": ["s"], "reason": "", "kind": ""}}
+        c = cache.Cache("/nonexistent/cache.json", enabled=True)
+        c.put("k", m)
+        # a Timeout may be the machine's load: asan runs again next time
+        self.assertEqual(list(c.get("k")["verdicts"]), ["plain"])
+
+
+class ClassifyTest(unittest.TestCase):
+    def test_each_oracle_by_its_line(self):
+        cases = {
+            "==12==ERROR: AddressSanitizer: heap-use-after-free on address 0x6020": "asan",
+            "==12==ERROR: LeakSanitizer: detected memory leaks": "asan",
+            "reference/src/chan.c:88:9: runtime error: signed integer overflow": "ubsan",
+            "WARNING: ThreadSanitizer: data race (pid=4242)": "tsan",
+            "refrt: rt_chan_send: lock discipline: unlock of a lock not held": "lock",
+            "check_chan.c:12:F:cost:t:0: cost bound: rt_send took 3 allocations": "cost",
+            "check_chan.c:12:F:basic:t:0: Assertion 'x == 1' failed": "functional",
+        }
+        for text, kind in cases.items():
+            self.assertEqual(classify("make: entering\n" + text + "\n")[0], kind, text)
+
+    def test_the_first_report_decides_and_noise_is_left_out(self):
+        out = ("refrt: rt_x: lock discipline: unlock of a lock not held\n"
+               "==99==ERROR: AddressSanitizer: SEGV on unknown address 0x0000\n")
+        self.assertEqual(classify(out)[0], "lock")
+        noise = {project.normal_line("refrt: rt_x: lock discipline: unlock of a lock not held")}
+        self.assertEqual(classify(out, noise=noise)[0], "asan")
+        # the same report with other addresses and pids is the same noise
+        noise = {project.normal_line(l) for l in out.splitlines()}
+        other = out.replace("99", "1234").replace("0x0000", "0x7fff10")
+        self.assertEqual(classify(other, noise=noise), ("functional", ""))
+
+    def test_a_failure_line_names_a_kill_too(self):
+        self.assertEqual(classify("", failed=["calc: calc cost bound: 20 steps"])[0], "cost")
+
+    def test_the_closing_line_counts_kills_by_kind(self):
+        ms = []
+        for kind in ("functional", "asan", "asan", "cost"):
+            m = Mutant(kind, "curated", "x", "", [], Location(1, 1, 1, 1))
+            m.status, m.kind = KILLED, kind
+            ms.append(m)
+        self.assertEqual(report.closing_line(report.counts(ms)),
+                         "mutants: 4 killed of 4 (0 survived, 0 timeout, 0 equivalent, "
+                         "0 no coverage); killed by functional 1, asan 2, cost 1")
+
+
+if __name__ == "__main__":
+    unittest.main()
