@@ -225,6 +225,21 @@ def time_by_verdict(ran, oracle):
             f"{st} {n} in {t:.0f} s" for st, (n, t) in sorted(spent.items())), file=sys.stderr)
 
 
+# Faults of concurrency: what only another thread can see, so TSan judges
+# them first (it sees a weakened order in one run of the test that forces
+# the window; ASan, which costs as much again, sees none of them).
+CONCURRENCY = {"MemoryOrderWeakened", "AtomicSplit", "ReleaseMoved"}
+
+
+def oracle_order(m, oracles):
+    """The further oracles (after plain) a survivor meets, in order: every
+    one of them, TSan first for a fault of concurrency."""
+    rest = list(oracles[1:])
+    if m.operator in CONCURRENCY and "tsan" in rest:
+        rest = ["tsan"] + [o for o in rest if o != "tsan"]
+    return rest
+
+
 def judge(oracle, survivors, ctx):
     """Judges the survivors by one further oracle: a copy of the unmutated
     tree built with the oracle's sanitizers (WORK/base-<oracle>), its own
@@ -616,17 +631,24 @@ def run_locked(args, root, make_vars, build, work):
     # 6b. The cascade: a survivor of the plain build is judged again by each
     # further oracle, in its own build, with the suites that reach it.
     warnings = []
-    for oracle in args.oracles[1:]:
+    for step in range(len(args.oracles) - 1):
         survivors = [m for m in mutants if m.status == SURVIVED]
         if not survivors:
             break
         if not suites:
             suites = project.suites(tree, make_vars)
-        judge(oracle, survivors, ctx=dict(
-            args=args, work=work, tree=tree, logdir=logdir, make_vars=make_vars,
-            suites=suites, base_run=base_run, state=state, save_state=save_state,
-            ledger=ledger, cache=cache, keys=keys, texts=texts, phase=phase,
-            warnings=warnings, cc=cc))
+        by_oracle = {}
+        for m in survivors:
+            order = oracle_order(m, args.oracles)
+            if step < len(order):
+                by_oracle.setdefault(order[step], []).append(m)
+        for oracle in args.oracles[1:]:
+            if by_oracle.get(oracle):
+                judge(oracle, by_oracle[oracle], ctx=dict(
+                    args=args, work=work, tree=tree, logdir=logdir, make_vars=make_vars,
+                    suites=suites, base_run=base_run, state=state, save_state=save_state,
+                    ledger=ledger, cache=cache, keys=keys, texts=texts, phase=phase,
+                    warnings=warnings, cc=cc))
     for m in mutants:
         if m.status == SURVIVED:
             m.status_reason = survivor_reason(m, args.oracles)

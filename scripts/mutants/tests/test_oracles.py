@@ -210,3 +210,25 @@ class ClassifyTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class OracleOrderTest(unittest.TestCase):
+    """Every survivor meets every oracle; a fault of concurrency meets TSan
+    first, since ASan cannot see it and costs as much again."""
+
+    def order(self, operator, oracles=("plain", "asan", "tsan")):
+        from mutants import cli
+        from mutants.model import Mutant, Location
+        m = Mutant("x.c:f:OP:1", "generated", operator, "", [], Location(1, 1, 1, 2))
+        return cli.oracle_order(m, list(oracles))
+
+    def test_concurrency_meets_tsan_first(self):
+        for op in ("MemoryOrderWeakened", "AtomicSplit", "ReleaseMoved"):
+            self.assertEqual(self.order(op), ["tsan", "asan"])
+
+    def test_the_others_meet_asan_first(self):
+        self.assertEqual(self.order("CallDeletion"), ["asan", "tsan"])
+
+    def test_only_the_oracles_asked_for(self):
+        self.assertEqual(self.order("MemoryOrderWeakened", ("plain", "asan")), ["asan"])
+        self.assertEqual(self.order("CallDeletion", ("plain",)), [])
