@@ -43,6 +43,11 @@ NAMES = {
 }
 
 RELEASE = re.compile(r"(unlock|signal|broadcast|release|post)$")
+WAKE = re.compile(r"(signal|broadcast)$")
+LOCK = re.compile(r"(?<!un)lock$")
+UNLOCK = re.compile(r"unlock$")
+# Making or unmaking an object: two of these on different objects commute.
+LIFECYCLE = re.compile(r"_(init|destroy)$")
 # The argument that is a length, by position.
 LENGTH_ARG = {"memset": 2, "memcpy": 2, "memmove": 2, "memcmp": 2, "strncpy": 2,
               "strncmp": 2, "snprintf": 1, "vsnprintf": 1, "rt__clear": 1}
@@ -178,17 +183,20 @@ def _kind(cur):
 
 
 def _walk(fn, name, src, declared, found):
-    def visit(cur, parent):
+    def visit(cur, parent, lifecycle):
         k = _kind(cur)
         if k == "COMPOUND_STMT":
             _swaps(list(cur.get_children()), name, src, found)
         elif k == "CALL_EXPR":
             _call(cur, parent, name, src, declared, found)
-        elif k == "MEMBER_REF_EXPR":
+            # an object made or unmade in place of its sibling of one type
+            # (two condition variables) is the same object on glibc: skipped
+            lifecycle = lifecycle or LIFECYCLE.search(cur.spelling) is not None
+        elif k == "MEMBER_REF_EXPR" and not lifecycle:
             _field(cur, name, src, found)
         for child in cur.get_children():
-            visit(child, cur)
-    visit(fn, None)
+            visit(child, cur, lifecycle)
+    visit(fn, None, False)
 
 
 def _names_and_calls(cur, src):
@@ -206,14 +214,51 @@ def _names_and_calls(cur, src):
     return names, calls
 
 
-def _release_call(cur, src):
-    """Whether the statement is a call of an unlock, a signal, ..."""
-    return _kind(cur) == "CALL_EXPR" and RELEASE.search(cur.spelling) is not None \
-        and src.span(cur) is not None
+def _call_name(cur):
+    """The function a statement calls, '' when it is no call statement."""
+    return cur.spelling if _kind(cur) == "CALL_EXPR" else ""
+
+
+def _commute(s1, s2, before, src):
+    """Whether swapping s1 and s2 is no fault by construction:
+    - no call, no atomic, and no name in common;
+    - two wake-ups or releases (unlock then signal, or signal then unlock:
+      a waiter re-checks its condition under the lock either way);
+    - a wake-up and a statement inside the critical section of a lock the
+      block took before them: nobody it wakes runs before the unlock;
+    - two inits or destroys of different objects."""
+    n1, c1 = _names_and_calls(s1, src)
+    n2, c2 = _names_and_calls(s2, src)
+    if not c1 and not c2 and n1.isdisjoint(n2):
+        return True
+    f1, f2 = _call_name(s1), _call_name(s2)
+    if RELEASE.search(f1 or "-") and RELEASE.search(f2 or "-"):
+        return True
+    if (WAKE.search(f1 or "-") or WAKE.search(f2 or "-")) and \
+            not UNLOCK.search(f1) and not UNLOCK.search(f2) and _locked(before):
+        return True
+    if LIFECYCLE.search(f1) and LIFECYCLE.search(f2):
+        a1, a2 = list(s1.get_arguments()), list(s2.get_arguments())
+        p1, p2 = (src.span(a1[0]) if a1 else None), (src.span(a2[0]) if a2 else None)
+        if p1 and p2 and src.text[p1[0]:p1[1]] != src.text[p2[0]:p2[1]]:
+            return True
+    return False
+
+
+def _locked(before):
+    """Whether the statements before, in one block, leave a lock taken."""
+    held = 0
+    for st in before:
+        f = _call_name(st)
+        if LOCK.search(f):
+            held += 1
+        elif UNLOCK.search(f):
+            held = max(0, held - 1)
+    return held > 0
 
 
 def _swaps(stmts, fn, src, found):
-    for s1, s2 in zip(stmts, stmts[1:]):
+    for i, (s1, s2) in enumerate(zip(stmts, stmts[1:])):
         # a jump swapped with what comes before it deletes that statement on
         # this path, which DCL does already
         if _kind(s1) in NOT_SWAPPED | JUMPS or _kind(s2) in NOT_SWAPPED | JUMPS:
@@ -224,11 +269,10 @@ def _swaps(stmts, fn, src, found):
         whole = src.text[p1[0]:p2[1]]
         if re.search(r"^\s*#", whole, re.M):
             continue  # a preprocessor line between or inside: not one block
-        n1, c1 = _names_and_calls(s1, src)
-        n2, c2 = _names_and_calls(s2, src)
-        if not c1 and not c2 and n1.isdisjoint(n2):
-            continue  # they commute: no call, no shared name
-        op = "MOV" if _release_call(s1, src) or _release_call(s2, src) else "SWP"
+        if _commute(s1, s2, stmts[:i], src):
+            continue
+        f1, f2 = _call_name(s1), _call_name(s2)
+        op = "MOV" if RELEASE.search(f1 or "-") or RELEASE.search(f2 or "-") else "SWP"
         t = src.text
         repl = t[p2[0]:p2[1]] + t[p1[1]:p2[0]] + t[p1[0]:p1[1]]
         found.append((op, fn, p1[0], p2[1], repl))

@@ -38,6 +38,23 @@ class SemanticTest(unittest.TestCase):
         # no call, and no name in common: the swap is no fault
         self.assertEqual(variants(body("    p->a = x;\n    y = 3;"), "SWP"), [])
 
+    def test_orders_that_are_equally_right_are_not_swapped(self):
+        # a wake-up inside the critical section: its waiter runs after the unlock
+        locked = body("    pthread_mutex_lock(m);\n    p->a++;\n"
+                      "    pthread_cond_signal((pthread_cond_t *)buf);\n    g(x);")
+        self.assertNotIn(body("    pthread_mutex_lock(m);\n    pthread_cond_signal("
+                              "(pthread_cond_t *)buf);\n    p->a++;\n    g(x);"),
+                         variants(locked, "MOV") + variants(locked, "SWP"))
+        # unlock then signal, or signal then unlock
+        pair = body("    pthread_cond_signal((pthread_cond_t *)buf);\n    pthread_mutex_unlock(m);")
+        self.assertEqual(variants(pair, "MOV"), [])
+        # two objects made one after the other
+        made = body("    pthread_mutex_init(m, NULL);\n    pthread_mutex_init(m + 1, NULL);")
+        self.assertEqual(variants(made, "SWP"), [])
+        # but a wake-up with no lock taken before it moves
+        bare = body("    p->a++;\n    pthread_cond_signal((pthread_cond_t *)buf);")
+        self.assertEqual(len(variants(bare, "MOV")), 1)
+
     def test_declarations_labels_and_jumps_stay_first(self):
         code = body("    int k = x;\n    g(k);\n    return;\n    g(y);")
         self.assertEqual(variants(code, "SWP"), [])
