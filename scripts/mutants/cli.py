@@ -14,7 +14,7 @@ import sys
 import time
 
 from . import cache as cache_mod
-from . import catalog, hang, operators, project, report, tce
+from . import catalog, hang, operators, project, report, semantic, tce
 from .model import (COMPILE_ERROR, GENERATED, IGNORED, NO_COVERAGE, ORACLE_ORDER,
                     ORACLES, PENDING, SURVIVED, apply_edits)
 from .runner import CASE_SECONDS, Runner
@@ -48,6 +48,10 @@ def parse_args(argv):
                    help="the builds that judge a mutant, in turn, a survivor of one "
                         "going on to the next: plain (always), asan (SANITIZE=address,"
                         "undefined), tsan (SANITIZE=thread); default: all three")
+    p.add_argument("--semantic", choices=("yes", "no"), default="no",
+                   help="also generate the semantic operators' mutants (swapped "
+                        "statements, a pair's half deleted, split atomics, ...: "
+                        "semantic.py), which need libclang")
     p.add_argument("--shard", metavar="I/N", help="run the I-th of N shards (1-based)")
     p.add_argument("--merge", nargs="+", metavar="REPORT",
                    help="merge shard reports (report.json files) and stop")
@@ -460,9 +464,15 @@ def run_locked(args, root, make_vars, build, work):
         cur, stale = catalog.load(tree, texts)
         mutants += cur
     if not args.curated_only:
+        why_not = semantic.unavailable() if args.semantic == "yes" else "not asked for"
+        if args.semantic == "yes" and why_not:
+            print(f"mutants: semantic operators off: {why_not}", file=sys.stderr)
+        include = [os.path.join(tree, "reference/include"), os.path.join(tree, GENERATED_FROM)]
         for rel in sorted(texts):
             if rel.startswith(GENERATED_FROM + "/") and rel.endswith(".c"):
                 mutants += operators.mutants(rel, texts[rel])
+                if not why_not:
+                    mutants += semantic.mutants(rel, texts[rel], include)
     ledger = catalog.load_ledger(tree)
     mutants = select(mutants, args, texts)
     for e in stale:

@@ -215,10 +215,17 @@ def sites(text):
 
 def mutants(path, text):
     """The generated mutants of one file (path relative to the tree)."""
+    return records(path, text, sites(text), NAMES)
+
+
+def records(path, text, found, names):
+    """Mutant records of one file from its sites [(op, function, start, end,
+    replacement)]: the id hashes the site's own line, its place in the line
+    and the replacement, so it survives edits elsewhere in the file."""
     stem = path.rsplit("/", 1)[-1]
     out, seen = [], {}
     lines = text.splitlines()
-    for op, fn, start, end, repl in sites(text):
+    for op, fn, start, end, repl in found:
         loc = location_of(text, start, end)
         line_text = lines[loc.line - 1].strip() if loc.line <= len(lines) else ""
         col_in_line = start - (text.rfind("\n", 0, start) + 1) - \
@@ -228,10 +235,11 @@ def mutants(path, text):
         seen[basis] = n + 1
         digest = hashlib.sha256(f"{basis}|{n}".encode()).hexdigest()[:8]
         original = text[start:end]
-        about = (f"{NAMES[op]}: {original!r} -> {repl!r}" if len(original) < 60
-                 else f"{NAMES[op]}: {original[:50]!r}... -> {repl!r}")
+        shown = repl if len(repl) < 60 else repl[:50] + "..."
+        about = (f"{names[op]}: {original!r} -> {shown!r}" if len(original) < 60
+                 else f"{names[op]}: {original[:50]!r}... -> {shown!r}")
         out.append(Mutant(id=f"{stem}:{fn}:{op}:{digest}", origin=GENERATED,
-                          operator=NAMES[op], about=about,
+                          operator=names[op], about=about,
                           edits=[Edit(path, start, end, repl)], location=loc,
                           original=original))
     return out
