@@ -468,11 +468,19 @@ def run_locked(args, root, make_vars, build, work):
         if args.semantic == "yes" and why_not:
             print(f"mutants: semantic operators off: {why_not}", file=sys.stderr)
         include = [os.path.join(tree, "reference/include"), os.path.join(tree, GENERATED_FROM)]
+        generated, test_only = [], {}
         for rel in sorted(texts):
             if rel.startswith(GENERATED_FROM + "/") and rel.endswith(".c"):
-                mutants += operators.mutants(rel, texts[rel])
+                generated += operators.mutants(rel, texts[rel])
                 if not why_not:
-                    mutants += semantic.mutants(rel, texts[rel], include)
+                    generated += semantic.mutants(rel, texts[rel], include)
+                test_only[rel] = operators.test_only_spans(texts[rel])
+        kept = [m for m in generated if not operators.in_test_only_code(m, test_only)]
+        if len(kept) < len(generated):
+            print(f"mutants: {len(generated) - len(kept)} sites in code only test builds "
+                  f"compile (RT_TESTING: lock checks, cost counters, named points) are not "
+                  f"mutated", file=sys.stderr)
+        mutants += kept
     ledger = catalog.load_ledger(tree)
     mutants = select(mutants, args, texts)
     for e in stale:

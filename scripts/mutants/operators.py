@@ -213,6 +213,43 @@ def sites(text):
     return found
 
 
+# What only a test build compiles (RT_TESTING: the Makefile's every build but
+# RELEASE=1): the lock checks, the cost counters, the named points. It is
+# test code, judged by its own tests (check_locks: the checker fires on each
+# fault), not runtime: a mutant of it would be judged against the release
+# build by TCE and called equivalent, which it is not. So it is not mutated.
+INSTRUMENTATION = re.compile(r"^\s*(RT_POINT|RT_COST|RT_COST_BYTES)\s*\(.*\);\s*$", re.M)
+
+
+def test_only_spans(text):
+    """[(start, end)] of the text only test builds compile: an #if branch
+    whose condition names RT_TESTING (to its #else, #elif or #endif), and a
+    line that is one instrumentation statement (RT_POINT, RT_COST, ...)."""
+    spans, stack, at = [], [], 0
+    for line in text.splitlines(True):
+        d = re.match(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)", line)
+        if d:
+            word, cond = d.group(1), d.group(2)
+            if word in ("if", "ifdef", "ifndef"):
+                testing = word != "ifndef" and "RT_TESTING" in cond and "!" not in cond
+                stack.append(at + len(line) if testing else None)
+            elif stack:
+                if stack[-1] is not None:
+                    spans.append((stack[-1], at))
+                if word == "endif":
+                    stack.pop()
+                else:
+                    stack[-1] = None  # the #else branch is what releases build
+        at += len(line)
+    spans += [(m.start(), m.end()) for m in INSTRUMENTATION.finditer(text)]
+    return sorted(spans)
+
+
+def in_test_only_code(m, spans):
+    """Whether a mutant's edit touches code only test builds compile."""
+    return any(e.start < b and a < e.end for e in m.edits for a, b in spans.get(e.path, ()))
+
+
 def mutants(path, text):
     """The generated mutants of one file (path relative to the tree)."""
     return records(path, text, sites(text), NAMES)

@@ -130,3 +130,32 @@ class OperatorTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TestOnlyCodeTest(unittest.TestCase):
+    """What only test builds compile is not mutated: an #if RT_TESTING
+    branch, and a line that is one instrumentation statement."""
+
+    CODE = ("int f(int a) {\n"
+            "    RT_POINT(\"f.start\");\n"
+            "    a += 1;\n"
+            "    RT_COST(RT_COST_X, 1);\n"
+            "    return a;\n"
+            "}\n"
+            "#if RT_TESTING\n"
+            "int g(int a) { return a + 2; }\n"
+            "#else\n"
+            "int h(int a) { return a - 3; }\n"
+            "#endif\n"
+            "#if defined(OTHER)\n"
+            "int k(int a) { return a * 4; }\n"
+            "#endif\n")
+
+    def test_only_the_release_code_is_left(self):
+        spans = {"x.c": operators.test_only_spans(self.CODE)}
+        kept = [m for m in operators.mutants("x.c", self.CODE)
+                if not operators.in_test_only_code(m, spans)]
+        functions = {m.id.split(":")[1] for m in kept}
+        self.assertEqual(functions, {"f", "h", "k"})
+        self.assertFalse([m for m in kept if "RT_POINT" in m.original or "RT_COST" in m.original])
+        self.assertTrue([m for m in kept if m.original == "+="])
