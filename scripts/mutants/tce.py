@@ -31,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
@@ -177,7 +178,7 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=INCLUDE_DIRS, memo
     paths = sorted({m.path for m in singles})
     memo = {} if memo is None else memo
     headers = _headers_digest(tree, include_dirs)
-    used = {}
+    used, lock = {}, threading.Lock()
 
     def compiler(index):
         name, command = present[index]
@@ -186,13 +187,13 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=INCLUDE_DIRS, memo
 
         def digest(text):
             key = hashlib.sha256((context + "\0" + text).encode()).hexdigest()
-            if key in memo:
-                summary["cached"][name] += 1
-            else:
-                memo[key] = list(object_digest(command, tree, text, include_dirs, flags))
-                summary["compiled"][name] += 1
-            used[key] = memo[key]
-            return tuple(memo[key])
+            kept = memo.get(key)
+            if kept is None:
+                kept = list(object_digest(command, tree, text, include_dirs, flags))
+            with lock:
+                summary["cached" if key in memo else "compiled"][name] += 1
+                memo[key] = used[key] = kept
+            return tuple(kept)
         return digest
 
     text_of = {m.id: apply_edits(texts[m.path], m.edits) for m in singles}
