@@ -70,24 +70,30 @@ def object_digest(cc, tree, text, include_dirs, flags=FLAGS):
 
 
 @functools.lru_cache(maxsize=None)
-def identity(cc):
-    """What names a compiler's output besides its input: its path, version,
-    target and the macros it and its C library predefine (the C library's
-    version among them). None when there is no such compiler."""
+def probe(cc):
+    """(identity, None), or (None, why there is no usable compiler cc).
+    The identity names what a compiler's output depends on besides its
+    input: its path, version, target and the macros it and its C library
+    predefine (the C library's version among them)."""
     path = shutil.which(cc)
     if path is None:
-        return None
+        return None, f"no {cc} on PATH"
     parts = [os.path.realpath(path)]
     for args, stdin in ((["--version"], ""), (["-dumpmachine"], ""),
                         (["-dM", "-E", "-x", "c", "-"], "#include <features.h>\n")):
         try:
             p = subprocess.run([cc] + args, input=stdin.encode(), capture_output=True)
-        except OSError:
-            return None
+        except OSError as e:
+            return None, f"{cc}: {e}"
         if p.returncode != 0:
-            return None
+            return None, (f"{cc} {' '.join(args)} fails: "
+                          + _first_error(p.stderr.decode(errors="replace")))
         parts.append(p.stdout.decode(errors="replace"))
-    return "\0".join(parts)
+    return "\0".join(parts), None
+
+
+def identity(cc):
+    return probe(cc)[0]
 
 
 def _name_of(cc, fallback):
@@ -109,14 +115,14 @@ def targets(cc="cc", claimed=CLAIMED):
     Returns ([(name, compiler)], [(name, why)])."""
     first = _name_of(cc, "")
     if not first:
-        return [], [(cc, f"no compiler {cc}")]
+        return [], [(cc, probe(cc)[1])]
     present, missing, seen = [(first, cc)], [], {first}
     for name, command in claimed:
         if name in seen:
             continue
         seen.add(name)
         if identity(command) is None:
-            missing.append((name, f"no {command} on PATH"))
+            missing.append((name, probe(command)[1]))
             continue
         actual = _name_of(command, name)
         if actual in seen and actual != name:

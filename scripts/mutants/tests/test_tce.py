@@ -147,6 +147,26 @@ class TceTest(unittest.TestCase):
         self.assertIn(f"judged on {X86_GCC}, {X86_CLANG}, {AARCH64_GCC} only", line)
         self.assertEqual(m.status, PENDING)     # aarch64 still tells it apart
 
+    def test_a_target_without_its_c_library_is_missing_too(self):
+        # the cross compiler without libc6-dev-arm64-cross: said, not used
+        with tempfile.TemporaryDirectory() as bin_dir:
+            cc = os.path.join(bin_dir, "refrt-test-aarch64-gcc")
+            with open(cc, "w") as f:
+                # its own headers (stdatomic.h) and none of the C library's
+                f.write("#!/bin/sh\nexec aarch64-linux-gnu-gcc -nostdinc -isystem "
+                        "\"$(aarch64-linux-gnu-gcc -print-file-name=include)\" \"$@\"\n")
+            os.chmod(cc, 0o755)
+            claimed = tce.CLAIMED[:2] + ((AARCH64_GCC, cc),)
+            [m] = self.prune([mutant("relaxed", "memory_order_acq_rel",
+                                     "memory_order_relaxed", UNREF)], UNREF, claimed=claimed)
+        [(name, why)] = self.summary["missing"]
+        self.assertEqual(name, AARCH64_GCC)
+        self.assertIn("features.h", why)
+        self.assertEqual(self.summary["targets"], [X86_GCC, X86_CLANG])
+        [line] = self.said
+        self.assertIn(f"target {AARCH64_GCC} missing", line)
+        self.assertTrue(m.equivalent)           # what x86-64 alone concludes
+
     def test_a_mutant_another_target_cannot_compile_is_run_and_said(self):
         # gcc takes a nested function (unused: the same object code); clang
         # does not. Not a CompileError (gcc builds it), not equivalent
