@@ -6,6 +6,7 @@ import tempfile
 import unittest
 
 from mutants import operators, tce
+from mutants.tests import util
 from mutants.model import COMPILE_ERROR, IGNORED, PENDING, Edit, Location, Mutant
 
 CODE = """int g;
@@ -211,6 +212,23 @@ class TceTest(unittest.TestCase):
         # nothing written beside the snippet: tce compiles from memory
         self.assertFalse(os.path.exists("x.o"))
 
+
+class DriverTceTest(unittest.TestCase):
+    def test_tce_only_says_the_targets_and_stops(self):
+        root = util.fixture_copy(self)
+        before = util.tree_digest(root)
+        p = util.run_driver(root, "--generated-only", "--tce-only")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(f"mutants: TCE on {X86_GCC}, {X86_CLANG}, {AARCH64_GCC}: ", p.stderr)
+        self.assertRegex(p.stderr, r"compiled \d+ for x86-64 gcc, \d+ for x86-64 clang, "
+                                   r"\d+ for aarch64 gcc")
+        self.assertNotIn("unmutated run", p.stderr)     # nothing run but TCE
+        self.assertNotIn("killed of", p.stdout)
+        self.assertEqual(util.tree_digest(root), before)
+        # a second run takes every verdict from tce.json
+        again = util.run_driver(root, "--generated-only", "--tce-only")
+        self.assertRegex(again.stderr, r"compiled 0 for x86-64 gcc, 0 for x86-64 clang, "
+                                       r"0 for aarch64 gcc")
 
 if __name__ == "__main__":
     unittest.main()
