@@ -11,7 +11,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 from . import cache as cache_mod
@@ -214,45 +213,6 @@ def tce_line(judged, generated):
             f"{judged['seconds']:.1f} s")
 
 
-class Beside:
-    """The unmutated run and its coverage in a thread, beside TCE."""
-
-    def __init__(self, tree, make_vars, logdir, jobs, coverage):
-        self.result, self.error, self.phases = {}, None, {}
-
-        def work():
-            try:
-                start = time.monotonic()
-                suites = project.suites(tree, make_vars)
-                if not suites:
-                    raise project.BaselineError("make print-mutant-suites lists no suite")
-                print(f"mutants: the unmutated run, beside TCE: {' '.join(suites)}",
-                      file=sys.stderr)
-                self.result["suites"] = suites
-                self.result["baseline"] = project.baseline(tree, make_vars, suites, logdir,
-                                                           jobs=jobs)
-                self.phases["unmutated run (beside TCE)"] = time.monotonic() - start
-                if coverage:
-                    start = time.monotonic()
-                    self.result["coverage"] = project.coverage(tree, suites, logdir, jobs=jobs)
-                    self.phases["coverage (beside TCE)"] = time.monotonic() - start
-            except BaseException as e:      # given to the main thread by join
-                self.error = e
-        self.thread = threading.Thread(target=work, name="unmutated-run", daemon=True)
-        self.thread.start()
-
-    def join(self, needed):
-        """The state's suites, baseline (and coverage); None when nothing
-        needs them. A failure of the unmutated tree is raised here, as the
-        run would have raised it, only when a mutant is left to run."""
-        self.thread.join()
-        if not needed:
-            return None
-        if self.error is not None:
-            raise self.error
-        return self.result
-
-
 def run(args):
     root = os.path.abspath(args.root)
     make_vars = make_vars_of(args)
@@ -344,12 +304,6 @@ def run_locked(args, root, make_vars, build, work):
     cc = (make_vars.get("CC") or "cc").split()[0]
     generated = [m for m in mutants if m.origin == GENERATED]
     if generated:
-        # The unmutated run and its coverage, which use one core much of
-        # their time, run beside TCE when this run needs them (the inputs
-        # changed); step 4 then finds them in the state.
-        beside = None
-        if not args.tce_only and not (reuse and "baseline" in state):
-            beside = Beside(tree, make_vars, logdir, args.jobs, not args.curated_only)
         memo_path = os.path.join(work, "tce.json")
         memo = {}
         if os.path.exists(memo_path) and not args.no_cache:
@@ -366,19 +320,9 @@ def run_locked(args, root, make_vars, build, work):
         if args.tce_only:
             for mid, what in judged["split"]:
                 print(f"{mid}\tnot pruned: {what}")
-            return 0
-        if beside:
-            needed = any(m.status == PENDING and (args.run_ledgered or m.id not in ledger)
-                         for m in mutants)
-            got = beside.join(needed)
-            if got:
-                state = dict(got, fingerprint=fp, make_vars=make_vars)
-                reuse = True
-                with open(state_path + ".tmp", "w") as f:
-                    json.dump(state, f)
-                os.replace(state_path + ".tmp", state_path)
-                phases.update(beside.phases)
     phase("mutants and equivalence")
+    if args.tce_only:
+        return 0
 
     # A mutant the ledger lists is equivalent by its reason, which a person
     # wrote after it survived every suite that reaches it: running it again
