@@ -274,7 +274,7 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=INCLUDE_DIRS, memo
     for m in judged:
         s = sig[m.id]
         s_orig = orig_sig[m.path]
-        if s == s_orig[:len(s)] and len(s) == len(s_orig):
+        if s == s_orig:
             m.status, m.equivalent = IGNORED, True
             m.status_reason = ("equivalent: the optimised object code equals the "
                                f"original's on {names}")
