@@ -70,6 +70,9 @@ def parse_args(argv):
     p.add_argument("--schema-min", type=int, default=SCHEMA_MIN, metavar="N",
                    help=f"a schema build only for at least N mutants (default {SCHEMA_MIN})")
     p.add_argument("--no-cache", action="store_true", help="rerun every mutant")
+    p.add_argument("--tce-only", action="store_true",
+                   help="stop after trivial compiler equivalence: print its verdicts, "
+                        "its time and the mutants a single target would have pruned")
     p.add_argument("--naive-sample", type=int, default=0, metavar="K",
                    help="also time K mutants the naive way (full rebuild, every suite)")
     p.add_argument("--html", choices=("auto", "yes", "no"), default="auto",
@@ -395,6 +398,22 @@ def main(argv=None):
         return 2
 
 
+def tce_line(judged, generated):
+    """One line: TCE's targets, verdicts, compilations and time."""
+    n = {k: sum(1 for m in generated if test(m)) for k, test in (
+        ("equivalent", lambda m: m.equivalent), ("duplicate", lambda m: m.duplicate_of),
+        ("compile_error", lambda m: m.status == COMPILE_ERROR))}
+    compiled = ", ".join(f"{judged['compiled'][t]} for {t}" for t in judged["targets"])
+    kept = sum(judged["cached"].values())
+    return (f"mutants: TCE on {', '.join(judged['targets']) or 'no target'}: "
+            f"{n['equivalent']} equivalent, {n['duplicate']} duplicates, "
+            f"{n['compile_error']} do not compile, of {len(generated)}; "
+            f"{len(judged['split'])} equal on {judged['targets'][0] if judged['targets'] else '-'}"
+            f" and told apart by another target; compiled {compiled}"
+            f"{f' ({kept} found in tce.json or compiled already)' if kept else ''}; "
+            f"{judged['seconds']:.1f} s")
+
+
 def run(args):
     root = os.path.abspath(args.root)
     make_vars = make_vars_of(args)
@@ -502,11 +521,17 @@ def run_locked(args, root, make_vars, build, work):
                     memo = json.load(f)
             except ValueError:
                 memo = {}
-        tce.prune(generated, texts, tree, cc=cc, jobs=args.jobs, memo=memo)
+        judged = tce.prune(generated, texts, tree, cc=cc, jobs=args.jobs, memo=memo)
         with open(memo_path + ".tmp", "w") as f:
             json.dump(memo, f)
         os.replace(memo_path + ".tmp", memo_path)
+        print(tce_line(judged, generated), file=sys.stderr)
+        if args.tce_only:
+            for mid, what in judged["split"]:
+                print(f"{mid}\tnot pruned: {what}")
     phase("mutants and equivalence")
+    if args.tce_only:
+        return 0
 
     # A mutant the ledger lists is equivalent by its reason, which a person
     # wrote after it survived every suite that reaches it: running it again

@@ -1,34 +1,135 @@
-"""Trivial compiler equivalence (Papadakis et al., ICSE 2015).
+"""Trivial compiler equivalence (Papadakis et al., ICSE 2015), on every
+target the runtime claims.
 
 A mutant whose optimised object code equals the original's cannot be told
 apart by any test: it is equivalent. Two mutants with equal object code are
-duplicates: only the first is run. Mutants that do not compile are
-recorded as CompileError. Each file is compiled from memory (stdin) with
-the tree's include paths, so nothing is written into any tree."""
+duplicates: only the first is run. Equal on one target is not enough: a
+weakened memory order (acq_rel to relaxed on a fetch_sub) gives the same
+x86-64 code and a different aarch64 one. So a mutant is equivalent only
+when its object equals the original's on every target (x86-64 gcc, x86-64
+clang, aarch64 gcc), and a duplicate only when it equals the same earlier
+mutant's on every target.
+
+The first target is the compiler the mutants are built with (make's CC):
+a mutant that does not compile there under the project's -Wall -Wextra
+-Werror is a CompileError. The other targets compile with -Wno-error (a
+warning changes no object code); one that does not compile there at all
+cannot be shown equivalent and is run, with a line that says so. Only the
+mutants found equal to the original or to another mutant on the first
+target are compiled on the others: a mutant unique on one target is unique.
+
+The runtime is compiled as shipped (no -DRT_TESTING): a mutant of test-only
+instrumentation comes out equivalent by itself. Each file is compiled from
+memory (stdin) with the tree's include paths, so nothing is written into
+any tree. A missing target compiler is said in one line, and the others
+judge."""
+import functools
 import hashlib
 import json
 import os
+import shutil
 import subprocess
+import sys
 import tempfile
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 from .model import COMPILE_ERROR, IGNORED, apply_edits
 
 FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC", "-pthread",
          "-fno-asynchronous-unwind-tables", "-x", "c"]
+# The targets other than the first: object code only, warnings are no verdict.
+OTHER_FLAGS = FLAGS[:-2] + ["-Wno-error", "-x", "c"]
+
+# The targets the runtime claims (README, mk/hot.mk's check-hot-aarch64):
+# (name, compiler command). scripts/deps installs all three
+# (scripts/packages.d/base and mutants).
+CLAIMED = (("x86-64 gcc", "gcc"),
+           ("x86-64 clang", "clang"),
+           ("aarch64 gcc", "aarch64-linux-gnu-gcc"))
+INCLUDE_DIRS = ("reference/include", "reference/src")
 
 
-def object_digest(cc, tree, text, include_dirs):
-    """sha256 of the object code of text compiled as one C file, or None and
-    the compiler's message when it does not compile."""
+def object_digest(cc, tree, text, include_dirs, flags=FLAGS):
+    """sha256 of the object code of text compiled as one C file and the
+    compiler's messages (its warnings), or None and its message when it does
+    not compile."""
     with tempfile.TemporaryDirectory(prefix="refrt-tce-") as scratch:
         out = os.path.join(scratch, "m.o")
-        cmd = [cc] + FLAGS + [f"-I{tree}/{d}" for d in include_dirs] + ["-c", "-", "-o", out]
-        p = subprocess.run(cmd, input=text.encode(), capture_output=True)
+        cmd = [cc] + list(flags) + [f"-I{tree}/{d}" for d in include_dirs] + ["-c", "-", "-o", out]
+        try:
+            p = subprocess.run(cmd, input=text.encode(), capture_output=True)
+        except OSError as e:
+            return None, f"{cc}: {e}"
+        message = p.stderr.decode(errors="replace").strip()
         if p.returncode != 0:
-            return None, p.stderr.decode(errors="replace").strip()
+            return None, message
         with open(out, "rb") as f:
-            return hashlib.sha256(f.read()).hexdigest(), ""
+            return hashlib.sha256(f.read()).hexdigest(), message
+
+
+@functools.lru_cache(maxsize=None)
+def probe(cc):
+    """(identity, None), or (None, why there is no usable compiler cc).
+    The identity names what a compiler's output depends on besides its
+    input: its path, version, target and the macros it and its C library
+    predefine (the C library's version among them)."""
+    path = shutil.which(cc)
+    if path is None:
+        return None, f"no {cc} on PATH"
+    parts = [os.path.realpath(path)]
+    for args, stdin in ((["--version"], ""), (["-dumpmachine"], ""),
+                        (["-dM", "-E", "-x", "c", "-"], "#include <features.h>\n")):
+        try:
+            p = subprocess.run([cc] + args, input=stdin.encode(), capture_output=True)
+        except OSError as e:
+            return None, f"{cc}: {e}"
+        if p.returncode != 0:
+            return None, (f"{cc} {' '.join(args)} fails: "
+                          + _first_error(p.stderr.decode(errors="replace")))
+        parts.append(p.stdout.decode(errors="replace"))
+    return "\0".join(parts), None
+
+
+def identity(cc):
+    return probe(cc)[0]
+
+
+def _name_of(cc, fallback):
+    """'x86-64 gcc', 'aarch64 gcc', 'x86-64 clang': the compiler's own target
+    and family."""
+    ident = identity(cc)
+    if ident is None:
+        return fallback
+    _, version, machine, _ = ident.split("\0", 3)
+    arch = machine.strip().split("-")[0].replace("x86_64", "x86-64")
+    family = "clang" if "clang" in version.lower() else "gcc"
+    return f"{arch} {family}"
+
+
+def targets(cc="cc", claimed=CLAIMED):
+    """The targets to judge on, the first the one the mutants are built
+    with (cc, named after its own target and family), then the other
+    claimed ones; and the claimed ones missing, as (name, why).
+    Returns ([(name, compiler)], [(name, why)])."""
+    first = _name_of(cc, "")
+    if not first:
+        return [], [(cc, probe(cc)[1])]
+    present, missing, seen = [(first, cc)], [], {first}
+    for name, command in claimed:
+        if name in seen:
+            continue
+        seen.add(name)
+        if identity(command) is None:
+            missing.append((name, probe(command)[1]))
+            continue
+        actual = _name_of(command, name)
+        if actual in seen and actual != name:
+            continue            # e.g. gcc is aarch64 gcc on an aarch64 host
+        seen.add(actual)
+        present.append((actual, command))
+    return present, missing
 
 
 def _headers_digest(tree, include_dirs):
@@ -42,49 +143,167 @@ def _headers_digest(tree, include_dirs):
     return h.hexdigest()
 
 
-def prune(mutants, texts, tree, cc="cc", jobs=2,
-          include_dirs=("reference/include", "reference/src"), memo=None):
+def _say(line):
+    print(line, file=sys.stderr, flush=True)
+
+
+def _first_error(message):
+    errors = [x for x in message.splitlines() if "error" in x]
+    return (errors[0] if errors else message[-200:]) or "does not compile"
+
+
+def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=INCLUDE_DIRS, memo=None,
+          claimed=CLAIMED, say=_say):
     """Marks equivalent, duplicate and non-compiling mutants among single-file
-    C mutants. Returns {path: digest of the original} for the files seen.
-    memo ({key: [digest, message]}) keeps compiler verdicts by content
-    (compiler, flags, headers and the text), so a rerun compiles only what
-    changed."""
+    C mutants, judged on every target of targets(cc, claimed). memo
+    ({key: [digest, message]}) keeps compiler verdicts by content (the
+    compiler's identity, flags, headers and the text), so a rerun compiles
+    only what changed; it is left holding what this run used. Says (one line
+    each) every claimed target that is missing, every file a target cannot
+    compile and every mutant one compiles but another does not.
+
+    Returns a summary: {"targets": [names], "missing": [(name, why)],
+    "compiled": {name: compilations}, "cached": {name: verdicts from memo},
+    "split": [(id, what)]: the mutants equal on the first target, to the
+    original or to an earlier mutant, that another target tells apart,
+    "seconds": wall seconds}."""
+    started = time.monotonic()
+    present, missing = targets(cc, claimed)
+    summary = {"targets": [n for n, _ in present], "missing": missing,
+               "compiled": {n: 0 for n, _ in present}, "cached": {n: 0 for n, _ in present},
+               "split": [], "seconds": 0.0}
+    if not present:
+        say(f"mutants: TCE: {missing[0][1]}: no equivalence judged")
+        return summary
+    for name, why in missing:
+        say(f"mutants: TCE: target {name} missing ({why}; scripts/deps installs it): "
+            f"equivalence judged on {', '.join(summary['targets'])} only")
+
     singles = [m for m in mutants if len({e.path for e in m.edits}) == 1
                and m.path.endswith(".c")]
     paths = sorted({m.path for m in singles})
     memo = {} if memo is None else memo
-    context = json.dumps([cc, FLAGS, _headers_digest(tree, include_dirs)])
+    headers = _headers_digest(tree, include_dirs)
+    used, lock = {}, threading.Lock()
 
-    used = {}
+    def compiler(index):
+        name, command = present[index]
+        flags = FLAGS if index == 0 else OTHER_FLAGS
+        context = json.dumps([identity(command), flags, headers])
 
-    def digest(text):
-        key = hashlib.sha256((context + "\0" + text).encode()).hexdigest()
-        if key not in memo:
-            memo[key] = list(object_digest(cc, tree, text, include_dirs))
-        used[key] = memo[key]
-        return tuple(memo[key])
+        def digest(text):
+            key = hashlib.sha256((context + "\0" + text).encode()).hexdigest()
+            kept = memo.get(key)
+            if kept is None:
+                kept = list(object_digest(command, tree, text, include_dirs, flags))
+            with lock:
+                summary["cached" if key in memo else "compiled"][name] += 1
+                memo[key] = used[key] = kept
+            return tuple(kept)
+        return digest
 
+    text_of = {m.id: apply_edits(texts[m.path], m.edits) for m in singles}
     with ThreadPoolExecutor(max(1, jobs)) as pool:
-        originals = dict(zip(paths, pool.map(lambda p: digest(texts[p])[0], paths)))
-        results = list(pool.map(
-            lambda m: digest(apply_edits(texts[m.path], m.edits)), singles))
+        # 1. The first target: every file and every mutant.
+        first = compiler(0)
+        originals = dict(zip(paths, pool.map(lambda p: first(texts[p]), paths)))
+        results = dict(zip([m.id for m in singles],
+                           pool.map(lambda m: first(text_of[m.id]), singles)))
+        # A mutant's signature: its object digest on each target so far;
+        # the original's is keyed by its path.
+        sig, orig_sig, judged = {}, {}, []
+        for p, (d, _) in originals.items():
+            if d is not None:
+                orig_sig[p] = (d,)
+        for m in singles:
+            if m.path not in orig_sig:
+                continue        # the original does not compile this way: no verdict
+            d, message = results[m.id]
+            if d is None:
+                m.status = COMPILE_ERROR
+                m.status_reason = _first_error(message)
+                continue
+            sig[m.id] = (d,)
+            judged.append(m)
+
+        def classes():
+            """The mutants whose signature equals the original's or
+            another's, by file (only they need another target)."""
+            count = {}
+            for p, s in orig_sig.items():
+                count[(p, s)] = count.get((p, s), 0) + 1
+            for m in judged:
+                count[(m.path, sig[m.id])] = count.get((m.path, sig[m.id]), 0) + 1
+            return [m for m in judged if count[(m.path, sig[m.id])] > 1]
+
+        # 2. The other targets, each on what is still equal to something.
+        for index in range(1, len(present)):
+            name = present[index][0]
+            todo = classes()
+            if not todo:
+                break
+            digest = compiler(index)
+            files = sorted({m.path for m in todo})
+            there = dict(zip(files, pool.map(lambda p: digest(texts[p]), files)))
+            for p, (d, message) in there.items():
+                if d is None:
+                    say(f"mutants: TCE: {p} does not compile for {name} "
+                        f"({_first_error(message)}): judged without {name}")
+            out = dict(zip([m.id for m in todo],
+                           pool.map(lambda m: digest(text_of[m.id]), todo)))
+            for p in files:
+                orig_sig[p] += (there[p][0],)
+            for m in todo:
+                if there[m.path][0] is None:
+                    sig[m.id] += (None,)
+                    continue
+                d, message = out[m.id]
+                if d is None:
+                    say(f"mutants: TCE: {m.id} compiles for {present[0][0]} but not for "
+                        f"{name} ({_first_error(message)}): not pruned, run")
+                    d = ("does not compile", m.id)      # equal to nothing
+                sig[m.id] += (d,)
     memo.clear()
     memo.update(used)           # keep what this run used, nothing older
-    first_with = {}
-    for m, (digest, message) in zip(singles, results):
-        if originals.get(m.path) is None:
-            continue            # the original does not compile this way: no verdict
-        if digest is None:
-            m.status = COMPILE_ERROR
-            errors = [x for x in message.splitlines() if "error:" in x]
-            m.status_reason = (errors[0] if errors else message[-200:]) or "does not compile"
-        elif digest == originals[m.path]:
+
+    # 3. The verdicts: equal signatures on every target that compiled them.
+    names = ", ".join(summary["targets"])
+    first_with, first_on_first = {}, {}
+    for m in judged:
+        first_on_first.setdefault((m.path, sig[m.id][0]), m)
+    for m in judged:
+        s = sig[m.id]
+        s_orig = orig_sig[m.path]
+        if s == s_orig:
             m.status, m.equivalent = IGNORED, True
-            m.status_reason = "equivalent: the optimised object code equals the original's"
-        elif (m.path, digest) in first_with:
+            m.status_reason = ("equivalent: the optimised object code equals the "
+                               f"original's on {names}")
+            continue
+        key = (m.path, s)
+        if key in first_with:
             m.status = IGNORED
-            m.duplicate_of = first_with[(m.path, digest)]
-            m.status_reason = f"duplicate of {m.duplicate_of}: equal optimised object code"
+            m.duplicate_of = first_with[key]
+            m.status_reason = (f"duplicate of {m.duplicate_of}: equal optimised object "
+                               f"code on {names}")
+            continue
+        first_with[key] = m.id
+        # Equal on the first target to the original or an earlier mutant,
+        # told apart by another: what a one-target TCE would have pruned.
+        if s[0] == s_orig[0]:
+            summary["split"].append((m.id, "equals the original on " + _agree(
+                present, s, s_orig) + "; differs on " + _differ(present, s, s_orig)))
         else:
-            first_with[(m.path, digest)] = m.id
-    return originals
+            o = first_on_first.get((m.path, s[0]))
+            if o is not None and o is not m:
+                summary["split"].append((m.id, f"equals {o.id} on " + _agree(
+                    present, s, sig[o.id]) + "; differs on " + _differ(present, s, sig[o.id])))
+    summary["seconds"] = time.monotonic() - started
+    return summary
+
+
+def _agree(present, a, b):
+    return ", ".join(present[i][0] for i in range(min(len(a), len(b))) if a[i] == b[i])
+
+
+def _differ(present, a, b):
+    return ", ".join(present[i][0] for i in range(min(len(a), len(b))) if a[i] != b[i])
