@@ -674,6 +674,44 @@ START_TEST(a_panic_in_main_exits_with_101)
 }
 END_TEST
 
+/* A panic in main unwinds past its open regions like any task's: they are
+** closed, innermost first, so their bytes are cleared before the process
+** exits with 101. An exit handler, which runs after the panic, reads the
+** bytes the two regions handed out (their chunks are kept, not freed, so
+** still readable) and says what it found. */
+static unsigned char *main_secrets[2];
+
+static void report_main_secrets(void)
+{
+    bool cleared = true;
+    for (int i = 0; i < 2; i++)
+        for (size_t j = 0; j < 100; j++)
+            cleared = cleared && main_secrets[i][j] == 0;
+    fputs(cleared ? "secrets cleared\n" : "a secret survived the panic\n", stderr);
+}
+
+static void main_panics_in_two_regions(void *unused)
+{
+    (void)unused;
+    rt_region outer, inner;
+    init_fixed(64 * KIB);
+    rt_region_open(&outer);
+    main_secrets[0] = rt_region_alloc(&outer, 100, 1, 0xA5);
+    rt_region_open(&inner);
+    main_secrets[1] = rt_region_alloc(&inner, 100, 1, 0x5A);
+    atexit(report_main_secrets);
+    rt_panic("with secrets");
+}
+
+START_TEST(a_panic_in_main_clears_its_regions_before_it_exits)
+{
+    struct death d = run_child(main_panics_in_two_regions, NULL);
+    ck_assert_int_eq(d.signal, 0);
+    ck_assert_int_eq(d.exit_status, 101);
+    ck_assert_str_eq(d.err, "refrt: task 0 panicked: with secrets\nsecrets cleared\n");
+}
+END_TEST
+
 static void main_reallocates_past_its_budget(void *unused)
 {
     (void)unused;
@@ -1438,6 +1476,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_realloc_settles_what_receivers_took_before_it_panics);
     suite_add_test(s, a_panic_without_a_reason_says_so);
     suite_add_test(s, a_panic_in_main_exits_with_101);
+    suite_add_test(s, a_panic_in_main_clears_its_regions_before_it_exits);
     suite_add_test(s, a_thread_whose_task_ended_is_no_task_in_its_destructors);
     suite_add_test(s, a_panic_frees_outside_values_and_closes_open_regions);
     suite_add_test(s, a_task_that_ends_frees_its_block_and_what_it_still_holds);
