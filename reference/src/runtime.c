@@ -7,16 +7,23 @@
 #include <stdarg.h>
 #include <stdio.h>
 
-void rt__violation(const char *fn, const char *fmt, ...)
+/* The one error shape: "refrt: <fn>: <kind><what>" on stderr, flushed
+** (stderr may have been made fully buffered), then abort. */
+static _Noreturn void say_and_abort(const char *fn, const char *kind, const char *fmt,
+                                    va_list ap)
 {
-    va_list ap;
-    fprintf(stderr, "refrt: %s: ", fn);
-    va_start(ap, fmt);
+    fprintf(stderr, "refrt: %s: %s", fn, kind);
     vfprintf(stderr, fmt, ap);
-    va_end(ap);
     fputc('\n', stderr);
     fflush(stderr);
     abort();
+}
+
+void rt__violation(const char *fn, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    say_and_abort(fn, "", fmt, ap);
 }
 
 /* Key destructor: runs on a thread that ends (never on main, whose state
@@ -65,13 +72,8 @@ void rt__locks_made(long n)
 void rt__lock_fail(const char *fn, const char *fmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "refrt: %s: lock discipline: ", fn);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    fflush(stderr);
-    abort();
+    say_and_abort(fn, "lock discipline: ", fmt, ap);
 }
 
 /* Where glibc has the error-checking initializer, the mutexes are checked
