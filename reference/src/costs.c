@@ -18,8 +18,7 @@ unsigned long rt__costs[RT_COSTS];
 ** TSan give n. */
 void rt__cost_bytes(enum rt_cost kind, void *p)
 {
-    if (p != NULL)
-        rt__cost_add(kind, malloc_usable_size(p));
+    rt__cost_add(kind, malloc_usable_size(p)); /* 0 for NULL, a failed malloc */
 }
 
 unsigned long rt__cost(enum rt_cost kind)

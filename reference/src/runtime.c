@@ -115,7 +115,7 @@ void rt__mutex_init_checked(pthread_mutex_t *m)
     if (pthread_mutexattr_init(&a) != 0 ||
         pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK) != 0 ||
         pthread_mutex_init(m, &a) != 0)
-        rt__trap();
+        rt__lock_fail("rt__mutex_init", "cannot make an error-checking mutex");
     pthread_mutexattr_destroy(&a);
 #endif
 }
