@@ -231,22 +231,10 @@ static void *receives_in_vain(void *arg)
 /* Waits until thread tid sleeps: here, in rt_recv's wait on the channel. */
 static void wait_asleep(struct sleeper *s)
 {
-    char path[64], stat[512];
     pid_t tid;
     while ((tid = __atomic_load_n(&s->tid, __ATOMIC_ACQUIRE)) == 0)
         sched_yield();
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-    for (;;) {
-        FILE *f = fopen(path, "r");
-        ck_assert_ptr_nonnull(f);
-        size_t n = fread(stat, 1, sizeof stat - 1, f);
-        fclose(f);
-        stat[n] = '\0';
-        const char *state = strrchr(stat, ')');
-        if (state != NULL && state[2] == 'S')
-            return;
-        sched_yield();
-    }
+    thread_wait_asleep(tid);
 }
 
 struct blocked_sender {

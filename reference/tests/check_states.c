@@ -665,7 +665,6 @@ static void agent_do(struct agent *a, void (*job)(struct agent *))
 ** "running" and its thread is asleep. */
 static void agent_wait_blocked(struct agent *a)
 {
-    char path[64], stat[512];
     for (;;) {
         pthread_mutex_lock(&a->m);
         int state = a->state;
@@ -675,19 +674,7 @@ static void agent_wait_blocked(struct agent *a)
             break;
         sched_yield();
     }
-    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)__atomic_load_n(&a->tid,
-                                                                                __ATOMIC_ACQUIRE));
-    for (;;) {
-        FILE *f = fopen(path, "r");
-        ck_assert_ptr_nonnull(f);
-        size_t n = fread(stat, 1, sizeof stat - 1, f);
-        fclose(f);
-        stat[n] = '\0';
-        const char *s = strrchr(stat, ')');
-        if (s != NULL && s[2] == 'S')
-            return;
-        sched_yield();
-    }
+    thread_wait_asleep(__atomic_load_n(&a->tid, __ATOMIC_ACQUIRE));
 }
 
 static void agent_stop(struct agent *a)

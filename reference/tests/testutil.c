@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -261,4 +262,21 @@ int chunk_live(const void *p)
         found = live[i] == p;
     pthread_mutex_unlock(&chunk_lock);
     return found;
+}
+
+void thread_wait_asleep(pid_t tid)
+{
+    char path[64], stat[512];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    for (;;) {
+        FILE *f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        size_t n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = '\0';
+        const char *state = strrchr(stat, ')');
+        if (state != NULL && state[2] == 'S')
+            return;
+        sched_yield();
+    }
 }

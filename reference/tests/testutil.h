@@ -36,6 +36,7 @@
 #endif
 #include <signal.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /* Adds test t to s in a test case of its own, named after the test: Check
 ** reports results by test case, so this is what gives each result line
@@ -123,5 +124,10 @@ long allocs_live(void);
 ** as on a system that cannot tell; fail_sysconf(-1) ends every fake. */
 void fake_sysconf(int name, long value);
 void fail_sysconf(int name);
+
+/* Waits until the thread tid (a gettid() of this process) is asleep, in a
+** lock, a condition or any other wait: its state in /proc is S. Tests use
+** it to know a waiter is in its wait before they act. */
+void thread_wait_asleep(pid_t tid);
 
 #endif
