@@ -219,6 +219,23 @@ static struct prop_op gen_chan_op(uint64_t *s)
     return op;
 }
 
+/* What a door's fn does besides its allocation, drawn in one order for
+** every door (update, update_all, access, get): its allocation an outside
+** value or a block value, a region, a send and a receive, a nested door. */
+static void door_fn_args(uint64_t *s, struct prop_op *op)
+{
+    if (below(s, 3) == 0) /* the door's allocation an outside value: cloned, grown, handed over */
+        op->y |= (uint16_t)(0x8000 | below(s, 8) << 12);
+    else if (below(s, 3) == 0) /* a block value: its hand-over refused */
+        op->y |= 0x1000;
+    if (below(s, 4) == 0) /* fn works in a region (the spawned task) */
+        op->x |= 0x8000;
+    if (below(s, 4) == 0) /* fn sends its outside value, receives one */
+        op->x |= (uint16_t)(below(s, 4) << 13);
+    if (below(s, 4) == 0) /* fn opens a door on a value made later */
+        op->x |= 0x1000;
+}
+
 static struct prop_op gen_door_op(uint64_t *s)
 {
     struct prop_op op;
@@ -243,16 +260,7 @@ static struct prop_op gen_door_op(uint64_t *s)
         /* panics, a build that panics, a store, an unstore; which values */
         op.y = (uint16_t)((below(s, 3) == 0 ? below(s, 4) : 0) | (below(s, 3) == 0 ? 4 : 0) |
                           (below(s, 4) == 0 ? 8 : 0) | below(s, 8) << 4);
-        if (below(s, 3) == 0) /* the door's allocation an outside value */
-            op.y |= (uint16_t)(0x8000 | below(s, 8) << 12);
-        else if (below(s, 3) == 0) /* a block value: its hand-over refused */
-            op.y |= 0x1000;
-        if (below(s, 4) == 0) /* fn works in a region (the spawned task) */
-            op.x |= 0x8000;
-        if (below(s, 4) == 0) /* fn sends its outside value, receives one */
-            op.x |= (uint16_t)(below(s, 4) << 13);
-        if (below(s, 4) == 0) /* fn opens a door on a value made later */
-            op.x |= 0x1000;
+        door_fn_args(s, &op);
         op.v = pick_fill(s);
         return op;
     case 5: case 6:
@@ -268,16 +276,7 @@ static struct prop_op gen_door_op(uint64_t *s)
     op.sel = (uint8_t)below(s, 16);
     op.x = below(s, 2) ? 0 : (uint16_t)(1 + pick_bytes(s) % 4095);
     op.y = (uint16_t)(below(s, 3) == 0 ? below(s, 4) : 0);
-    if (below(s, 3) == 0) /* the door's allocation an outside value: cloned, grown, handed over */
-        op.y |= (uint16_t)(0x8000 | below(s, 8) << 12);
-    else if (below(s, 3) == 0) /* a block value: its hand-over refused */
-        op.y |= 0x1000;
-    if (below(s, 4) == 0) /* fn works in a region (the spawned task) */
-        op.x |= 0x8000;
-    if (below(s, 4) == 0) /* fn sends its outside value, receives one */
-        op.x |= (uint16_t)(below(s, 4) << 13);
-    if (below(s, 4) == 0) /* fn opens a door on a value made later */
-        op.x |= 0x1000;
+    door_fn_args(s, &op);
     if (op.kind == PROP_UPDATE_ALL) /* a store, an unstore; which values; into which */
         op.y |= (uint16_t)((below(s, 3) == 0 ? 4 : 0) | (below(s, 4) == 0 ? 8 : 0) |
                            below(s, 8) << 4 | (below(s, 2) ? 0x800 : 0));
