@@ -8,8 +8,20 @@ dispatches on entry:
     switch (rt__schemata_id) { case 7: return f__m7(a, b); default: break; }
 
 rt__schemata_id is read once from the environment (RT_MUTANT), so with it
-unset the build is the original. Functions whose calls cannot be forwarded
-(variadic, _Noreturn, function-pointer parameters) are left out: their
+unset the build is the original.
+
+A call cannot always be forwarded: a variadic function cannot pass its
+`...` on, a _Noreturn one would return from its dispatch, and a parameter
+this parser cannot name (a function pointer, an unnamed one) cannot be
+passed. Such a function keeps each mutant's body inside its own, as a
+block under the dispatch:
+
+    switch (rt__schemata_id) { case 7: { <mutated body> } return; default: break; }
+
+(`break;` in place of `return;` for a function that returns a value).
+
+so va_start, the _Noreturn promise and every parameter are the function's
+own. Labels are function-wide, so a body with a goto is left out: its
 mutants are built one at a time. A mutant that survives in the schema is
 built on its own before it is called a survivor (runner.py)."""
 import re
@@ -36,6 +48,7 @@ __attribute__((constructor)) static void rt__schemata_init(void)
 
 class Function:
     def __init__(self, tokens, brace, text):
+        self.tokens = tokens
         self.brace = brace
         self.close = _match(tokens, brace)
         popen = brace - 1
@@ -94,6 +107,15 @@ class Function:
             names.append(idents[-1])
         return names, None
 
+    def forwardable(self, noreturn):
+        """Its mutants can be copies the original's entry calls."""
+        return self.param_names is not None and self.name_tok.text not in noreturn
+
+    @property
+    def inlinable(self):
+        """Its mutants' bodies can sit inside its own: no label to repeat."""
+        return not any(t.text == "goto" for t in self.tokens[self.brace:self.close])
+
     @property
     def returns_void(self):
         rest = [t.text for t in self.head if t.text not in SPECIFIERS
@@ -122,7 +144,8 @@ def noreturn_names(texts):
 def instrument(text, mutants, first=1, noreturn=frozenset()):
     """(new text, {mutant id: number}) for the mutants that fit in a schema,
     numbered from first; the others are left out of the map. Functions named
-    in noreturn are left out."""
+    in noreturn (declared so elsewhere) have their mutants inlined, as
+    _Noreturn and variadic ones do."""
     tokens = clex.tokenize(text)
     funcs = []
     for i, t in enumerate(tokens):
@@ -140,7 +163,7 @@ def instrument(text, mutants, first=1, noreturn=frozenset()):
         if len(inside) != 1 or None in inside:
             continue                     # edits outside a body, or in two functions
         f = next(f for f in funcs if f.start in inside)
-        if f.param_names is None or f.name_tok.text in noreturn:
+        if not f.forwardable(noreturn) and not f.inlinable:
             continue
         by_func.setdefault(f.start, (f, []))[1].append(m)
     if not by_func:
@@ -151,10 +174,11 @@ def instrument(text, mutants, first=1, noreturn=frozenset()):
     for start in sorted(by_func):
         f, ms = by_func[start]
         out.append(text[at:f.start])
-        base = f.header(f.name_tok.text)
-        out.append(base + ";\n")            # the copies may call the original
+        forward = f.forwardable(noreturn)
+        if forward:
+            out.append(f.header(f.name_tok.text) + ";\n")   # the copies may call the original
         cases = []
-        args = ", ".join(f.param_names)
+        args = ", ".join(f.param_names or ())
         for m in ms:
             n += 1
             numbers[m.id] = n
@@ -162,6 +186,14 @@ def instrument(text, mutants, first=1, noreturn=frozenset()):
             for e in sorted(m.edits, key=lambda e: e.start, reverse=True):
                 at_ = e.start - f.body_start
                 body = body[:at_] + e.replacement + body[e.end - f.body_start:]
+            if not forward:
+                # A void body that ends returns. A value-returning one that
+                # ends would fall into the next case: it leaves the switch
+                # instead (-Wreturn-type made such a mutant a CompileError
+                # in TCE already, so this is not expected to run).
+                end = "return;" if f.returns_void else "break;"
+                cases.append(f"case {n}: {body} {end}")
+                continue
             copy = f.header(f"{f.name_tok.text}__m{n}")
             if "static" not in [t.text for t in f.head]:
                 copy = "static " + copy
