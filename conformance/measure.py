@@ -19,6 +19,7 @@ metric is named (see run() for why that is a second run).
 import glob
 import os
 import re
+import resource
 import shlex
 import subprocess
 from dataclasses import dataclass, field
@@ -99,7 +100,7 @@ def run(prog, binary, cfg):
             env["LD_PRELOAD"] = cfg.shim_so
 
     result = Run()
-    proc = _run([binary], env, result)
+    proc = _run([binary], env, result, core=not expects_a_signal(prog))
     if proc is None:
         return result
     result.outputs = {"stdout": proc.stdout, "stderr": proc.stderr}
@@ -114,7 +115,7 @@ def run(prog, binary, cfg):
         env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS"), "detect_leaks=0"]))
         cmd = ["strace", "-f", "-qq", "--seccomp-bpf", "-c", "-o", trace,
                "-e", "trace=" + ",".join(TRACED), "--", binary]
-        traced = _run(cmd, env, result)
+        traced = _run(cmd, env, result, core=False)
         if traced is not None and traced.returncode != code:
             result.notes.append(f"under strace it exited {traced.returncode}, not {code}: "
                                 f"{traced.stderr.strip()[-300:]}")
@@ -123,10 +124,24 @@ def run(prog, binary, cfg):
     return result
 
 
-def _run(cmd, env, result):
+def expects_a_signal(prog):
+    """Whether prog declares the signal it dies of (a violation's abort)."""
+    return any(e.metric == "signal" and not (e.op == "==" and e.value == 0)
+               for e in prog.expectations)
+
+
+def _no_core():
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _run(cmd, env, result, core=True):
+    """An expected death (core=False) writes no core file: a core the mutant
+    driver finds is then an unexpected crash's, read with no second run
+    (a violation's core is also hundreds of MB of reserved address space)."""
     try:
         return subprocess.run(cmd, capture_output=True, text=True, env=env,
-                              timeout=HANG_GUARD_SECONDS)
+                              timeout=HANG_GUARD_SECONDS,
+                              preexec_fn=None if core else _no_core)
     except subprocess.TimeoutExpired:
         result.notes.append(f"{cmd[0]} still running after {HANG_GUARD_SECONDS} s: killed")
         return None

@@ -22,9 +22,10 @@ of
 A test program that only waits for its child (Check's fork mode, a death
 test) is not counted: its child is what hangs.
 
-A suite that failed with a test killed by a signal is run once more with
-core files allowed (RLIMIT_CORE), and the faulting stack from the newest
-core in the copy goes into the reason (crash()).
+The suites run with core files allowed (RLIMIT_CORE; expected deaths
+write none, testutil.c and conformance/measure.py), so a suite that failed
+with a test killed by a signal has left its core: the faulting stack from
+the newest core in the copy goes into the reason (crash()).
 
 Where gdb is missing or ptrace is refused, stacks.py says so once and the
 hang is recorded with its thread states only (unclassified, and not rerun:
@@ -330,8 +331,17 @@ def signalled(failed_lines, log_tail=""):
     return any(_SIGNALLED.search(l) for l in failed_lines) or bool(_SIGNALLED.search(log_tail))
 
 
-# RT_CRASH_STACKS=0 turns the crash rerun off (its cost: docs/mutants.md)
+# RT_CRASH_STACKS=0: the suites run with no core files, and crashes carry no stack
 CRASH_STACKS = os.environ.get("RT_CRASH_STACKS", "1") != "0"
+
+
+def drop_cores(tree, since):
+    """Removes the core files written in tree since the time since."""
+    for c in stacks.find_cores(tree, since):
+        try:
+            os.unlink(c)
+        except OSError:
+            pass
 
 
 def crash(tree, since):

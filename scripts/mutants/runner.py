@@ -59,8 +59,6 @@ def classify(output, failed=(), noise=()):
 
 # a test program named in a failure line: "reference/tests/check_chan.c:357:"
 _PROGRAM = re.compile(r"\b(check_\w+)\.c:\d+")
-# the Check case of a failure line: "unit: <case> reference/tests/check_chan.c:357: ..."
-_CASE = re.compile(r"^[^:\s]+: (\w+) \S*\bcheck_\w+\.c:\d+")
 
 
 def _failed_tests(tree):
@@ -239,7 +237,7 @@ class Runner:
             status, _ = project.run_make(tree, project.BUILD_IN_COPY, run["make_vars"], suite,
                                          log, timeout=max(1, min(left, own)), env=env,
                                          idle=IDLE_SECONDS, on_hang=self._looker(tree, looks),
-                                         watch=cases)
+                                         watch=cases, cores=self.cores)
             if self.stopping.is_set():
                 raise KeyboardInterrupt
             looked = self._record_look(looks, log)
@@ -284,10 +282,15 @@ class Runner:
                 case = self._record_look(cases.looks, log) if looped else None
                 if case:
                     mutant.status_reason += "; " + case.reason()
-                if not looped and hang.CRASH_STACKS and hang.signalled(failed, _tail(log, mark)):
-                    stack = self._crash_stack(suite, run, failed)
+                if not looped and self.cores and hang.signalled(failed, _tail(log, mark)):
+                    # the core this run wrote (none: a process that writes
+                    # none, an expected death's or a conformance program's,
+                    # which prints its own stack)
+                    stack = self._first_core(tree, since, log)
                     if stack:
                         mutant.status_reason += "; " + stack
+                elif self.cores:
+                    hang.drop_cores(tree, since)
                 return mutant
         mutant.status = SURVIVED
         mutant.status_reason = f"every suite that reaches it passed: {', '.join(suites)}"
@@ -330,35 +333,22 @@ class Runner:
             raise KeyboardInterrupt
         return status, self._record_look(looks, run["log"]), cases
 
-    def _crash_stack(self, suite, run, failed):
-        """The faulting stack of a suite that failed by a signal: the suite
-        once more with core files allowed, the failing program first (one
-        failure stops it, RT_FAIL_FAST), the newest core read by gdb."""
-        if not hang.stacks.gdb_found(hang.WHO):
-            return None
+    @property
+    def cores(self):
+        """Whether the suites write core files as they run: every test but
+        an expected death's (testutil.c's run_child, a conformance program
+        that declares its signal), so a crash's stack is read from the run
+        that killed the mutant, with no second run."""
+        return hang.CRASH_STACKS and hang.stacks.gdb_found(hang.WHO)
+
+    @staticmethod
+    def _first_core(tree, since, log):
         start = time.monotonic()
-        shutil.rmtree(os.path.join(run["tree"], project.BUILD_IN_COPY, "results"),
-                      ignore_errors=True)
-        since = time.time() - 1
-        for old in hang.stacks.find_cores(run["tree"], 0):
-            os.unlink(old)
-        env = dict(run["env"])
-        first = list(dict.fromkeys(_PROGRAM.findall(" ".join(failed))))
-        if first:
-            env["RT_FIRST_PROGRAMS"] = " ".join(first)
-        case = _CASE.match(failed[0]) if failed else None
-        if case:
-            # that Check case alone (CK_RUN_CASE is read by a run of every
-            # case, not by RT_FAIL_FAST's one at a time): the death tests
-            # of the cases before it would each write a core too
-            env.pop("RT_FAIL_FAST", None)
-            env["CK_RUN_CASE"] = case.group(1)
-        project.run_make(run["tree"], project.BUILD_IN_COPY, run["make_vars"], suite, run["log"],
-                         timeout=max(1, self.suite_limit(suite)), env=env,
-                         idle=IDLE_SECONDS, cores=True)
-        stack = hang.crash(run["tree"], since)
-        with open(run["log"], "a") as f:
-            f.write(f"crash stack: {stack or 'none found'}, in {time.monotonic() - start:.2f} s\n")
+        stack = hang.crash(tree, since)
+        if stack:
+            with open(log, "a") as f:
+                f.write(f"crash stack: {stack}, from the run's own core, "
+                        f"in {time.monotonic() - start:.2f} s\n")
         return stack
 
     def _named(self, mutant):

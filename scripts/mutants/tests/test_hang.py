@@ -198,6 +198,13 @@ class HangTest(unittest.TestCase):
         why = report_of(root)["crash"]["statusReason"]
         self.assertRegex(why, r"crash stack \(SIGSEGV in test_calc\): clamp calc.c:\d+ < main "
                               r"test_calc.c:\d+")
+        # read from the core of the run that killed it: the suite ran once
+        with open(os.path.join(root, "build", "cc", "mutants", "logs", "mutants",
+                               "crash.log")) as f:
+            log = f.read()
+        self.assertIn("from the run's own core", log)
+        runs = [l for l in log.splitlines() if l.startswith("$ ") and l.endswith(" check-calc")]
+        self.assertEqual(len(runs), 1, log)
 
     def test_an_unclassified_hang_runs_again_and_counts_if_it_hangs_again(self):
         root = with_mutants(self, "sleeps", "sleeps_once")
