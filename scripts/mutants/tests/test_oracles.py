@@ -104,6 +104,32 @@ class CascadeTest(unittest.TestCase):
                                ("functional", "asan", "ubsan", "tsan", "lock", "cost")])
 
 
+class WeakenedOrderTest(unittest.TestCase):
+    def test_a_weakened_order_passes_three_target_tce_and_tsan_kills_it(self):
+        # ref_drop's acq_rel decrement weakened to acquire, release and
+        # relaxed (generated, ATM): one locked xadd on x86-64, so gcc and
+        # clang there see the original; aarch64's object differs, so TCE
+        # runs them; the plain and ASan builds cannot tell, TSan sees the
+        # write the free does not follow
+        root = util.fixture_copy(self)
+        p = util.run_driver(root, "--generated-only", "--only", "ref.c:ref_drop:ATM:*")
+        self.assertRegex(p.stderr, r"TCE on x86-64 gcc, x86-64 clang, aarch64 gcc: 0 equivalent, "
+                                   r"0 duplicates, 0 do not compile, of 3; 3 equal on x86-64 gcc "
+                                   r"and told apart by another target")
+        rep, times = report_of(root), times_of(root)
+        weakened = sorted(rep)
+        self.assertEqual(len(weakened), 3, rep)
+        for mid in weakened:
+            m = rep[mid]
+            self.assertEqual(m["mutatorName"], "MemoryOrderWeakened")
+            self.assertEqual(times[(mid, "plain")], ("Survived", "-"))
+            self.assertEqual((m["status"], m["killedBy"]), ("Killed", ["check-count", "oracle:tsan"]),
+                             m)
+            self.assertIn("ThreadSanitizer: data race", m["statusReason"])
+        self.assertEqual(closing(p)[:2], (3, 3))
+        self.assertIn("killed by tsan 3", p.stdout)
+
+
 class CostTest(unittest.TestCase):
     def test_a_run_with_no_survivor_builds_no_sanitizer(self):
         root = util.fixture_copy(self)
