@@ -451,6 +451,36 @@ END_TEST
 ** check word holds enough of the address (bits 3..34) that no copy makes a
 ** chunk. A block of 16 GiB is address space only (overcommit): three pages
 ** are touched. */
+/* The 8 bytes just below the arena's first header are the block's own
+** (padding past its struct, never written): a pointer whose header would sit
+** there is below the arena, and refused whatever those bytes hold, even a
+** header whose check word is right for that place (made here from the
+** first chunk's: the word is the place's address, the cookie and the state,
+** so the cookie is the first word's with its place taken out). */
+START_TEST(a_header_forged_below_the_arena_makes_no_chunk)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    bool held;
+    unsigned char *first = rt__block_alloc(b, 8), *below = first - 16;
+    uint64_t h, forged, saved;
+    memcpy(&h, first - 8, sizeof h);
+    uint32_t cookie = (uint32_t)h ^ (uint32_t)((uintptr_t)(first - 8) >> 3);
+    forged = (uint64_t)1 << 32 | ((uint32_t)((uintptr_t)(below - 8) >> 3) ^ cookie);
+    memcpy(&saved, below - 8, sizeof saved);
+    memcpy(below - 8, &forged, sizeof forged);
+    ck_assert_uint_eq(rt__block_chunk(b, below), 0);
+    ck_assert(!rt__block_free(b, below));
+    ck_assert_ptr_null(rt__block_realloc(b, below, 4, &held));
+    ck_assert(!held);
+    ck_assert(!rt__block_owns(b, below));
+    ck_assert_uint_eq(rt__block_held(b), 16);
+    memcpy(below - 8, &saved, sizeof saved);
+    ck_assert(rt__block_free(b, first));
+    ck_assert_uint_eq(rt__block_held(b), 0);
+    rt__block_delete(b);
+}
+END_TEST
+
 START_TEST(a_header_copied_far_into_a_big_block_makes_no_chunk)
 {
     const size_t far[] = {(size_t)1 << 29, (size_t)1 << 32, (size_t)1 << 34};
@@ -685,6 +715,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_block_made_over_dirty_memory_works_as_a_clean_one);
     suite_add_test(s, a_stale_pointer_into_a_deleted_block_is_refused_by_the_next);
     suite_add_test(s, a_header_copied_far_into_a_big_block_makes_no_chunk);
+    suite_add_test(s, a_header_forged_below_the_arena_makes_no_chunk);
     suite_add_test(s, a_realloc_within_its_chunk_stays_put);
     suite_add_test(s, the_top_chunk_grows_in_place_up_to_exactly_full);
     suite_add_test(s, charges_count_against_the_budget);
