@@ -34,11 +34,14 @@ SUITE_TIMES, SUITE_SLACK = 3, 5
 # after this many seconds of it, long before its limit. A test that waits
 # on purpose (for a thread to fall asleep) spins or sleeps for
 # milliseconds, never for seconds.
-IDLE_SECONDS = 3
+IDLE_SECONDS = 2
 # A test case that loops is stopped by Check after this many seconds
 # (RT_CASE_TIMEOUT, testmain.c), reported as "Test timeout expired" and
-# recorded as a Timeout. The slowest case of the plain build takes 0.7 s.
-CASE_SECONDS = 5
+# recorded as a Timeout. The slowest case of the plain build takes 0.5 s
+# with the machine at a load of 7 (Check's XML durations, 1 Dec 2026), so
+# 3 s is six times that; a hang found sooner makes a whole run minutes
+# shorter (a Timeout costs its bound and gdb's look).
+CASE_SECONDS = 3
 # A case still running this long before Check's timeout is read by gdb
 # (hang.CaseWatch), so that a loop Check stops has its stacks too.
 CASE_LOOK_EARLY = 1.5

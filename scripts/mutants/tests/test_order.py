@@ -6,6 +6,7 @@ import time
 import unittest
 
 from mutants.model import GENERATED, KILLED, SURVIVED, Edit, Location, Mutant
+from mutants import runner as runner_mod
 from mutants.runner import Runner
 
 COST = {"cheap": 0.1, "middle": 1.0, "slow": 8.0}
@@ -157,7 +158,7 @@ class SuiteLimit(unittest.TestCase):
             os.makedirs(results, exist_ok=True)
             with open(os.path.join(results, "unit"), "w") as f:
                 f.write(lines[target])
-            self.assertEqual(env.get("RT_CASE_TIMEOUT"), "5")
+            self.assertEqual(env.get("RT_CASE_TIMEOUT"), str(runner_mod.CASE_SECONDS))
             return 2, ""
         saved, project.run_make = project.run_make, fails
         try:
@@ -169,7 +170,7 @@ class SuiteLimit(unittest.TestCase):
         finally:
             project.run_make = saved
         self.assertEqual(looped.status, "Timeout")
-        self.assertIn("ran past 5 s", looped.status_reason)
+        self.assertIn(f"ran past {runner_mod.CASE_SECONDS} s", looped.status_reason)
         self.assertEqual(failed.status, "Killed")
 
 
