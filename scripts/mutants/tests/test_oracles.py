@@ -37,7 +37,8 @@ class CascadeTest(unittest.TestCase):
         shutil.copytree(util.FIXTURE, cls.root)
         cls.p = util.run_driver(cls.root, "--curated-only", "--only", "uaf", "--only", "race",
                                 "--only", "lock_gone", "--only", "reset_gone",
-                                "--only", "slow_sum", "--only", "clamp_from_ten")
+                                "--only", "slow_sum", "--only", "hash_const",
+                                "--only", "clamp_from_ten")
         cls.rep = report_of(cls.root)
         cls.times = times_of(cls.root)
 
@@ -69,9 +70,16 @@ class CascadeTest(unittest.TestCase):
         self.assertIn("refrt: count_bump: lock discipline:", lock["statusReason"])
         self.assertEqual((cost["status"], cost["killedBy"]), ("Killed", ["check-calc", "oracle:cost"]))
         self.assertTrue(cost["statusReason"].startswith("cost: "), cost["statusReason"])
-        # both on the plain build: no sanitizer judged them
+        # a hash made constant: every key still added once, in a thousand
+        # times the probes the counter allows
+        hashed = self.rep["hash_const"]
+        self.assertEqual((hashed["status"], hashed["killedBy"]),
+                         ("Killed", ["check-calc", "oracle:cost"]), hashed)
+        self.assertIn("cost bound: 2000 set adds took 1001000 probes", hashed["statusReason"])
+        # all on the plain build: no sanitizer judged them
         self.assertNotIn(("lock_gone", "asan"), self.times)
         self.assertNotIn(("slow_sum", "asan"), self.times)
+        self.assertNotIn(("hash_const", "asan"), self.times)
 
     def test_a_message_the_suite_prints_when_it_passes_names_no_kill(self):
         # check-count prints a lock-discipline message on purpose (its
@@ -88,9 +96,9 @@ class CascadeTest(unittest.TestCase):
                          {"plain", "asan", "tsan"})
 
     def test_the_closing_line_and_the_phases_count_by_oracle(self):
-        self.assertEqual(closing(self.p), (5, 6, 1, 0, 0, 0))
+        self.assertEqual(closing(self.p), (6, 7, 1, 0, 0, 0))
         self.assertTrue(self.p.stdout.rstrip().endswith(
-            "; killed by functional 1, asan 1, tsan 1, lock 1, cost 1"), self.p.stdout)
+            "; killed by functional 1, asan 1, tsan 1, lock 1, cost 2"), self.p.stdout)
         for phase in ("TCE", "unmutated run (plain)", "mutant runs (plain)",
                       "unmutated run (asan)", "mutant runs (asan)",
                       "unmutated run (tsan)", "mutant runs (tsan)"):
