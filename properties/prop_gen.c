@@ -234,6 +234,45 @@ static void door_fn_args(uint64_t *s, struct prop_op *op)
         op->x |= (uint16_t)(below(s, 4) << 13);
     if (below(s, 4) == 0) /* fn opens a door on a value made later */
         op->x |= 0x1000;
+    /* Drawn after the rest, so that the draws above stay as they were. */
+    if (!(op->y & 0x8000) && below(s, 3) == 0) /* the block value grown */
+        op->y |= 0x4000;
+    if (op->x & 0x1000) { /* that door's kind; the door's panic inside it */
+        op->y |= (uint16_t)(below(s, 4) << 8);
+        op->y |= (uint16_t)(below(s, 2) << 7);
+    }
+}
+
+/* A shared value: sel bits 0, 1 RT_OWNED, supervised; bits 2 to 7 what
+** build allocates; and what build does besides (prop.h). */
+static struct prop_op gen_shared(uint64_t *s)
+{
+    struct prop_op op = op_of(PROP_SHARED);
+
+    op.sel = (uint8_t)below(s, 4), op.x = (uint16_t)below(s, 64);
+    if (below(s, 2) == 0)
+        op.sel |= (uint8_t)(below(s, 64) << 2);
+    op.y = (uint16_t)(below(s, 2) ? below(s, 256) : below(s, 4096));
+    if (below(s, 8) == 0) /* the first build panics (the spawned task only) */
+        op.y |= 0x8000;
+    if (below(s, 3) == 0) /* build's allocation an outside value */
+        op.y |= 0x4000;
+    op.v = pick_fill(s);
+    /* What build does besides: its allocation cloned (an outside one),
+    ** handed over, grown, sent; a receive; a region; a nested door
+    ** (in rebuilds), its kind, the build's panic inside it. */
+    if (below(s, 4) == 0)
+        op.y |= 0x2000;
+    if (below(s, 4) == 0)
+        op.y |= 0x1000;
+    for (unsigned bit = 6; bit <= 9; bit++) /* one statement a draw: they stay in order */
+        if (below(s, 4) == 0)
+            op.x |= (uint16_t)(1u << bit);
+    if (below(s, 3) == 0) {
+        op.x |= (uint16_t)(0x400 | below(s, 4) << 11);
+        op.x |= (uint16_t)(below(s, 2) << 13);
+    }
+    return op;
 }
 
 static struct prop_op gen_door_op(uint64_t *s)
@@ -241,18 +280,7 @@ static struct prop_op gen_door_op(uint64_t *s)
     struct prop_op op;
     switch (below(s, 10)) {
     case 0: case 1:
-        op = op_of(PROP_SHARED);
-        /* sel bits 0, 1: owned, supervised; 2 to 7: what build allocates */
-        op.sel = (uint8_t)below(s, 4), op.x = (uint16_t)below(s, 64);
-        if (below(s, 2) == 0)
-            op.sel |= (uint8_t)(below(s, 64) << 2);
-        op.y = (uint16_t)(below(s, 2) ? below(s, 256) : below(s, 4096));
-        if (below(s, 8) == 0) /* the first build panics (the spawned task only) */
-            op.y |= 0x8000;
-        if (below(s, 3) == 0) /* build's allocation an outside value */
-            op.y |= 0x4000;
-        op.v = pick_fill(s);
-        return op;
+        return gen_shared(s);
     case 2: case 3: case 4:
         op = op_of(PROP_UPDATE);
         op.sel = (uint8_t)below(s, 16);
