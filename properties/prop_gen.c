@@ -185,7 +185,8 @@ static struct prop_op gen_value_op(uint64_t *s)
         return op;
     case 9:
         op = op_of(PROP_HAND_OVER);
-        op.sel = (uint8_t)(below(s, 8) | (below(s, 6) == 0 ? 0x80 : 0));
+        op.sel = (uint8_t)below(s, 8);
+        op.sel |= (uint8_t)(below(s, 6) == 0 ? 0x80 : 0);
         return op;
     default:
         op = op_of(PROP_FREE);
@@ -200,7 +201,8 @@ static struct prop_op gen_chan_op(uint64_t *s)
     switch (below(s, 10)) {
     case 0: case 1: case 2: case 3:
         op = op_of(PROP_SEND);
-        op.sel = (uint8_t)(below(s, 8) | (below(s, 10) == 0 ? 0x80 : 0));
+        op.sel = (uint8_t)below(s, 8);
+        op.sel |= (uint8_t)(below(s, 10) == 0 ? 0x80 : 0);
         break;
     case 4: case 5: case 6: case 7:
         op = op_of(PROP_RECV);
@@ -286,8 +288,10 @@ static struct prop_op gen_door_op(uint64_t *s)
         op.sel = (uint8_t)below(s, 16);
         op.x = below(s, 2) ? 0 : (uint16_t)(1 + pick_bytes(s) % 4095);
         /* panics, a build that panics, a store, an unstore; which values */
-        op.y = (uint16_t)((below(s, 3) == 0 ? below(s, 4) : 0) | (below(s, 3) == 0 ? 4 : 0) |
-                          (below(s, 4) == 0 ? 8 : 0) | below(s, 8) << 4);
+        op.y = (uint16_t)(below(s, 3) == 0 ? below(s, 4) : 0);
+        op.y |= (uint16_t)(below(s, 3) == 0 ? 4 : 0);
+        op.y |= (uint16_t)(below(s, 4) == 0 ? 8 : 0);
+        op.y |= (uint16_t)(below(s, 8) << 4);
         door_fn_args(s, &op);
         op.v = pick_fill(s);
         return op;
@@ -305,9 +309,12 @@ static struct prop_op gen_door_op(uint64_t *s)
     op.x = below(s, 2) ? 0 : (uint16_t)(1 + pick_bytes(s) % 4095);
     op.y = (uint16_t)(below(s, 3) == 0 ? below(s, 4) : 0);
     door_fn_args(s, &op);
-    if (op.kind == PROP_UPDATE_ALL) /* a store, an unstore; which values; into which */
-        op.y |= (uint16_t)((below(s, 3) == 0 ? 4 : 0) | (below(s, 4) == 0 ? 8 : 0) |
-                           below(s, 8) << 4 | (below(s, 2) ? 0x800 : 0));
+    if (op.kind == PROP_UPDATE_ALL) { /* a store, an unstore; which values; into which */
+        op.y |= (uint16_t)(below(s, 3) == 0 ? 4 : 0);
+        op.y |= (uint16_t)(below(s, 4) == 0 ? 8 : 0);
+        op.y |= (uint16_t)(below(s, 8) << 4);
+        op.y |= (uint16_t)(below(s, 2) ? 0x800 : 0);
+    }
     op.v = pick_fill(s);
     return op;
 }
