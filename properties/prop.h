@@ -194,6 +194,7 @@ enum prop_profile {
     PROP_PANICS,   /* tasks that hold things and panic */
     PROP_CHANNELS, /* values sent and received between main and a task */
     PROP_DOORS,    /* shared values, doors with and without panics */
+    PROP_BUILDS,   /* supervised values poisoned, rebuilt, their builds at work */
     PROP_PROFILES
 };
 extern const char *const prop_profile_names[PROP_PROFILES];

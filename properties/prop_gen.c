@@ -21,6 +21,7 @@ const char *const prop_profile_names[PROP_PROFILES] = {
     [PROP_PANICS] = "panics",
     [PROP_CHANNELS] = "channels",
     [PROP_DOORS] = "doors",
+    [PROP_BUILDS] = "builds",
 };
 
 /* splitmix64: small, and every seed gives a different stream. */
@@ -467,6 +468,52 @@ size_t prop_generate(uint64_t seed, enum prop_profile profile, struct prop_op *o
             case 1: PUSH(gen_end(&s)); break;
             case 2: PUSH(gen_value_op(&s)); break;
             default: PUSH(gen_door_op(&s)); break;
+            }
+            break;
+        case PROP_BUILDS:
+            /* Supervised values that the spawned task poisons and a later
+            ** door rebuilds, with work for each build: outside values to
+            ** store, values on the channels to receive. A spawn is skipped
+            ** while a task runs, so spawns often mean a new task soon after
+            ** one panicked: the rebuilds that may panic are a task's. */
+            switch (below(&s, 12)) {
+            case 0: case 1: PUSH(gen_spawn(&s)); break;
+            case 2:
+                op = gen_shared(&s);
+                op.sel |= 2;
+                /* each of build's work bits drawn again: builds that do more */
+                op.x |= (uint16_t)(below(&s, 256) << 6);
+                op.y |= (uint16_t)(below(&s, 4) << 12);
+                PUSH(op);
+                break;
+            case 3: /* channel 1 fed for the builds to receive, channel 0 drained of what they send */
+                switch (below(&s, 3)) {
+                case 0: op = op_of(PROP_SEND), op.sel = (uint8_t)below(&s, 8), op.y = 1; break;
+                case 1: op = op_of(PROP_RECV), op.y = 0; break;
+                default: op = gen_chan_op(&s); break;
+                }
+                PUSH(op);
+                break;
+            case 4:
+                /* now and then one a spawned task cannot take: sent, it
+                ** panics the build that receives it */
+                op = op_of(PROP_OUTSIDE);
+                op.x = (uint16_t)(below(&s, 4) == 0 ? 2048 + below(&s, 6144) : below(&s, 600));
+                op.v = pick_fill(&s);
+                PUSH(op);
+                break;
+            default:
+                op = gen_door_op(&s);
+                if (op.kind == PROP_UPDATE || op.kind == PROP_UPDATE_ALL) {
+                    if (below(&s, 3) == 0)
+                        op.y |= 1; /* a panic: an RT_OWNED value poisoned, to be rebuilt */
+                    if (below(&s, 4) == 0)
+                        op.y |= 2; /* a rebuild's build that panics */
+                    if (below(&s, 3) == 0)
+                        op.y |= 4; /* a rebuild that stores */
+                }
+                PUSH(op);
+                break;
             }
             break;
         default:
