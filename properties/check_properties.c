@@ -260,6 +260,19 @@ START_TEST(poisoned_exactly_when_the_model_says)
 }
 END_TEST
 
+/* Supervised values poisoned by a spawned task and rebuilt by a later
+** door, on the next spawned task or on main's: each build, the first and
+** every rebuild, does what the model planned (stores, allocates in the
+** fresh block or past it, grows, clones, hands over, sends, receives,
+** works in a region, opens a door of its own, panics), reads what the
+** model says as it goes, and leaves the value rebuilt or still poisoned,
+** as the model says. */
+START_TEST(builds_and_rebuilds_match_the_model)
+{
+    run_profile(PROP_BUILDS);
+}
+END_TEST
+
 /* Every operation, free slots included, in any order. */
 START_TEST(mixed_sequences_match_the_model)
 {
@@ -524,6 +537,7 @@ Suite *make_suite(void)
         ADD(s, a_panic_frees_everything_its_task_held);
         ADD(s, channel_values_arrive_once_intact_in_order);
         ADD(s, poisoned_exactly_when_the_model_says);
+        ADD(s, builds_and_rebuilds_match_the_model);
     }
     return s;
 }

@@ -79,8 +79,13 @@ enum prop_kind {
     PROP_RECV = 19,        /* channel y % 2 */
     PROP_CLOSE = 20,       /* rt_chan_close of channel y % 2 */
     PROP_SHARED = 21,      /* a shared value: sel bit 0 RT_OWNED, bit 1 supervised;
-                              1 + x % 64 bytes of v, a block of 64 + y % 4096;
-                              build allocates 24 * (sel >> 2) bytes; y bit 15: the
+                              1 + x % 64 bytes of v, a block of its chunk + y % 4096;
+                              build allocates 24 * (sel >> 2) bytes (y bit 14: an
+                              outside value, bit 13: cloned; x bit 6: grown; y bit
+                              12: handed over; x bit 7: sent), receives (x bit 8),
+                              works in a region (x bit 9), and in a rebuild opens a
+                              door of kind x bits 11, 12 on the value made next (x
+                              bit 10; bit 13: its panic inside); y bit 15: the
                               first build panics (the spawned task) */
     PROP_UPDATE = 22,      /* sel: value; fn writes v, stores outside value y >> 4
                               (y bit 2, RT_OWNED), allocates x % 4096 - 1 bytes
@@ -88,8 +93,11 @@ enum prop_kind {
                               y >> 4 (y bit 3); y bit 0: then panics, bit 1: a
                               rebuild's build panics; y bits 12 to 15: the door's
                               allocation an outside value (cloned, grown, handed
-                              over); x bits 12 to 15: fn gets the value made next,
-                              receives, sends, works in a region (docs/fuzzing.md) */
+                              over; without bit 15, bit 14 a block value grown);
+                              x bits 12 to 15: fn opens a door (y bits 8, 9: get,
+                              access, update, update_all; y bit 7: the panic inside
+                              it) on the value made next, receives, sends, works in
+                              a region (docs/fuzzing.md) */
     PROP_UPDATE_ALL = 23,  /* sel and sel / 4: values; as PROP_UPDATE, b gets ~v */
     PROP_ACCESS = 24,      /* sel: value; reads it, allocates x % 4096 - 1 bytes and
                               more as PROP_UPDATE (y bit 0: then panics) */
@@ -186,6 +194,7 @@ enum prop_profile {
     PROP_PANICS,   /* tasks that hold things and panic */
     PROP_CHANNELS, /* values sent and received between main and a task */
     PROP_DOORS,    /* shared values, doors with and without panics */
+    PROP_BUILDS,   /* supervised values poisoned, rebuilt, their builds at work */
     PROP_PROFILES
 };
 extern const char *const prop_profile_names[PROP_PROFILES];

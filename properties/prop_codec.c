@@ -84,6 +84,18 @@ size_t prop_encode(const struct prop_op *ops, size_t n, uint8_t *out)
     return n * PROP_RECORD;
 }
 
+/* The door a door's fn (x bit 12 and y bits 8, 9) or a rebuild (x bit 10
+** and bits 11, 12 of PROP_SHARED) opens on the value made next. */
+static const char *const nest_names[4] = {"gets", "accesses", "updates",
+                                          "updates (update_all, with the one after it)"};
+
+static void describe_nest(const struct prop_op *op, char *buf, size_t len)
+{
+    if (op->x & 0x1000)
+        snprintf(buf, len, ", %s the value made next%s", nest_names[(op->y >> 8) & 3],
+                 (op->y & 0x81) == 0x81 ? " (its panic inside)" : "");
+}
+
 void prop_describe(const struct prop_op *op, char *buf, size_t len)
 {
     switch (op->kind) {
@@ -167,25 +179,37 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
         snprintf(buf, len, "%s(channel %u)", kind_names[op->kind], op->y & 1);
         break;
     case PROP_SHARED: {
-        char build[40] = "";
-        if ((op->sel & 2) && op->sel >> 2 != 0) /* sel bits 2 to 7: what build allocates */
-            snprintf(build, sizeof build, ", build allocates %u bytes%s",
-                     (unsigned)(op->sel >> 2) * 24, op->y & 0x4000 ? " outside" : "");
+        char build[320] = "";
+        if (op->sel & 2) /* what build does: sel bits 2 to 7, x bits 6 to 13, y bits 12 to 14 */
+            snprintf(build, sizeof build, ", build %s%u bytes%s%s%s%s%s%s%s%s%s%s%s",
+                     op->sel >> 2 != 0 ? "allocates " : "allocates nothing: ",
+                     (unsigned)(op->sel >> 2) * 24, op->y & 0x4000 ? " outside" : "",
+                     (op->y & 0x4000) && (op->y & 0x2000) ? ", cloned" : "",
+                     op->x & 0x40 ? ", grown" : "", op->y & 0x1000 ? ", handed over" : "",
+                     op->x & 0x80 ? ", sent on channel 0" : "",
+                     op->x & 0x100 ? ", receives from channel 1" : "",
+                     op->x & 0x200 ? ", in a region" : "",
+                     op->x & 0x400 ? ", then (rebuilds) " : "",
+                     op->x & 0x400 ? nest_names[(op->x >> 11) & 3] : "",
+                     op->x & 0x400 ? " the value made next" : "",
+                     (op->x & 0x400) && (op->x & 0x2000) ? " (a build's panic inside)" : "");
         snprintf(buf, len, "shared_new(%s%s, %u bytes of 0x%02x, block of %u + value's chunk%s%s)",
                  op->sel & 1 ? "RT_OWNED" : "RT_COPY", op->sel & 2 ? ", supervised" : "",
                  1 + op->x % 64, op->v, op->y % 4096, build,
-                 (op->sel & 2) && (op->y & 0x8000) ? ", build panics" : "");
+                 (op->sel & 2) && (op->y & 0x8000) ? ", the first build panics" : "");
         break;
     }
     case PROP_UPDATE:
     case PROP_UPDATE_ALL: {
-        char outside[96] = "";
+        char outside[96] = "", nest[96] = "";
+        describe_nest(op, nest, sizeof nest);
         if (op->y & 0x8000) /* y bits 12 to 15: the allocation an outside value */
             snprintf(outside, sizeof outside, " (an outside value%s%s%s)",
                      op->y & 0x2000 ? ", cloned" : "", op->y & 0x4000 ? ", grown to 2n + 1" : "",
                      op->y & 0x1000 ? ", handed over" : "");
-        else if (op->y & 0x1000)
-            snprintf(outside, sizeof outside, " (its hand-over refused)");
+        else if (op->y & 0x5000)
+            snprintf(outside, sizeof outside, " (a block value%s%s)",
+                     op->y & 0x4000 ? ", grown" : "", op->y & 0x1000 ? ", its hand-over refused" : "");
         snprintf(buf, len, "%s(value %u%s, writes 0x%02x, %s%s%u bytes allocated in the door%s%s%s%s%s%s%s)",
                  kind_names[op->kind], op->sel,
                  op->kind == PROP_UPDATE_ALL ? " and another" : "", op->v,
@@ -197,23 +221,25 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
                  op->x % 4096 ? outside : "",
                  (op->y & 8) ? (op->x & 0x8000 ? ", unstores one, in a region" : ", unstores one")
                              : (op->x & 0x8000 ? ", in a region" : ""),
-                 op->y & 1 ? ", then panics" : "",
-                 (op->y & 2) ? ", a rebuild's build panics" : "",
                  op->x & 0x4000 ? ", sends its outside value on channel 0" : "",
-                 op->x & 0x2000 ? ", receives from channel 1" : "",
-                 op->x & 0x1000 ? ", gets the value made next" : "");
+                 op->x & 0x2000 ? ", receives from channel 1" : "", nest,
+                 op->y & 1 ? ", then panics" : "",
+                 (op->y & 2) ? ", a rebuild's build panics" : "");
         break;
     }
-    case PROP_ACCESS:
+    case PROP_ACCESS: {
+        char nest[96] = "";
+        describe_nest(op, nest, sizeof nest);
         snprintf(buf, len, "access(value %u, %s%u bytes allocated in the door%s%s%s%s%s%s)", op->sel,
                  op->x % 4096 ? "" : "no allocation: ", op->x % 4096 ? op->x % 4096 - 1 : 0,
-                 op->x % 4096 && (op->y & 0x8000) ? " (an outside value)" : "",
+                 op->x % 4096 && (op->y & 0x8000) ? " (an outside value)"
+                 : op->x % 4096 && (op->y & 0x4000) ? " (grown)" : "",
                  op->x & 0x8000 ? ", in a region" : "",
                  op->x & 0x4000 ? ", sends its outside value on channel 0" : "",
-                 op->x & 0x2000 ? ", receives from channel 1" : "",
-                 op->x & 0x1000 ? ", gets the value made next" : "",
+                 op->x & 0x2000 ? ", receives from channel 1" : "", nest,
                  op->y & 1 ? ", then panics" : "");
         break;
+    }
     case PROP_GET:
         snprintf(buf, len, "get(value %u)", op->sel);
         break;
@@ -239,7 +265,7 @@ void prop_describe(const struct prop_op *op, char *buf, size_t len)
 
 void prop_print_snippet(FILE *f, const struct prop_op *ops, size_t n)
 {
-    char what[160];
+    char what[320];
 
     fprintf(f, "static const struct prop_op ops[] = {\n");
     for (size_t i = 0; i < n; i++) {

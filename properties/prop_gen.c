@@ -21,6 +21,7 @@ const char *const prop_profile_names[PROP_PROFILES] = {
     [PROP_PANICS] = "panics",
     [PROP_CHANNELS] = "channels",
     [PROP_DOORS] = "doors",
+    [PROP_BUILDS] = "builds",
 };
 
 /* splitmix64: small, and every seed gives a different stream. */
@@ -185,7 +186,8 @@ static struct prop_op gen_value_op(uint64_t *s)
         return op;
     case 9:
         op = op_of(PROP_HAND_OVER);
-        op.sel = (uint8_t)(below(s, 8) | (below(s, 6) == 0 ? 0x80 : 0));
+        op.sel = (uint8_t)below(s, 8);
+        op.sel |= (uint8_t)(below(s, 6) == 0 ? 0x80 : 0);
         return op;
     default:
         op = op_of(PROP_FREE);
@@ -200,7 +202,8 @@ static struct prop_op gen_chan_op(uint64_t *s)
     switch (below(s, 10)) {
     case 0: case 1: case 2: case 3:
         op = op_of(PROP_SEND);
-        op.sel = (uint8_t)(below(s, 8) | (below(s, 10) == 0 ? 0x80 : 0));
+        op.sel = (uint8_t)below(s, 8);
+        op.sel |= (uint8_t)(below(s, 10) == 0 ? 0x80 : 0);
         break;
     case 4: case 5: case 6: case 7:
         op = op_of(PROP_RECV);
@@ -234,6 +237,45 @@ static void door_fn_args(uint64_t *s, struct prop_op *op)
         op->x |= (uint16_t)(below(s, 4) << 13);
     if (below(s, 4) == 0) /* fn opens a door on a value made later */
         op->x |= 0x1000;
+    /* Drawn after the rest, so that the draws above stay as they were. */
+    if (!(op->y & 0x8000) && below(s, 3) == 0) /* the block value grown */
+        op->y |= 0x4000;
+    if (op->x & 0x1000) { /* that door's kind; the door's panic inside it */
+        op->y |= (uint16_t)(below(s, 4) << 8);
+        op->y |= (uint16_t)(below(s, 2) << 7);
+    }
+}
+
+/* A shared value: sel bits 0, 1 RT_OWNED, supervised; bits 2 to 7 what
+** build allocates; and what build does besides (prop.h). */
+static struct prop_op gen_shared(uint64_t *s)
+{
+    struct prop_op op = op_of(PROP_SHARED);
+
+    op.sel = (uint8_t)below(s, 4), op.x = (uint16_t)below(s, 64);
+    if (below(s, 2) == 0)
+        op.sel |= (uint8_t)(below(s, 64) << 2);
+    op.y = (uint16_t)(below(s, 2) ? below(s, 256) : below(s, 4096));
+    if (below(s, 8) == 0) /* the first build panics (the spawned task only) */
+        op.y |= 0x8000;
+    if (below(s, 3) == 0) /* build's allocation an outside value */
+        op.y |= 0x4000;
+    op.v = pick_fill(s);
+    /* What build does besides: its allocation cloned (an outside one),
+    ** handed over, grown, sent; a receive; a region; a nested door
+    ** (in rebuilds), its kind, the build's panic inside it. */
+    if (below(s, 4) == 0)
+        op.y |= 0x2000;
+    if (below(s, 4) == 0)
+        op.y |= 0x1000;
+    for (unsigned bit = 6; bit <= 9; bit++) /* one statement a draw: they stay in order */
+        if (below(s, 4) == 0)
+            op.x |= (uint16_t)(1u << bit);
+    if (below(s, 3) == 0) {
+        op.x |= (uint16_t)(0x400 | below(s, 4) << 11);
+        op.x |= (uint16_t)(below(s, 2) << 13);
+    }
+    return op;
 }
 
 static struct prop_op gen_door_op(uint64_t *s)
@@ -241,25 +283,16 @@ static struct prop_op gen_door_op(uint64_t *s)
     struct prop_op op;
     switch (below(s, 10)) {
     case 0: case 1:
-        op = op_of(PROP_SHARED);
-        /* sel bits 0, 1: owned, supervised; 2 to 7: what build allocates */
-        op.sel = (uint8_t)below(s, 4), op.x = (uint16_t)below(s, 64);
-        if (below(s, 2) == 0)
-            op.sel |= (uint8_t)(below(s, 64) << 2);
-        op.y = (uint16_t)(below(s, 2) ? below(s, 256) : below(s, 4096));
-        if (below(s, 8) == 0) /* the first build panics (the spawned task only) */
-            op.y |= 0x8000;
-        if (below(s, 3) == 0) /* build's allocation an outside value */
-            op.y |= 0x4000;
-        op.v = pick_fill(s);
-        return op;
+        return gen_shared(s);
     case 2: case 3: case 4:
         op = op_of(PROP_UPDATE);
         op.sel = (uint8_t)below(s, 16);
         op.x = below(s, 2) ? 0 : (uint16_t)(1 + pick_bytes(s) % 4095);
         /* panics, a build that panics, a store, an unstore; which values */
-        op.y = (uint16_t)((below(s, 3) == 0 ? below(s, 4) : 0) | (below(s, 3) == 0 ? 4 : 0) |
-                          (below(s, 4) == 0 ? 8 : 0) | below(s, 8) << 4);
+        op.y = (uint16_t)(below(s, 3) == 0 ? below(s, 4) : 0);
+        op.y |= (uint16_t)(below(s, 3) == 0 ? 4 : 0);
+        op.y |= (uint16_t)(below(s, 4) == 0 ? 8 : 0);
+        op.y |= (uint16_t)(below(s, 8) << 4);
         door_fn_args(s, &op);
         op.v = pick_fill(s);
         return op;
@@ -277,9 +310,12 @@ static struct prop_op gen_door_op(uint64_t *s)
     op.x = below(s, 2) ? 0 : (uint16_t)(1 + pick_bytes(s) % 4095);
     op.y = (uint16_t)(below(s, 3) == 0 ? below(s, 4) : 0);
     door_fn_args(s, &op);
-    if (op.kind == PROP_UPDATE_ALL) /* a store, an unstore; which values; into which */
-        op.y |= (uint16_t)((below(s, 3) == 0 ? 4 : 0) | (below(s, 4) == 0 ? 8 : 0) |
-                           below(s, 8) << 4 | (below(s, 2) ? 0x800 : 0));
+    if (op.kind == PROP_UPDATE_ALL) { /* a store, an unstore; which values; into which */
+        op.y |= (uint16_t)(below(s, 3) == 0 ? 4 : 0);
+        op.y |= (uint16_t)(below(s, 4) == 0 ? 8 : 0);
+        op.y |= (uint16_t)(below(s, 8) << 4);
+        op.y |= (uint16_t)(below(s, 2) ? 0x800 : 0);
+    }
     op.v = pick_fill(s);
     return op;
 }
@@ -432,6 +468,52 @@ size_t prop_generate(uint64_t seed, enum prop_profile profile, struct prop_op *o
             case 1: PUSH(gen_end(&s)); break;
             case 2: PUSH(gen_value_op(&s)); break;
             default: PUSH(gen_door_op(&s)); break;
+            }
+            break;
+        case PROP_BUILDS:
+            /* Supervised values that the spawned task poisons and a later
+            ** door rebuilds, with work for each build: outside values to
+            ** store, values on the channels to receive. A spawn is skipped
+            ** while a task runs, so spawns often mean a new task soon after
+            ** one panicked: the rebuilds that may panic are a task's. */
+            switch (below(&s, 12)) {
+            case 0: case 1: PUSH(gen_spawn(&s)); break;
+            case 2:
+                op = gen_shared(&s);
+                op.sel |= 2;
+                /* each of build's work bits drawn again: builds that do more */
+                op.x |= (uint16_t)(below(&s, 256) << 6);
+                op.y |= (uint16_t)(below(&s, 4) << 12);
+                PUSH(op);
+                break;
+            case 3: /* channel 1 fed for the builds to receive, channel 0 drained of what they send */
+                switch (below(&s, 3)) {
+                case 0: op = op_of(PROP_SEND), op.sel = (uint8_t)below(&s, 8), op.y = 1; break;
+                case 1: op = op_of(PROP_RECV), op.y = 0; break;
+                default: op = gen_chan_op(&s); break;
+                }
+                PUSH(op);
+                break;
+            case 4:
+                /* now and then one a spawned task cannot take: sent, it
+                ** panics the build that receives it */
+                op = op_of(PROP_OUTSIDE);
+                op.x = (uint16_t)(below(&s, 4) == 0 ? 2048 + below(&s, 6144) : below(&s, 600));
+                op.v = pick_fill(&s);
+                PUSH(op);
+                break;
+            default:
+                op = gen_door_op(&s);
+                if (op.kind == PROP_UPDATE || op.kind == PROP_UPDATE_ALL) {
+                    if (below(&s, 3) == 0)
+                        op.y |= 1; /* a panic: an RT_OWNED value poisoned, to be rebuilt */
+                    if (below(&s, 4) == 0)
+                        op.y |= 2; /* a rebuild's build that panics */
+                    if (below(&s, 3) == 0)
+                        op.y |= 4; /* a rebuild that stores */
+                }
+                PUSH(op);
+                break;
             }
             break;
         default:

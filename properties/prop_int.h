@@ -22,6 +22,14 @@ void prop_watch_add(const void *p, size_t used);
 ** what, and the list is emptied either way. */
 int prop_watch_verify(const char *what);
 
+/* A region opened and closed on main's thread inside a door's fn or a
+** build (main's cache is the model's, prop_run.c): it took the chunk at
+** base and used [base, base + used). Checks that the take was the model's
+** (the chunk given back last, or a fresh one when none is kept), moves the
+** model as a take and a give would, and reads the chunk back; 1 on a
+** failure. */
+int prop_region_passed(const unsigned char *base, size_t used);
+
 /* prop_task.c, called by prop_run.c. */
 void prop_task_begin(void);
 /* Runs op if it is a task operation (else returns -1), 0 or 1 as step. */

@@ -90,7 +90,7 @@ static struct {
 int prop_fail(const char *fmt, ...)
 {
     struct prop_report *rep = M.rep;
-    char what[160] = "teardown after the last operation";
+    char what[320] = "teardown after the last operation";
     size_t at;
     va_list ap;
 
@@ -230,6 +230,30 @@ static int check_kept(void)
     if (kept != M.nkept)
         return fail("rt_chunk_kept() is %u, the model keeps %u", kept, M.nkept);
     return 0;
+}
+
+int prop_region_passed(const unsigned char *base, size_t used)
+{
+    struct chunk *c;
+
+    if (M.nkept > 0) {
+        c = M.kept[M.nkept - 1];
+        if (base != c->base)
+            return fail("a region opened inside a door took chunk %p, the model expects %p, "
+                        "the chunk given last (LIFO, %u kept)", (const void *)base,
+                        (void *)c->base, M.nkept);
+        M.nkept--;
+    } else {
+        if (chunk_is_live(base))
+            return fail("a region opened inside a door took chunk %p, which the program still "
+                        "holds (the model keeps no chunk, so it must be fresh)",
+                        (const void *)base);
+        c = shadow_new((unsigned char *)base);
+    }
+    /* The region's own bytes were cleared at its close: what the chunk
+    ** read before the take is checked with the rest, once given back. */
+    model_give(c, used);
+    return shadow_check(c, "a chunk a region inside a door used, given back");
 }
 
 /* ---- operations ---------------------------------------------------------- */

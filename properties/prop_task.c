@@ -36,7 +36,13 @@
 ** own as it enters, and the counts after each store, unstore, allocation,
 ** send and receive it makes; a supervised value's build reads the same in
 ** its first build and in each rebuild; the model answers each
-** (docs/fuzzing.md, "Every call in every context"). When a task ends,
+** (docs/fuzzing.md, "Every call in every context"). A build works as a
+** door's fn does (an allocation, grown, cloned, handed over, sent; a
+** receive; a region; in a rebuild, a door of its own): each build and fn
+** is planned before the door runs, in the order the door runs them,
+** moving the model as it goes, and checked once the door has run. A
+** region opened on main's task inside a door or a build takes a chunk of
+** the cache prop_run.c models, and is followed there. When a task ends,
 ** every outside value it held is freed (seen through prop_note_free, where
 ** the driver sees frees; else LeakSanitizer's job), and so is the chunk of
 ** a region it panicked in, cleared.
@@ -105,22 +111,128 @@ struct chan {
     unsigned head, count;
 };
 
+/* The doors a fn (or a build) may open inside its own door: on values made
+** later than the door's, as doors must nest (refrt.h). */
+enum { NEST_GET, NEST_ACCESS, NEST_UPDATE, NEST_UPDATE_ALL, NEST_NONE };
+
+/* What fn does in a door (and a build in its own), and what it saw there. */
+struct door_job {
+    rt_shared *alloc_in; /* the value whose block a door allocation uses, or NULL */
+    rt_shared *store_into; /* stores and unstores go here; NULL: into alloc_in */
+    void *store, *unstore; /* an outside value to store into alloc_in, one to unstore */
+    rt_status stored;
+    size_t size_a, size_b;
+    uint8_t va, vb;
+    size_t alloc; /* 0: no allocation in the door, else 1 + its bytes */
+    /* The allocation is an outside value (made by rt_clone_outside if
+    ** clone), grown to 2n + 1 bytes with rt_realloc if grow, given away
+    ** with rt_hand_over and free() if hand (else rt_free). A block value
+    ** grows too: grow 1 always, 2 only where grow_fits says the task's
+    ** block certainly takes it (where the first chunk landed is the
+    ** runtime's to choose, not the model's to say); grew says whether it
+    ** did, and at, at_n where the value ended (a block value of the task's
+    ** block: it must overlap none the task holds). */
+    int outside, clone, grow, hand, clone_bad, grew;
+    size_t grow_top, grow_budget, grow_room; /* the model's figures for grow_fits */
+    const unsigned char *grow_arena;
+    unsigned char *at;
+    size_t at_n;
+    int refused_bad; /* a block value was not refused by rt_hand_over or rt_send */
+    /* fn opens a region first, allocates region_bytes of fill in it, and
+    ** closes it last; if the door is to panic (the spawned task), the
+    ** region is still open then, and its chunk is watched (freed, cleared,
+    ** by the task's end). On main's task the chunk is the model's: where it
+    ** came from (region_at) and what it used are checked after the door. */
+    int region, region_watch, region_bad;
+    size_t region_bytes;
+    uint8_t region_fill;
+    rt_region r;
+    const unsigned char *region_at;
+    /* fn sends the door's outside value on send_on instead of freeing it
+    ** (unless the channel is closed), and receives a value from recv_on */
+    rt_chan *send_on, *recv_on;
+    rt_status send_st;
+    void *sent, *got;
+    size_t got_bytes;
+    uint8_t got_fill;
+    int got_bad;
+    size_t recv_held; /* rt_held() with the value received */
+    /* A door nested inside this one, last: nest_kind on nest_s[0] (and
+    ** nest_s[1]), values made later; its fn writes nest_fill, and panics
+    ** if nest_panic (the outer door's panic, moved inside). What it saw:
+    ** the status, the bytes read, and inside its fn rt_poisoned and
+    ** rt_shared_held of its values. */
+    int nest_kind, nest_panic, nest_reached, nest_ran;
+    rt_shared *nest_s[2];
+    size_t nest_size[2];
+    uint8_t nest_fill;
+    rt_status nest_st;
+    unsigned char nest_seen[MAX_SIZE];
+    uint8_t nest_poisoned[2];
+    size_t nest_held[2];
+    int panic;
+    int ran;
+    int alloc_seen;                /* the counts below were read */
+    size_t task_held, shared_held; /* with the door's allocation live */
+    unsigned char seen[MAX_SIZE];
+    /* Read inside fn, where the model answers them too: on entry, every
+    ** shared value's rt_poisoned, the task's rt_held and rt_budget, and
+    ** rt_shared_held of the door's values; after a store and after an
+    ** unstore, the task's and the value's counts. */
+    rt_shared *door_vals[2];
+    rt_shared *all[MAX_SHARED];
+    unsigned nall;
+    int entered, store_seen, unstore_seen;
+    size_t in_held, in_budget, in_shared[2];
+    uint8_t in_poisoned[MAX_SHARED];
+    size_t store_held, store_shared, unstore_held, unstore_shared;
+};
+
+/* What a supervised value's build is asked to do this time (planned
+** before the door: build_plan), and what it saw. Its allocation, region,
+** channel work and nested door are a door_job's, as fn's are. */
 struct build_ctx {
     size_t size;
     uint8_t pattern;
     int panic;
-    size_t alloc;  /* 0: build allocates nothing, else 1 + the bytes it allocates */
-    int outside;   /* the allocation is an outside value (rt_alloc_outside) */
     rt_shared *s;  /* the value, once made (NULL during the first build) */
     void *store;   /* an outside value of the task a rebuild stores, or NULL */
     int unstore;   /* and then unstores */
-    /* what build saw: on entry, after its store, with its allocation live */
+    struct door_job job;
+    /* what build saw: on entry, after its store, after its unstore */
     int ran, poisoned, store_seen, unstore_seen;
     rt_status stored;
-    size_t held, budget, shared_held, store_held, store_shared, unstore_held, unstore_shared,
-        alloc_task_held, alloc_shared_held;
+    size_t held, budget, shared_held, store_held, store_shared, unstore_held, unstore_shared;
     unsigned nall;                  /* the values made before this one, */
     uint8_t poisoned_all[MAX_SHARED]; /* and rt_poisoned() of each, on entry */
+};
+
+/* What a channel does in a door (or a build): x bit 14 of a door, the
+** door's outside value sent on channel 0 (not when it is full and open:
+** the send would block); x bit 13, a value received from channel 1 (not
+** when it is empty and open). */
+struct door_chan {
+    struct chan *sch, *rch;
+    int send;          /* the send goes in (else: closed, RT_CLOSED) */
+    unsigned slot;     /* where in sch's queue the model put it */
+    int recv;          /* a value is received (else: closed and empty, NULL) */
+    int recv_panics;   /* it does not fit the task: panics, stays at the head */
+    size_t sent_n;
+    uint8_t fill;
+    struct item it;    /* what is received */
+    size_t extra;      /* what the two add to the task's count in the door */
+    size_t pre_recv;   /* the task's count just before the receive */
+    size_t recv_delta; /* what the receive adds to it */
+};
+
+/* The model's side of a nested door: what it must give and what its fn
+** must read; v[0] NULL when there is none. */
+struct nest_want {
+    struct shared *v[2];
+    rt_status st;
+    int runs;          /* its fn runs */
+    size_t held[2];    /* rt_shared_held() of its values, read in its fn */
+    uint8_t value;     /* what rt_get or rt_access reads */
 };
 
 #define MAX_STORED 4
@@ -131,9 +243,23 @@ struct shared {
     size_t size, block;
     uint8_t value;
     struct build_ctx ctx;
-    size_t build_bytes; /* what build allocates (and frees), 0: nothing */
-    int build_outside;  /* as an outside value */
-    struct val build_in; /* what its rebuild in this door stores (n 0: nothing) */
+    /* What build does, fixed when the value is made (PROP_SHARED's bits):
+    ** allocates build_bytes (0: nothing), an outside value or (clone) a
+    ** clone, grows it, hands it over, sends it, receives, works in a
+    ** region, opens a door of kind build_nest (rebuilds only: a door on a
+    ** value made later), the build's panic inside it if build_nest_panic. */
+    size_t build_bytes;
+    int build_outside, build_clone, build_grow, build_hand, build_send, build_recv,
+        build_region, build_nest, build_nest_panic;
+    /* The build planned last: what it must read as it enters, what it
+    ** stores (n 0: nothing), whether that store panics, its channel work,
+    ** its nested door. */
+    size_t want_held, want_budget;
+    uint8_t want_poisoned[MAX_SHARED];
+    struct val build_in;
+    int store_panics;
+    struct door_chan dc;
+    struct nest_want nest;
     struct val stored[MAX_STORED]; /* outside values stored into it (D9) */
     unsigned nstored;
 };
@@ -151,58 +277,6 @@ static struct {
 enum cmd_kind {
     C_ALLOC, C_REALLOC, C_FREE, C_OUTSIDE, C_CLONE, C_HAND_OVER, C_SEND, C_RECV,
     C_UPDATE, C_UPDATE_ALL, C_ACCESS, C_GET, C_PANIC, C_SUPERVISED, C_PROBE, C_RETURN
-};
-
-/* What fn does in a door, and what it saw there. */
-struct door_job {
-    rt_shared *alloc_in; /* the value whose block a door allocation uses, or NULL */
-    rt_shared *store_into; /* stores and unstores go here; NULL: into alloc_in */
-    void *store, *unstore; /* an outside value to store into alloc_in, one to unstore */
-    rt_status stored;
-    size_t size_a, size_b;
-    uint8_t va, vb;
-    size_t alloc; /* 0: no allocation in the door, else 1 + its bytes */
-    /* The allocation is an outside value (made by rt_clone_outside if
-    ** clone), grown to 2n + 1 bytes with rt_realloc if grow, given away
-    ** with rt_hand_over and free() if hand (else rt_free). */
-    int outside, clone, grow, hand, clone_bad;
-    int refused_bad; /* a block value was not refused by rt_hand_over or rt_send */
-    /* fn opens a region first (the spawned task only: main's cache is the
-    ** model's), allocates region_bytes of fill in it, and closes it last;
-    ** if the door is to panic, the region is still open then, and its chunk
-    ** is watched (freed, cleared, by the task's end) */
-    int region, region_watch, region_bad;
-    size_t region_bytes;
-    uint8_t region_fill;
-    rt_region r;
-    /* fn sends the door's outside value on send_on instead of freeing it
-    ** (unless the channel is closed), and receives a value from recv_on */
-    rt_chan *send_on, *recv_on;
-    rt_status send_st;
-    void *sent, *got;
-    size_t got_bytes;
-    uint8_t got_fill;
-    int got_bad;
-    size_t recv_held; /* rt_held() with the value received */
-    /* a door nested inside this one: rt_get of a value made later */
-    rt_shared *nested;
-    rt_status nested_st;
-    unsigned char nested_seen[MAX_SIZE];
-    int panic;
-    int ran;
-    size_t task_held, shared_held; /* with the door's allocation live */
-    unsigned char seen[MAX_SIZE];
-    /* Read inside fn, where the model answers them too: on entry, every
-    ** shared value's rt_poisoned, the task's rt_held and rt_budget, and
-    ** rt_shared_held of the door's values; after a store and after an
-    ** unstore, the task's and the value's counts. */
-    rt_shared *door_vals[2];
-    rt_shared *all[MAX_SHARED];
-    unsigned nall;
-    int entered, store_seen, unstore_seen;
-    size_t in_held, in_budget, in_shared[2];
-    uint8_t in_poisoned[MAX_SHARED];
-    size_t store_held, store_shared, unstore_held, unstore_shared;
 };
 
 struct cmd {
@@ -243,6 +317,21 @@ static void door_enter(struct door_job *j)
 /* What rt_clone_outside copies inside a door. */
 static unsigned char clone_source[4096];
 
+/* Whether a block value of n bytes at p, in the task's block, grown to
+** 2n + 1 bytes, certainly fits: its new chunk fits the room left with the
+** old one still live, and past the highest live chunk (the old one
+** included), where the block's bump is once freed chunks are coalesced
+** (block.c). The model's figures come in the job; p is where the runtime
+** put the first chunk, which the model does not predict but may use. */
+static int grow_fits(const struct door_job *j, const unsigned char *p, size_t n)
+{
+    size_t c1 = chunk_of(n), c2 = chunk_of(2 * n + 1);
+    size_t end = (size_t)(p - HEADER - j->grow_arena) + c1;
+    size_t hi = end > j->grow_top ? end : j->grow_top;
+
+    return c1 <= j->grow_room && c2 <= j->grow_room - c1 && hi + c2 <= j->grow_budget;
+}
+
 /* The door's allocation: made, filled, counts read, given back. */
 static void door_alloc_run(struct door_job *j, unsigned char fill)
 {
@@ -261,19 +350,24 @@ static void door_alloc_run(struct door_job *j, unsigned char fill)
             p = rt_realloc(p, 2 * n + 1);
             j->clone_bad |= j->clone && n != 0 && memcmp(p, clone_source, n) != 0;
             n = 2 * n + 1;
+            j->grew = 1;
         }
     } else {
         p = rt_alloc(n);
-        if (j->grow) { /* in the value's block: keeps its bytes */
+        if (j->grow == 1 || (j->grow == 2 && grow_fits(j, p, n))) { /* keeps its bytes */
             memset(p, fill, n);
             p = rt_realloc(p, 2 * n + 1);
             j->clone_bad = n != 0 && !(p[0] == fill && memcmp(p, p + 1, n - 1) == 0);
             n = 2 * n + 1;
+            j->grew = 1;
         }
+        j->at = p;
+        j->at_n = n;
     }
     memset(p, fill, n);
     j->task_held = rt_held();
     j->shared_held = j->alloc_in != NULL ? rt_shared_held(j->alloc_in) : 0;
+    j->alloc_seen = 1;
     if (!j->outside && j->hand) { /* a block value never leaves: refused, nothing changed */
         errno = 0;
         j->refused_bad = rt_hand_over(p) != NULL || errno != EINVAL;
@@ -293,20 +387,71 @@ static void door_alloc_run(struct door_job *j, unsigned char fill)
         rt_free(p);
 }
 
-/* A value received inside the door: the task holds it from now on; and
-** the nested door, if any. */
+/* A value received inside the door: the task holds it from now on. */
 static void door_recv(struct door_job *j)
 {
     unsigned char *g;
 
-    if (j->nested != NULL) /* doors nest in the order values were made */
-        j->nested_st = rt_get(j->nested, j->nested_seen);
     if (j->recv_on == NULL)
         return;
     g = j->got = rt_recv(j->recv_on);
     j->recv_held = rt_held();
     j->got_bad = g != NULL && j->got_bytes != 0 &&
                  !(g[0] == j->got_fill && memcmp(g, g + 1, j->got_bytes - 1) == 0);
+}
+
+/* The nested door's fn: it reads what the model answers, writes (or
+** reads) its values, and panics if asked. */
+static void nest_enter(struct door_job *j)
+{
+    j->nest_ran = 1;
+    for (unsigned k = 0; k < 2 && j->nest_s[k] != NULL; k++) {
+        j->nest_poisoned[k] = rt_poisoned(j->nest_s[k]);
+        j->nest_held[k] = rt_shared_held(j->nest_s[k]);
+    }
+}
+
+static void nest_one(void *v, void *ctx)
+{
+    struct door_job *j = ctx;
+    nest_enter(j);
+    memset(v, j->nest_fill, j->nest_size[0]);
+    if (j->nest_panic)
+        rt_panic("prop: a panic inside a nested door");
+}
+
+static void nest_two(void *va, void *vb, void *ctx)
+{
+    struct door_job *j = ctx;
+    nest_enter(j);
+    memset(va, j->nest_fill, j->nest_size[0]);
+    memset(vb, (uint8_t)~j->nest_fill, j->nest_size[1]);
+    if (j->nest_panic)
+        rt_panic("prop: a panic inside a nested update_all");
+}
+
+static void nest_read(const void *v, void *ctx)
+{
+    struct door_job *j = ctx;
+    nest_enter(j);
+    memcpy(j->nest_seen, v, j->nest_size[0]);
+    if (j->nest_panic)
+        rt_panic("prop: a panic inside a nested access");
+}
+
+/* The door nested inside this one, if any (doors nest in the order values
+** were made). */
+static void door_nest(struct door_job *j)
+{
+    if (j->nest_s[0] == NULL)
+        return;
+    j->nest_reached = 1;
+    switch (j->nest_kind) {
+    case NEST_GET: j->nest_st = rt_get(j->nest_s[0], j->nest_seen); break;
+    case NEST_ACCESS: j->nest_st = rt_access(j->nest_s[0], nest_read, j); break;
+    case NEST_UPDATE: j->nest_st = rt_update(j->nest_s[0], nest_one, j); break;
+    default: j->nest_st = rt_update_all(j->nest_s[0], j->nest_s[1], nest_two, j); break;
+    }
 }
 
 static void door_region_open(struct door_job *j)
@@ -316,6 +461,7 @@ static void door_region_open(struct door_job *j)
     if (!j->region)
         return;
     rt_region_open(&j->r);
+    j->region_at = j->r.base;
     p = rt_region_alloc(&j->r, 1, j->region_bytes, j->region_fill);
     j->region_bad = p != j->r.base || j->r.bump != p + j->region_bytes ||
                     (j->region_bytes != 0 && !(p[0] == j->region_fill &&
@@ -352,6 +498,7 @@ static void door_work(struct door_job *j)
         j->unstore_shared = rt_shared_held(from);
         j->unstore_seen = 1;
     }
+    door_nest(j);
     if (j->panic)
         rt_panic("prop: a panic inside a door");
     door_region_close(j);
@@ -382,15 +529,21 @@ static void door_read(const void *v, void *ctx)
     if (j->alloc != 0) /* from the task's block: an access changes nothing */
         door_alloc_run(j, 0xd1);
     door_recv(j);
+    door_nest(j);
     if (j->panic)
         rt_panic("prop: a panic inside an access");
     door_region_close(j);
 }
 
+/* A supervised value's build: the reads as it enters, the value's bytes,
+** then what build_plan asked, in this order: a region, a store and an
+** unstore, an allocation (grown, handed over, sent), a receive, a nested
+** door, a panic. */
 static void build(void *v, void *ctx)
 {
     struct build_ctx *b = ctx;
     b->ran = 1;
+    b->job.ran = 1;
     b->held = rt_held();
     b->budget = rt_budget();
     b->nall = T.nsh; /* T is still: the interpreter runs this, or waits for it */
@@ -401,6 +554,7 @@ static void build(void *v, void *ctx)
         b->shared_held = rt_shared_held(b->s);
     }
     memset(v, b->pattern, b->size);
+    door_region_open(&b->job);
     if (b->store != NULL) { /* D9: stored by the build, charged to the fresh block */
         b->stored = rt_store(b->s, b->store);
         b->store_held = rt_held();
@@ -413,16 +567,13 @@ static void build(void *v, void *ctx)
             b->unstore_seen = 1;
         }
     }
-    if (b->alloc != 0) {
-        size_t n = b->alloc - 1;
-        unsigned char *p = b->outside ? rt_alloc_outside(n) : rt_alloc(n);
-        memset(p, 0xb1, n);
-        b->alloc_task_held = rt_held();
-        b->alloc_shared_held = b->s != NULL ? rt_shared_held(b->s) : 0;
-        rt_free(p);
-    }
+    if (b->job.alloc != 0)
+        door_alloc_run(&b->job, 0xb1);
+    door_recv(&b->job);
+    door_nest(&b->job);
     if (b->panic)
         rt_panic("prop: a build that panics");
+    door_region_close(&b->job);
 }
 
 /* Runs c on the calling thread, which is the task's. */
@@ -1172,6 +1323,13 @@ static size_t shared_room(const struct shared *sh)
     return (sh->block & ~(size_t)15) - chunk_of(sh->size) - stored_bytes(sh);
 }
 
+/* The room of a build's fresh block: the value's chunk, and `stored`
+** bytes stored into it by the build. */
+static size_t fresh_room(const struct shared *sh, size_t stored)
+{
+    return (sh->block & ~(size_t)15) - chunk_of(sh->size) - stored;
+}
+
 /* What the value's block holds between doors (rt_shared_held). */
 static size_t shared_held(const struct shared *sh)
 {
@@ -1209,10 +1367,587 @@ static int shared_check(const struct shared *sh, const char *why)
     return 0;
 }
 
-static size_t build_alloc(int who, const struct shared *sh);
-static int build_saw(const struct shared *sh, size_t task_held, size_t budget, int rebuild,
-                     const uint8_t *poisoned);
-static void poison_snapshot(uint8_t *pre);
+/* rt_poisoned() of every value as the model has it now. */
+static void poison_snapshot(uint8_t *pre)
+{
+    memset(pre, 0, MAX_SHARED);
+    for (unsigned i = 0; i < T.nsh; i++)
+        pre[i] = T.sh[i].poisoned != 0;
+}
+
+/* ---- what fn, or a build, does in its door: the model's plans ---------------
+**
+** Each plan is made before the door runs, in the order the door will do
+** the work (the rebuilds in lock order, then fn), and moves the model as
+** the work will: so a later plan (a send after a build's send, a nested
+** door after a build's) starts from what the earlier leaves. What each
+** saw is checked once the door has run. */
+
+/* A block value of n bytes in task who's block (a door of RT_COPY values,
+** an access, an RT_COPY value's build), grown to 2n + 1 bytes if j->grow:
+** 1 it fits, -1 it panics (its chunk does not fit the room, or the grown
+** one cannot fit even in place: the caller asks that of the spawned task
+** only), 0 the model cannot say (the caller drops the allocation). Where
+** the growth is certain neither way beforehand, grow_fits decides in fn,
+** from where the first chunk landed, and grows only where it certainly
+** fits. *task is the first chunk, *extra what a growth adds (j->grew). */
+static int task_block_plan(int who, struct door_job *j, size_t n, size_t *task, size_t *extra)
+{
+    const struct task *t = &T.t[who];
+    size_t c1 = chunk_of(n), c2 = chunk_of(2 * n + 1);
+    int f = fits(who, c1);
+
+    *task = c1;
+    *extra = c2 - c1;
+    if (f != 1 || !j->grow) {
+        j->grow = 0;
+        return f;
+    }
+    if (c2 > room(t)) { /* in place it needs c2 - c1 of the room left past c1 */
+        j->grow = who == KID;
+        return who == KID ? -1 : 1;
+    }
+    if (c2 <= c1) {
+        j->grow = 1; /* it fits where it is */
+    } else if (who == MAIN) {
+        j->grow = c1 + c2 <= room(t) / 2; /* as fits() says of main's block */
+    } else {
+        j->grow = 2;
+        j->grow_top = top(t);
+        j->grow_arena = t->arena;
+        j->grow_budget = t->budget;
+        j->grow_room = room(t);
+    }
+    return 1;
+}
+
+/* The door's allocation (1 + bytes in j->alloc, 0: none) as y bits 12 to
+** 15 make it: bit 15 an outside value (bit 13: made by rt_clone_outside),
+** bit 14 grown to 2n + 1 bytes with rt_realloc, bit 12 given away with
+** rt_hand_over and free() (a block value: refused). With it live, the
+** task's count is up by *task (and *extra if it grew: j->grew) and
+** owned's block's by *value: an outside value counts against the task in
+** any door; a block value against the value's block in a door of an
+** RT_OWNED value (owned; grown only when the larger chunk fits there: a
+** growth that panicked would leave the smaller chunk in the poisoned
+** block), else the task's. Returns 1 if it fits for sure, -1 if it must
+** panic, 0 if the model cannot say. */
+static int door_alloc(int who, const struct shared *owned, struct door_job *j, uint16_t y,
+                      size_t *task, size_t *value, size_t *extra)
+{
+    size_t n = j->alloc - 1;
+
+    *task = *value = *extra = 0;
+    if (j->alloc == 0)
+        return 1;
+    j->outside = (y >> 15) & 1;
+    j->hand = (y >> 12) & 1;
+    j->grow = (y >> 14) & 1;
+    if (j->outside) {
+        j->clone = (y >> 13) & 1;
+        *task = j->grow ? 2 * n + 1 : n;
+        return fits_outside(who, *task);
+    }
+    if (owned != NULL) { /* the value's block: the value, then this at its top */
+        j->grow = j->grow && chunk_of(2 * n + 1) <= shared_room(owned);
+        *value = chunk_of(j->grow ? 2 * n + 1 : n);
+        return *value > shared_room(owned) ? -1 : 1;
+    }
+    return task_block_plan(who, j, n, task, extra);
+}
+
+/* No allocation in the door after all. */
+static void door_alloc_none(struct door_job *j, size_t *task, size_t *value, size_t *extra)
+{
+    j->alloc = 0;
+    j->outside = j->clone = j->grow = j->hand = 0;
+    *task = *value = *extra = 0;
+}
+
+/* x bit 15: fn works in a region of x % 4096 bytes of v; its chunk is
+** watched if the door is to panic. */
+static void door_region(struct door_job *j, const struct prop_op *op, int panics)
+{
+    j->region = (op->x & 0x8000) != 0;
+    j->region_bytes = op->x % 4096;
+    j->region_fill = op->v;
+    j->region_watch = panics;
+}
+
+static int door_region_check(const struct door_job *j, const char *door)
+{
+    if (j->ran && j->region && j->region_bad)
+        return prop_fail("inside %s, a region's allocation of %zu bytes is not at its base, "
+                         "or does not read its fill 0x%02x", door, j->region_bytes,
+                         j->region_fill);
+    return 0;
+}
+
+/* A door's channel work (send: the door's outside value on channel 0;
+** recv: from channel 1), planned before the door runs unless something
+** earlier in it panics; moves the model's counts and queues as the door
+** will: a value sent is queued at once (its pointer filled in when the
+** door has run), so a later send in the same door sees it. Returns
+** whether the receive panics. */
+static int door_chan_plan(int who, int send, int recv, struct door_job *j, struct door_chan *dc,
+                          uint8_t fill, int earlier_panic)
+{
+    struct task *t = &T.t[who];
+
+    memset(dc, 0, sizeof *dc);
+    if (earlier_panic)
+        return 0;
+    if (send && j->alloc != 0 && !j->outside) {
+        struct chan *ch = chan_pick(0);
+        if (!ch->closed && ch->count < ch->cap)
+            j->send_on = ch->c; /* a block value: RT_REFUSED, nothing sent */
+    } else if (send && j->alloc != 0 && j->outside) {
+        struct chan *ch = chan_pick(0);
+        if (ch->closed || ch->count < ch->cap) {
+            j->send_on = ch->c;
+            dc->sch = ch;
+            dc->send = !ch->closed;
+            dc->sent_n = j->grow ? 2 * (j->alloc - 1) + 1 : j->alloc - 1;
+            dc->fill = fill;
+            if (dc->send) {
+                dc->slot = (ch->head + ch->count) % QUEUE_MAX;
+                ch->q[dc->slot] = (struct item){NULL, dc->sent_n, fill, who};
+                ch->count++;
+                t->held += dc->sent_n; /* in flight: still the sender's */
+                dc->extra += dc->sent_n;
+            }
+        }
+    }
+    dc->pre_recv = t->held;
+    if (recv) {
+        struct chan *ch = chan_pick(1);
+        if (ch->count == 0) {
+            if (ch->closed) {
+                j->recv_on = ch->c;
+                dc->rch = ch;
+            }
+        } else if (t->nout < MAX_OUTS) {
+            int fo = fits_outside(who, ch->q[ch->head].n);
+            if (fo == 1 || (fo < 0 && who == KID)) {
+                dc->it = ch->q[ch->head];
+                j->recv_on = ch->c;
+                j->got_bytes = dc->it.n;
+                j->got_fill = dc->it.fill;
+                dc->rch = ch;
+                dc->recv = 1;
+                dc->recv_panics = fo < 0; /* the value stays at the head */
+                if (!dc->recv_panics) {
+                    ch->head = (ch->head + 1) % QUEUE_MAX;
+                    ch->count--;
+                    if (dc->it.sender != ENDED)
+                        T.t[dc->it.sender].held -= dc->it.n;
+                    out_add(who, dc->it.p, dc->it.n, dc->it.fill);
+                    /* it moves to the task's count, unless the task sent it */
+                    dc->recv_delta = dc->it.sender == who ? 0 : dc->it.n;
+                    dc->extra += dc->recv_delta;
+                }
+            }
+        }
+    }
+    return dc->recv_panics;
+}
+
+/* After the door: the value sent is in its queue (counting against nobody
+** if its sender ended meanwhile); what the job saw is the model's. The
+** work ran to its channel part whenever the job ran: a panic the model
+** planned earlier left no channel work planned. */
+static int door_chan_done(int who, int ended, const struct door_job *j,
+                          const struct door_chan *dc, const char *door)
+{
+    int done = j->ran;
+
+    if (done && j->refused_bad)
+        return prop_fail("inside %s, a block value was not refused by rt_hand_over (NULL, "
+                         "EINVAL) or rt_send (RT_REFUSED)", door);
+    if (dc->sch != NULL && dc->send) {
+        if (j->sent == NULL || (done && j->send_st != RT_OK))
+            return prop_fail("inside %s, rt_send of an outside value gives %d, the model RT_OK",
+                             door, (int)j->send_st);
+        dc->sch->q[dc->slot].p = j->sent;
+        dc->sch->q[dc->slot].sender = ended ? ENDED : who;
+    } else if (dc->sch != NULL && done && j->send_st != RT_CLOSED) {
+        return prop_fail("inside %s, rt_send on a closed channel gives %d, not RT_CLOSED", door,
+                         (int)j->send_st);
+    }
+    if (dc->rch != NULL && done && !dc->recv_panics) {
+        if (j->got != (dc->recv ? (void *)dc->it.p : NULL))
+            return prop_fail("inside %s, rt_recv gives %p, the model %p", door, j->got,
+                             dc->recv ? (void *)dc->it.p : NULL);
+        if (j->got_bad)
+            return prop_fail("inside %s, the value received does not read its fill 0x%02x",
+                             door, j->got_fill);
+        if (dc->recv && j->recv_held != dc->pre_recv + dc->recv_delta)
+            return prop_fail("inside %s, with a %zu-byte value received, the task holds %zu, "
+                             "the model %zu", door, dc->it.n, j->recv_held,
+                             dc->pre_recv + dc->recv_delta);
+    }
+    return 0;
+}
+
+/* The door nested last in fn or a build: `kind` on the value made right
+** after T.sh[last] (NEST_UPDATE_ALL: on the two made after it), unless
+** there is no such value, or one is poisoned and supervised (a rebuild
+** there is the rebuilds' part), or something earlier panics; its fn
+** panics if `panic`. Moves the model as the nested door will: an update
+** writes `fill` (a panic poisons an RT_OWNED value and leaves an RT_COPY
+** one as it was), an update_all `fill` and ~`fill` (a panic poisons both
+** unless both copy); a door on a poisoned value gives RT_POISONED and its
+** fn does not run. Returns whether the nested fn panics. */
+static int nest_plan(struct door_job *j, struct nest_want *w, int kind, unsigned last, int panic,
+                     uint8_t fill, int earlier_panic)
+{
+    unsigned nv = kind == NEST_UPDATE_ALL ? 2 : 1;
+    int copies = 1;
+
+    memset(w, 0, sizeof *w);
+    j->nest_s[0] = j->nest_s[1] = NULL;
+    if (kind == NEST_NONE || earlier_panic || last + nv >= T.nsh)
+        return 0;
+    for (unsigned k = 0; k < nv; k++)
+        if (T.sh[last + 1 + k].poisoned && T.sh[last + 1 + k].supervised)
+            return 0;
+    w->st = RT_OK;
+    for (unsigned k = 0; k < nv; k++) {
+        struct shared *n = &T.sh[last + 1 + k];
+        w->v[k] = n;
+        w->held[k] = shared_held(n);
+        if (n->poisoned)
+            w->st = RT_POISONED;
+        copies = copies && !n->owned;
+        j->nest_s[k] = n->s;
+        j->nest_size[k] = n->size;
+    }
+    w->value = w->v[0]->value;
+    w->runs = w->st == RT_OK && kind != NEST_GET;
+    j->nest_kind = kind;
+    j->nest_fill = fill;
+    j->nest_panic = w->runs && panic;
+    if (w->runs && kind == NEST_UPDATE) {
+        struct shared *n = w->v[0];
+        if (n->owned || !j->nest_panic) /* in place, or the copy written back */
+            n->value = fill;
+        n->poisoned = n->owned && j->nest_panic;
+    } else if (w->runs && kind == NEST_UPDATE_ALL && (!copies || !j->nest_panic)) {
+        w->v[0]->value = fill;
+        w->v[1]->value = (uint8_t)~fill;
+        w->v[0]->poisoned = w->v[1]->poisoned = !copies && j->nest_panic;
+    }
+    return j->nest_panic;
+}
+
+/* What the nested door gave and what its fn read, against the model; then
+** its values read back from main's task. */
+static int nest_check(const struct door_job *j, const struct nest_want *w, const char *where)
+{
+    static const char *const names[] = {"rt_get", "rt_access", "rt_update", "rt_update_all"};
+    unsigned nv = j->nest_kind == NEST_UPDATE_ALL ? 2 : 1;
+    const char *name;
+
+    if (w->v[0] == NULL || !j->ran)
+        return 0;
+    name = names[j->nest_kind];
+    if (!j->nest_reached)
+        return prop_fail("inside %s, the %s nested last was never opened", where, name);
+    if (!j->nest_panic && j->nest_st != w->st)
+        return prop_fail("inside %s, %s of shared value %u (made later) gives %d, the model %d",
+                         where, name, (unsigned)(w->v[0] - T.sh), (int)j->nest_st, (int)w->st);
+    if (j->nest_ran != w->runs)
+        return prop_fail("inside %s, the fn of %s on shared value %u %s, the model: it %s",
+                         where, name, (unsigned)(w->v[0] - T.sh), j->nest_ran ? "ran" : "did not run",
+                         w->runs ? "runs" : "does not");
+    for (unsigned k = 0; j->nest_ran && k < nv; k++)
+        if (j->nest_poisoned[k] || j->nest_held[k] != w->held[k])
+            return prop_fail("inside the fn of %s nested in %s, rt_poisoned() of shared value %u "
+                             "is %d and rt_shared_held() %zu, the model 0 and %zu", name, where,
+                             (unsigned)(w->v[k] - T.sh), j->nest_poisoned[k], j->nest_held[k],
+                             w->held[k]);
+    if (((j->nest_kind == NEST_GET && w->st == RT_OK) ||
+         (j->nest_kind == NEST_ACCESS && j->nest_ran)) &&
+        !reads(j->nest_seen, w->v[0]->size, w->value))
+        return prop_fail("inside %s, %s of shared value %u reads bytes other than its 0x%02x",
+                         where, name, (unsigned)(w->v[0] - T.sh), w->value);
+    for (unsigned k = 0; k < nv; k++)
+        if (shared_check(w->v[k], "a value a nested door opened, after it"))
+            return 1;
+    return 0;
+}
+
+/* What a job leaves for the model to check once its door has closed: on
+** main's task, the chunk its region took and gave back (main's cache is
+** the model's); a block value it made, which must have overlapped none
+** the task holds. */
+static int job_after(int who, const struct door_job *j, int ended)
+{
+    if (!j->ran || ended)
+        return 0;
+    if (who == MAIN && j->region_at != NULL && prop_region_passed(j->region_at, j->region_bytes))
+        return 1;
+    return j->at != NULL && overlaps(who, j->at, j->at_n, NULL);
+}
+
+/* ---- builds ----------------------------------------------------------------- */
+
+/* What build does, from PROP_SHARED's bits (prop.h). */
+static void build_flags(struct shared *sh, const struct prop_op *op)
+{
+    sh->build_bytes = (size_t)(op->sel >> 2) * 24; /* sel bits 2 to 7 */
+    sh->build_outside = (op->y >> 14) & 1;
+    sh->build_clone = (op->y >> 13) & 1;
+    sh->build_hand = (op->y >> 12) & 1;
+    sh->build_grow = (op->x >> 6) & 1;
+    sh->build_send = (op->x >> 7) & 1;
+    sh->build_recv = (op->x >> 8) & 1;
+    sh->build_region = (op->x >> 9) & 1;
+    sh->build_nest = (op->x >> 10) & 1 ? (op->x >> 11) & 3 : NEST_NONE;
+    sh->build_nest_panic = (op->x >> 13) & 1;
+}
+
+/* Plans one build of sh on task who: the first (first: in
+** rt_shared_supervised, no handle yet), or a rebuild in a door whose
+** values end at T.sh[last]. in: an outside value of the task the rebuild
+** stores into the fresh block (RT_OWNED values only), unstored again if
+** unstore; panic: the build panics at its end (the spawned task only).
+** Records what the build must read as it enters (the model's answers now)
+** and moves the model as the build will, up to where it panics. Returns
+** whether it panics: a store the fresh block cannot take (the value goes
+** back to the task, and is freed with it), an allocation or its growth
+** that does not fit where it is made (the fresh block for an RT_OWNED
+** value, the task's block for an RT_COPY one, the task's count for an
+** outside value), a value received that the task cannot take, its nested
+** door's fn, or the panic asked; on main's task such a step is left out.
+** A build that panics leaves the value as it was (poisoned, or never
+** made), its fresh block freed with what was stored into it; one that
+** returns replaces the value's state with the fresh one. */
+static int build_plan(int who, struct shared *sh, int first, unsigned last, const struct val *in,
+                      int unstore, int panic)
+{
+    struct task *t = &T.t[who];
+    struct build_ctx *b = &sh->ctx;
+    struct door_job *j = &b->job;
+    size_t n = sh->build_bytes, kept = 0, task, extra;
+    int panics = 0, f;
+
+    sh->want_held = t->held;
+    sh->want_budget = t->budget;
+    poison_snapshot(sh->want_poisoned);
+    b->ran = b->store_seen = b->unstore_seen = 0;
+    b->store = NULL;
+    b->unstore = 0;
+    *j = (struct door_job){.alloc_in = first ? NULL : sh->s};
+    sh->build_in = (struct val){0};
+    sh->store_panics = 0;
+    if (in != NULL && (in->n <= fresh_room(sh, 0) || who == KID)) {
+        sh->build_in = *in;
+        b->store = in->p;
+        b->unstore = unstore;
+        if (in->n > fresh_room(sh, 0)) {
+            panics = sh->store_panics = 1;
+        } else if (!unstore) {
+            for (unsigned i = 0; i < t->nout; i++)
+                if (t->out[i].p == in->p)
+                    val_drop(t->out, &t->nout, i);
+            kept = sh->build_in.n;
+            t->held -= kept;
+        }
+    }
+    if (!panics && n != 0) {
+        j->alloc = 1 + n;
+        j->outside = sh->build_outside;
+        j->clone = sh->build_outside && sh->build_clone;
+        j->grow = sh->build_grow;
+        j->hand = sh->build_hand;
+        if (j->outside)
+            f = fits_outside(who, j->grow ? 2 * n + 1 : n);
+        else if (sh->owned) /* the fresh block: the value, then this at its top, grown in place */
+            f = chunk_of(j->grow ? 2 * n + 1 : n) > fresh_room(sh, kept) ? -1 : 1;
+        else
+            f = task_block_plan(who, j, n, &task, &extra);
+        if (f == 0 || (f < 0 && who == MAIN))
+            door_alloc_none(j, &task, &task, &extra);
+        panics = f < 0 && who == KID;
+    }
+    panics = door_chan_plan(who, sh->build_send, sh->build_recv, j, &sh->dc, 0xb1, panics) ||
+             panics;
+    j->region = sh->build_region;
+    j->region_bytes = sh->size;
+    j->region_fill = b->pattern;
+    panics = nest_plan(j, &sh->nest, first ? NEST_NONE : sh->build_nest, last,
+                       panic && sh->build_nest_panic, (uint8_t)(b->pattern ^ 0x5a), panics) ||
+             panics;
+    b->panic = panic;
+    panics = panics || panic;
+    j->region_watch = panics;
+    if (panics) {
+        if (kept != 0) /* stored into the fresh block: freed with it */
+            prop_watch_add(sh->build_in.p, 0);
+        return 1;
+    }
+    if (!first)
+        stored_drop(sh); /* the old state goes, with what was stored into it */
+    sh->poisoned = 0;
+    sh->value = b->pattern;
+    if (kept != 0)
+        sh->stored[sh->nstored++] = sh->build_in;
+    return 0;
+}
+
+/* What the build planned last saw against the model: on entry, the task's
+** count and budget as they were then, every other value's rt_poisoned (one
+** rebuilt earlier in the same door: false); in a rebuild, the value still
+** poisoned (it stays so if build panics, so until build returns) and its
+** fresh block holding the value alone; after a store and an unstore, the
+** counts moved by the value's bytes; with its allocation live, the
+** allocation counted where build_plan said (the fresh block for an
+** RT_OWNED value's block value, else the task). */
+static int build_saw(const struct shared *sh, int first)
+{
+    const struct build_ctx *b = &sh->ctx;
+    const struct door_job *j = &b->job;
+    unsigned i = (unsigned)(sh - T.sh);
+    const char *what = first ? "first build" : "rebuild";
+    size_t held = sh->want_held, value = chunk_of(sh->size);
+    size_t in = b->store != NULL && !sh->store_panics ? sh->build_in.n : 0;
+    size_t kept = b->unstore ? 0 : in, n = j->alloc - 1;
+    int in_task = j->outside || !sh->owned;
+    size_t grown = j->grew ? 2 * n + 1 : n, chunk = j->outside ? grown : chunk_of(grown);
+
+    if (!b->ran)
+        return prop_fail("shared value %u: its %s did not run", i, what);
+    if (b->held != held || b->budget != sh->want_budget)
+        return prop_fail("inside the %s of shared value %u, rt_held() is %zu and rt_budget() "
+                         "%zu, the model %zu and %zu (the task's)", what, i, b->held, b->budget,
+                         held, sh->want_budget);
+    if (!first && !b->poisoned)
+        return prop_fail("inside the rebuild of shared value %u, rt_poisoned() is false, the "
+                         "model: poisoned until build returns", i);
+    if (!first && b->shared_held != value)
+        return prop_fail("inside the rebuild of shared value %u, rt_shared_held() is %zu, the "
+                         "model %zu (a fresh block: the value alone)", i, b->shared_held, value);
+    if (sh->store_panics && b->store_seen)
+        return prop_fail("inside the rebuild of shared value %u, rt_store of %zu bytes returned "
+                         "%d; the model: the fresh block has %zu left, so it panics", i,
+                         sh->build_in.n, (int)b->stored, fresh_room(sh, 0));
+    if (in != 0 && (!b->store_seen || b->stored != RT_OK || b->store_held != held - in ||
+                    b->store_shared != value + in))
+        return prop_fail("inside the rebuild of shared value %u, rt_store of %zu bytes gives %d; "
+                         "after it the task holds %zu and the fresh block %zu, the model "
+                         "RT_OK, %zu and %zu", i, in, (int)b->stored, b->store_held,
+                         b->store_shared, held - in, value + in);
+    if (in != 0 && b->unstore &&
+        (!b->unstore_seen || b->unstore_held != held || b->unstore_shared != value))
+        return prop_fail("inside the rebuild of shared value %u, after unstoring the %zu bytes "
+                         "it stored, the task holds %zu and the fresh block %zu, the model %zu "
+                         "and %zu", i, in, b->unstore_held, b->unstore_shared, held, value);
+    if (j->alloc != 0 && j->alloc_seen && j->task_held != held - kept + (in_task ? chunk : 0))
+        return prop_fail("inside the %s of shared value %u, with a %zu-byte %s live, the task "
+                         "holds %zu, the model %zu (it counts against %s)", what, i, grown,
+                         j->outside ? "outside value" : "allocation", j->task_held,
+                         held - kept + (in_task ? chunk : 0),
+                         in_task ? "the task" : "the fresh block");
+    if (!first && j->alloc != 0 && j->alloc_seen &&
+        j->shared_held != value + kept + (in_task ? 0 : chunk))
+        return prop_fail("inside the rebuild of shared value %u, with a %zu-byte allocation "
+                         "live, its block holds %zu, the model %zu", i, grown, j->shared_held,
+                         value + kept + (in_task ? 0 : chunk));
+    if (j->alloc != 0 && j->alloc_seen && j->clone_bad)
+        return prop_fail("inside the %s of shared value %u, a clone, or a value grown, does "
+                         "not read what it held", what, i);
+    for (unsigned k = 0; k < b->nall; k++)
+        if (b->poisoned_all[k] != sh->want_poisoned[k])
+            return prop_fail("inside the %s of shared value %u, rt_poisoned() of shared value %u "
+                             "is %d, the model %d", what, i, k, b->poisoned_all[k],
+                             sh->want_poisoned[k]);
+    return 0;
+}
+
+/* Everything the build planned last did, against the model, once the
+** operation that ran it is over (ended: its task panicked in it). */
+static int build_done(int who, const struct shared *sh, int first, int ended)
+{
+    const char *what = first ? "a first build" : "a rebuild";
+    const struct door_job *j = &sh->ctx.job;
+
+    return build_saw(sh, first) || door_region_check(j, what) ||
+           door_chan_done(who, ended, j, &sh->dc, what) || nest_check(j, &sh->nest, what) ||
+           job_after(who, j, ended);
+}
+
+/* Before fn runs: RT_POISONED if a value is poisoned and not supervised;
+** else the poisoned supervised ones are rebuilt, in lock order (values
+** made earlier first), each build planned by build_plan, and rebuilt[i]
+** says which were. With `store` (1 + a selector), the first rebuild of an
+** RT_OWNED value stores the task's outside value selected (and unstores
+** it if `unstore`); with panic_first, the first rebuild's build panics.
+** A build that panics ends the door there (*panics): fn never runs, and
+** no later value is rebuilt. */
+static rt_status door_ready(int who, struct shared **v, unsigned n, int *rebuilt,
+                            unsigned store, int unstore, int panic_first, int *panics)
+{
+    struct task *t = &T.t[who];
+    unsigned order[2] = {0, 1}, last = 0;
+
+    *panics = 0;
+    if (n == 2 && v[1] < v[0])
+        order[0] = 1, order[1] = 0;
+    for (unsigned i = 0; i < n; i++) {
+        rebuilt[i] = 0;
+        if ((unsigned)(v[i] - T.sh) > last)
+            last = (unsigned)(v[i] - T.sh);
+    }
+    for (unsigned i = 0; i < n; i++)
+        if (v[i]->poisoned && !v[i]->supervised)
+            return RT_POISONED;
+    for (unsigned o = 0; o < n; o++) {
+        struct shared *sh = v[order[o]];
+        struct val in = {0};
+        if (!sh->poisoned)
+            continue;
+        if (store != 0 && sh->owned && t->nout != 0) {
+            in = t->out[(store - 1) % t->nout];
+            store = 0; /* the first rebuild only */
+        }
+        rebuilt[order[o]] = 1;
+        if (build_plan(who, sh, 0, last, in.p != NULL ? &in : NULL, unstore, panic_first)) {
+            *panics = 1;
+            return RT_OK;
+        }
+        panic_first = 0;
+    }
+    return RT_OK;
+}
+
+/* The rebuilds of a door, in lock order, against the model. */
+static int builds_done(int who, struct shared **v, unsigned n, const int *rebuilt, int ended)
+{
+    unsigned order[2] = {0, 1};
+
+    if (n == 2 && v[1] < v[0])
+        order[0] = 1, order[1] = 0;
+    for (unsigned o = 0; o < n; o++)
+        if (rebuilt[order[o]] && build_done(who, v[order[o]], 0, ended))
+            return 1;
+    return 0;
+}
+
+/* A door whose rebuild panicked (door_ready said so): fn never ran, the
+** task ended; the values stay as the builds left them. */
+static int door_ended_in_build(struct shared **v, unsigned n, const int *rebuilt, struct cmd *c,
+                               const char *what)
+{
+    int f = run(KID, c, 1, what);
+
+    if (f == FAILED || builds_done(KID, v, n, rebuilt, 1))
+        return 1;
+    for (unsigned i = 0; i < n; i++)
+        if (shared_check(v[i], "after a door whose rebuild panicked"))
+            return 1;
+    return 0;
+}
 
 static int op_shared(const struct prop_op *op)
 {
@@ -1231,28 +1966,18 @@ static int op_shared(const struct prop_op *op)
     if (sh->supervised) {
         struct cmd c = {.kind = C_SUPERVISED, .skind = sh->owned ? RT_OWNED : RT_COPY,
                         .ctx = &sh->ctx, .block = sh->block};
-        size_t held = T.t[who].held, budget = T.t[who].budget;
-        uint8_t pre[MAX_SHARED];
-        poison_snapshot(pre);
-        sh->build_bytes = (size_t)(op->sel >> 2) * 24; /* sel bits 2 to 7 */
-        sh->build_outside = (op->y >> 14) & 1;
-        sh->ctx = (struct build_ctx){.size = sh->size, .pattern = op->v,
-                                     .outside = sh->build_outside};
-        sh->ctx.alloc = build_alloc(who, sh);
-        if (who == KID && (op->y & 0x8000)) {
-            /* the first build panics: nothing is made, the fresh block goes
-            ** (the blocks the model counts stay as they were), the task ends */
-            int f;
-            sh->ctx.panic = 1;
-            f = run(KID, &c, 1, "rt_shared_supervised, its build panicking");
-            sh->ctx.panic = 0;
-            return f == FAILED || build_saw(sh, held, budget, 0, pre);
-        }
-        RUN(who, &c, 0, "rt_shared_supervised");
+        int f;
+        build_flags(sh, op);
+        sh->ctx = (struct build_ctx){.size = sh->size, .pattern = op->v};
+        /* y bit 15: the first build panics (the spawned task only) */
+        f = build_plan(who, sh, 1, 0, NULL, 0, who == KID && (op->y & 0x8000));
+        f = run(who, &c, f, "rt_shared_supervised");
+        if (f == FAILED || build_done(who, sh, 1, f == PANICKED))
+            return 1;
+        if (f == PANICKED) /* nothing is made: the blocks the model counts stay as they were */
+            return 0;
         sh->s = c.r;
         sh->ctx.s = sh->s; /* a rebuild's build reads the value through it */
-        if (build_saw(sh, held, budget, 0, pre))
-            return 1;
     } else {
         memset(init, op->v, sh->size);
         sh->s = rt_shared_new(sh->owned ? RT_OWNED : RT_COPY, sh->size, init, sh->block);
@@ -1260,165 +1985,6 @@ static int op_shared(const struct prop_op *op)
     T.nsh++;
     T.blocks++;
     return shared_check(sh, "a new shared value");
-}
-
-/* What build allocates (1 + its bytes), when the model can say it fits
-** where it allocates: the fresh block of an RT_OWNED value, the task's
-** block of an RT_COPY one (docs/poisoning.md); else 0, nothing. */
-static size_t build_alloc(int who, const struct shared *sh)
-{
-    size_t chunk = chunk_of(sh->build_bytes);
-
-    if (sh->build_bytes == 0)
-        return 0;
-    if (sh->build_outside) /* counted against the task, whatever the kind */
-        return fits_outside(who, sh->build_bytes) == 1 ? 1 + sh->build_bytes : 0;
-    if (sh->owned) /* the fresh block: the value, what build stored, then this */
-        return chunk <= shared_room(sh) ? 1 + sh->build_bytes : 0;
-    return fits(who, chunk) == 1 ? 1 + sh->build_bytes : 0;
-}
-
-/* Before fn runs: RT_POISONED if a value is poisoned and not supervised;
-** else the poisoned supervised ones are rebuilt (fresh, then built), in
-** lock order (values made earlier first), and rebuilt[i] says which. With
-** `store` (1 + a selector), the first rebuild of an RT_OWNED value stores
-** the task's outside value selected, when the fresh block takes it. */
-static rt_status door_ready(int who, struct shared **v, unsigned n, int *rebuilt,
-                            unsigned store, int unstore)
-{
-    struct task *t = &T.t[who];
-    unsigned order[2] = {0, 1};
-
-    if (n == 2 && v[1] < v[0])
-        order[0] = 1, order[1] = 0;
-    for (unsigned i = 0; i < n; i++) {
-        rebuilt[i] = 0;
-        v[i]->build_in = (struct val){0};
-        v[i]->ctx.store = NULL;
-        v[i]->ctx.unstore = 0;
-    }
-    for (unsigned i = 0; i < n; i++)
-        if (v[i]->poisoned && !v[i]->supervised)
-            return RT_POISONED;
-    for (unsigned o = 0; o < n; o++) {
-        struct shared *sh = v[order[o]];
-        if (!sh->poisoned)
-            continue;
-        sh->poisoned = 0;
-        sh->value = sh->ctx.pattern;
-        stored_drop(sh);
-        if (store != 0 && sh->owned && t->nout != 0) {
-            unsigned k = (store - 1) % t->nout;
-            if (t->out[k].n <= shared_room(sh)) {
-                sh->build_in = t->out[k];
-                sh->ctx.store = t->out[k].p;
-                sh->ctx.unstore = unstore; /* then back: the task's as before */
-                if (!unstore) {
-                    val_drop(t->out, &t->nout, k);
-                    t->held -= sh->build_in.n;
-                    sh->stored[sh->nstored++] = sh->build_in;
-                }
-            }
-            store = 0; /* the first rebuild only */
-        }
-        sh->ctx.alloc = build_alloc(who, sh);
-        sh->ctx.ran = 0;
-        sh->ctx.store_seen = sh->ctx.unstore_seen = 0;
-        rebuilt[order[o]] = 1;
-    }
-    return RT_OK;
-}
-
-/* What build saw against the model: the task's count as it was before
-** the door (an allocation in an RT_OWNED value's build goes to the fresh
-** block, in an RT_COPY one's to the task's), the task's budget; in a
-** rebuild, the value still poisoned (until build returns: a build that
-** panics leaves it poisoned) and its fresh block holding the value alone. */
-static int build_saw(const struct shared *sh, size_t task_held, size_t budget, int rebuild,
-                     const uint8_t *poisoned)
-{
-    const struct build_ctx *b = &sh->ctx;
-    unsigned i = (unsigned)(sh - T.sh);
-    size_t chunk = b->alloc == 0 ? 0 : b->outside ? b->alloc - 1 : chunk_of(b->alloc - 1);
-    int in_task = b->outside || !sh->owned; /* where the allocation counts */
-    const char *what = rebuild ? "rebuild" : "first build";
-    size_t in = b->store != NULL ? sh->build_in.n : 0;
-    size_t kept = b->unstore ? 0 : in; /* what is still stored when build allocates */
-
-    if (!b->ran)
-        return prop_fail("shared value %u: its %s did not run", i, what);
-    if (b->held != task_held || b->budget != budget)
-        return prop_fail("inside the %s of shared value %u, rt_held() is %zu and rt_budget() "
-                         "%zu, the model %zu and %zu (the task's)", what, i, b->held, b->budget,
-                         task_held, budget);
-    if (rebuild && !b->poisoned)
-        return prop_fail("inside the rebuild of shared value %u, rt_poisoned() is false, the "
-                         "model: poisoned until build returns", i);
-    if (rebuild && b->shared_held != chunk_of(sh->size))
-        return prop_fail("inside the rebuild of shared value %u, rt_shared_held() is %zu, the "
-                         "model %zu (a fresh block: the value alone)", i, b->shared_held,
-                         chunk_of(sh->size));
-    if (b->store != NULL && (!b->store_seen || b->stored != RT_OK ||
-                             b->store_held != task_held - in ||
-                             b->store_shared != chunk_of(sh->size) + in))
-        return prop_fail("inside the rebuild of shared value %u, rt_store of %zu bytes gives %d; "
-                         "after it the task holds %zu and the fresh block %zu, the model "
-                         "RT_OK, %zu and %zu", i, in, (int)b->stored, b->store_held,
-                         b->store_shared, task_held - in, chunk_of(sh->size) + in);
-    if (b->store != NULL && b->unstore &&
-        (!b->unstore_seen || b->unstore_held != task_held ||
-         b->unstore_shared != chunk_of(sh->size)))
-        return prop_fail("inside the rebuild of shared value %u, after unstoring the %zu bytes "
-                         "it stored, the task holds %zu and the fresh block %zu, the model %zu "
-                         "and %zu", i, in, b->unstore_held, b->unstore_shared, task_held,
-                         chunk_of(sh->size));
-    if (b->alloc != 0 && b->alloc_task_held != task_held - kept + (in_task ? chunk : 0))
-        return prop_fail("inside the %s of shared value %u, with a %zu-byte %s live, the task "
-                         "holds %zu, the model %zu (it counts against %s)", what, i,
-                         b->alloc - 1, b->outside ? "outside value" : "allocation",
-                         b->alloc_task_held, task_held - kept + (in_task ? chunk : 0),
-                         in_task ? "the task" : "the fresh block");
-    if (rebuild && b->alloc != 0 &&
-        b->alloc_shared_held != chunk_of(sh->size) + kept + (in_task ? 0 : chunk))
-        return prop_fail("inside the rebuild of shared value %u, with a %zu-byte allocation "
-                         "live, its block holds %zu, the model %zu", i, b->alloc - 1,
-                         b->alloc_shared_held, chunk_of(sh->size) + kept + (in_task ? 0 : chunk));
-    for (unsigned k = 0; k < b->nall; k++)
-        if (b->poisoned_all[k] != poisoned[k])
-            return prop_fail("inside the %s of shared value %u, rt_poisoned() of shared value %u "
-                             "is %d, the model %d", what, i, k, b->poisoned_all[k], poisoned[k]);
-    return 0;
-}
-
-/* The rebuilds of a door, in lock order, each seeing the task's count
-** less what an earlier one stored. */
-static int builds_saw(struct shared **v, unsigned n, const int *rebuilt, size_t task_held,
-                      size_t budget, const uint8_t *pre)
-{
-    unsigned order[2] = {0, 1};
-    uint8_t poisoned[MAX_SHARED];
-
-    memcpy(poisoned, pre, sizeof poisoned); /* as they were before the door */
-    if (n == 2 && v[1] < v[0])
-        order[0] = 1, order[1] = 0;
-    for (unsigned o = 0; o < n; o++) {
-        const struct shared *sh = v[order[o]];
-        if (!rebuilt[order[o]])
-            continue;
-        if (build_saw(sh, task_held, budget, 1, poisoned))
-            return 1;
-        poisoned[sh - T.sh] = 0; /* rebuilt: the next build sees it so */
-        task_held -= sh->ctx.store != NULL && !sh->ctx.unstore ? sh->build_in.n : 0;
-    }
-    return 0;
-}
-
-/* rt_poisoned() of every value as the model has it now. */
-static void poison_snapshot(uint8_t *pre)
-{
-    memset(pre, 0, MAX_SHARED);
-    for (unsigned i = 0; i < T.nsh; i++)
-        pre[i] = T.sh[i].poisoned != 0;
 }
 
 /* What fn must read as it enters a door on v[0..n): the model's answers. */
@@ -1464,218 +2030,19 @@ static int entry_check(const struct entry *e, const struct door_job *j, const ch
     return 0;
 }
 
-/* The door's allocation (1 + bytes in j->alloc, 0: none) as y bits 12 to
-** 15 make it: bit 15 an outside value (bit 13: made by rt_clone_outside),
-** bit 14 grown to 2n + 1 bytes with rt_realloc (outside values only), bit
-** 12 given away with rt_hand_over and free(). With it live, the task's
-** count is up by *task and owned's block's by *value: an outside value
-** counts against the task in any door; a block value against the value's
-** block in a door of an RT_OWNED value (owned), else the task's. Returns 1
-** if it fits for sure, -1 if it must panic, 0 if the model cannot say. */
-static int door_alloc(int who, const struct shared *owned, struct door_job *j, uint16_t y,
-                      size_t *task, size_t *value)
+/* x bit 12: fn's nested door, of the kind y bits 8 and 9 say; y bit 7:
+** the door's panic (y bit 0) happens inside it. */
+static int nest_of(const struct prop_op *op)
 {
-    size_t n = j->alloc - 1;
-
-    *task = *value = 0;
-    if (j->alloc == 0)
-        return 1;
-    j->outside = (y >> 15) & 1;
-    j->hand = (y >> 12) & 1; /* a block value: its hand-over is refused */
-    if (j->outside) {
-        j->clone = (y >> 13) & 1;
-        j->grow = (y >> 14) & 1;
-        j->hand = (y >> 12) & 1;
-        *task = j->grow ? 2 * n + 1 : n;
-        return fits_outside(who, *task);
-    }
-    if (owned != NULL) { /* the value's block: the value, then this at its top */
-        /* grown in place only when the larger chunk fits: a growth that
-        ** panicked would leave the smaller one in the poisoned block */
-        j->grow = (y >> 14) & 1 && chunk_of(2 * n + 1) <= shared_room(owned);
-        *value = chunk_of(j->grow ? 2 * n + 1 : n);
-        return *value > shared_room(owned) ? -1 : 1;
-    }
-    *task = chunk_of(n);
-    return fits(who, *task);
+    return (op->x & 0x1000) ? (op->y >> 8) & 3 : NEST_NONE;
 }
 
-/* x bit 15: fn works in a region of x % 4096 bytes of v, on the spawned
-** task; its chunk is watched if the door is to panic. */
-static void door_region(struct door_job *j, int who, const struct prop_op *op, int panics)
-{
-    j->region = who == KID && (op->x & 0x8000);
-    j->region_bytes = op->x % 4096;
-    j->region_fill = op->v;
-    j->region_watch = panics;
-}
-
-static int door_region_check(const struct door_job *j, const char *door)
-{
-    if (j->ran && j->region && j->region_bad)
-        return prop_fail("inside %s's fn, a region's allocation of %zu bytes is not at its base, "
-                         "or does not read its fill 0x%02x", door, j->region_bytes,
-                         j->region_fill);
-    return 0;
-}
-
-/* x bit 12: fn opens a door (rt_get) on the value made right after the
-** last of the door's values, unless that one is poisoned and supervised
-** (a rebuild there is the rebuilds' part): RT_OK and its bytes, or
-** RT_POISONED. The model's answer goes in *want. */
-static struct shared *door_nested(struct door_job *j, const struct prop_op *op, unsigned last,
-                                  rt_status *want)
-{
-    struct shared *n;
-
-    if (!(op->x & 0x1000) || last + 1 >= T.nsh)
-        return NULL;
-    n = &T.sh[last + 1];
-    if (n->poisoned && n->supervised)
-        return NULL;
-    j->nested = n->s;
-    *want = n->poisoned ? RT_POISONED : RT_OK;
-    return n;
-}
-
-static int door_nested_check(const struct door_job *j, const struct shared *n, rt_status want,
-                             int f, const char *door)
-{
-    if (n == NULL || f != ANSWERED || !j->ran)
-        return 0;
-    if (j->nested_st != want)
-        return prop_fail("inside %s's fn, rt_get of shared value %u (made later) gives %d, the "
-                         "model %d", door, (unsigned)(n - T.sh), (int)j->nested_st, (int)want);
-    if (want == RT_OK && !reads(j->nested_seen, n->size, n->value))
-        return prop_fail("inside %s's fn, rt_get of shared value %u reads bytes other than its "
-                         "0x%02x", door, (unsigned)(n - T.sh), n->value);
-    return 0;
-}
-
-/* No allocation in the door after all. */
-static void door_alloc_none(struct door_job *j, size_t *task, size_t *value)
-{
-    j->alloc = 0;
-    j->outside = j->clone = j->grow = j->hand = 0;
-    *task = *value = 0;
-}
-
-/* A door's channel work: x bit 14, the door's outside value sent on
-** channel 0 (not when it is full and open: the send would block); x bit
-** 13, a value received from channel 1 (not when it is empty and open). */
-struct door_chan {
-    struct chan *sch, *rch;
-    int send;          /* the send goes in (else: closed, RT_CLOSED) */
-    int recv;          /* a value is received (else: closed and empty, NULL) */
-    int recv_panics;   /* it does not fit the task: panics, stays at the head */
-    size_t sent_n;
-    uint8_t fill;
-    struct item it;    /* what is received */
-    size_t extra;      /* what the two add to the task's count in the door */
-    size_t pre_recv;   /* the task's count just before the receive */
-    size_t recv_delta; /* what the receive adds to it */
-};
-
-/* Plans them, before the door runs, unless something earlier in fn
-** panics; moves the model's counts and queues as fn will. Returns whether
-** the receive panics. */
-static int door_chan_plan(int who, const struct prop_op *op, struct door_job *j,
-                          struct door_chan *dc, uint8_t fill, int earlier_panic)
-{
-    struct task *t = &T.t[who];
-
-    memset(dc, 0, sizeof *dc);
-    if (earlier_panic)
-        return 0;
-    if ((op->x & 0x4000) && j->alloc != 0 && !j->outside) {
-        struct chan *ch = chan_pick(0);
-        if (!ch->closed && ch->count < ch->cap)
-            j->send_on = ch->c; /* a block value: RT_REFUSED, nothing sent */
-    } else if ((op->x & 0x4000) && j->alloc != 0 && j->outside) {
-        struct chan *ch = chan_pick(0);
-        if (ch->closed || ch->count < ch->cap) {
-            j->send_on = ch->c;
-            dc->sch = ch;
-            dc->send = !ch->closed;
-            dc->sent_n = j->grow ? 2 * (j->alloc - 1) + 1 : j->alloc - 1;
-            dc->fill = fill;
-            if (dc->send) {
-                t->held += dc->sent_n; /* in flight: still the sender's */
-                dc->extra += dc->sent_n;
-            }
-        }
-    }
-    dc->pre_recv = t->held;
-    if (op->x & 0x2000) {
-        struct chan *ch = chan_pick(1);
-        if (ch->count == 0) {
-            if (ch->closed) {
-                j->recv_on = ch->c;
-                dc->rch = ch;
-            }
-        } else if (t->nout < MAX_OUTS) {
-            int fo = fits_outside(who, ch->q[ch->head].n);
-            if (fo == 1 || (fo < 0 && who == KID)) {
-                dc->it = ch->q[ch->head];
-                j->recv_on = ch->c;
-                j->got_bytes = dc->it.n;
-                j->got_fill = dc->it.fill;
-                dc->rch = ch;
-                dc->recv = 1;
-                dc->recv_panics = fo < 0; /* the value stays at the head */
-                if (!dc->recv_panics) {
-                    ch->head = (ch->head + 1) % QUEUE_MAX;
-                    ch->count--;
-                    if (dc->it.sender != ENDED)
-                        T.t[dc->it.sender].held -= dc->it.n;
-                    out_add(who, dc->it.p, dc->it.n, dc->it.fill);
-                    /* it moves to the task's count, unless the task sent it */
-                    dc->recv_delta = dc->it.sender == who ? 0 : dc->it.n;
-                    dc->extra += dc->recv_delta;
-                }
-            }
-        }
-    }
-    return dc->recv_panics;
-}
-
-/* After the door: the value sent is queued (counting against nobody if
-** its sender panicked meanwhile); what fn saw is the model's. */
-static int door_chan_done(int who, int f, const struct door_job *j, const struct door_chan *dc,
-                          size_t held_before_recv, const char *door)
-{
-    if (f == ANSWERED && j->ran && j->refused_bad)
-        return prop_fail("inside %s's fn, a block value was not refused by rt_hand_over (NULL, "
-                         "EINVAL) or rt_send (RT_REFUSED)", door);
-    if (dc->sch != NULL && dc->send) {
-        if (j->sent == NULL || (f == ANSWERED && j->send_st != RT_OK))
-            return prop_fail("inside %s's fn, rt_send of the door's outside value gives %d, "
-                             "the model RT_OK", door, (int)j->send_st);
-        dc->sch->q[(dc->sch->head + dc->sch->count++) % QUEUE_MAX] =
-            (struct item){j->sent, dc->sent_n, dc->fill, f == PANICKED ? ENDED : who};
-    } else if (dc->sch != NULL && f == ANSWERED && j->send_st != RT_CLOSED) {
-        return prop_fail("inside %s's fn, rt_send on a closed channel gives %d, not RT_CLOSED",
-                         door, (int)j->send_st);
-    }
-    if (dc->rch != NULL && f == ANSWERED && !dc->recv_panics) {
-        if (j->got != (dc->recv ? (void *)dc->it.p : NULL))
-            return prop_fail("inside %s's fn, rt_recv gives %p, the model %p", door, j->got,
-                             dc->recv ? (void *)dc->it.p : NULL);
-        if (j->got_bad)
-            return prop_fail("inside %s's fn, the value received does not read its fill 0x%02x",
-                             door, j->got_fill);
-        if (dc->recv && j->recv_held != held_before_recv + dc->recv_delta)
-            return prop_fail("inside %s's fn, with a %zu-byte value received, the task holds "
-                             "%zu, the model %zu", door, dc->it.n, j->recv_held,
-                             held_before_recv + dc->recv_delta);
-    }
-    (void)who;
-    return 0;
-}
+/* ---- the doors -------------------------------------------------------------- */
 
 /* rt_update: fn writes v, stores an outside value of the task into the
 ** value (y bit 2, RT_OWNED), allocates in the door, unstores a stored
-** value (y bit 3), panics (y bit 0); y bit 1: a rebuild's build panics. */
+** value (y bit 3), opens a door of its own, panics (y bit 0); y bit 1: a
+** rebuild's build panics. */
 static int op_update(const struct prop_op *op)
 {
     int who = cur(), kid = who == KID, f, panics = 0;
@@ -1683,13 +2050,12 @@ static int op_update(const struct prop_op *op)
     struct shared *sh, *v[1];
     struct cmd c = {.kind = C_UPDATE};
     struct val in = {0}, back = {0};
-    size_t want_task = 0, want_shared = 0, held0, budget0, dt, dv;
+    size_t want_task = 0, want_shared = 0, dt, dv, dx;
     int rebuilt[1];
     struct entry e;
     struct door_chan dc;
-    uint8_t pre[MAX_SHARED];
-    struct shared *nested;
-    rt_status want, nested_want = RT_OK;
+    struct nest_want nw;
+    rt_status want;
 
     if (T.nsh == 0)
         return 0;
@@ -1697,25 +2063,10 @@ static int op_update(const struct prop_op *op)
     c.a = sh->s;
     c.job = (struct door_job){.size_a = sh->size, .va = op->v, .alloc = op->x % 4096,
                               .panic = kid && (op->y & 1)};
-    if (sh->poisoned && sh->supervised && kid && (op->y & 2)) {
-        /* The rebuild's build panics: its fresh block goes, the value
-        ** stays poisoned as it was, the task ends. */
-        size_t held = t->held, budget = t->budget;
-        uint8_t pre[MAX_SHARED];
-        poison_snapshot(pre);
-        sh->ctx.panic = 1;
-        sh->ctx.alloc = build_alloc(KID, sh);
-        sh->ctx.ran = 0;
-        sh->ctx.store = NULL;
-        sh->ctx.unstore = 0;
-        f = run(KID, &c, 1, "rt_update, in a build");
-        sh->ctx.panic = 0;
-        return f == FAILED || build_saw(sh, held, budget, 1, pre);
-    }
-    held0 = t->held; /* as the rebuilds find it */
-    budget0 = t->budget;
-    poison_snapshot(pre);
-    want = door_ready(who, v, 1, rebuilt, (op->y & 4) ? 1u + (op->y >> 4) : 0u, (op->y & 8) != 0);
+    want = door_ready(who, v, 1, rebuilt, (op->y & 4) ? 1u + (op->y >> 4) : 0u, (op->y & 8) != 0,
+                      kid && (op->y & 2), &f);
+    if (f)
+        return door_ended_in_build(v, 1, rebuilt, &c, "rt_update, in a build");
     entry_expect(&e, &c.job, who, v, 1);
     if (want == RT_OK && sh->owned) {
         c.job.alloc_in = sh->s;
@@ -1731,13 +2082,14 @@ static int op_update(const struct prop_op *op)
         t->held -= in.n;
         sh->stored[sh->nstored++] = in;
     }
-    f = door_alloc(who, sh->owned ? sh : NULL, &c.job, op->y, &dt, &dv);
+    f = door_alloc(who, sh->owned ? sh : NULL, &c.job, op->y, &dt, &dv, &dx);
     if (f == 0 || (f < 0 && !kid) || panics)
-        door_alloc_none(&c.job, &dt, &dv), f = 1;
+        door_alloc_none(&c.job, &dt, &dv, &dx), f = 1;
     panics = panics || (want == RT_OK && f < 0);
     want_task = t->held + dt;
     want_shared = shared_held(sh) + dv;
-    panics = door_chan_plan(who, op, &c.job, &dc, 0xd0, panics || want != RT_OK) || panics;
+    panics = door_chan_plan(who, op->x & 0x4000, op->x & 0x2000, &c.job, &dc, 0xd0,
+                            panics || want != RT_OK) || panics;
     if (!panics && want == RT_OK && sh->owned && (op->y & 8) && sh->nstored != 0 &&
         t->nout < MAX_OUTS) {
         unsigned k = (op->y >> 4) % sh->nstored;
@@ -1752,16 +2104,18 @@ static int op_update(const struct prop_op *op)
             }
         }
     }
+    panics = nest_plan(&c.job, &nw, nest_of(op), (unsigned)(sh - T.sh),
+                       c.job.panic && (op->y & 0x80), (uint8_t)(op->v ^ 0x5a),
+                       panics || want != RT_OK) || panics;
     panics = want == RT_OK && (panics || c.job.panic);
-    door_region(&c.job, who, op, panics);
-    nested = door_nested(&c.job, op, (unsigned)(sh - T.sh), &nested_want);
+    door_region(&c.job, op, panics);
     f = run(who, &c, panics, "rt_update");
     if (f == FAILED)
         return 1;
-    if (entry_check(&e, &c.job, "rt_update") || builds_saw(v, 1, rebuilt, held0, budget0, pre) ||
-        door_region_check(&c.job, "rt_update") ||
-        door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_update") ||
-        door_nested_check(&c.job, nested, nested_want, f, "rt_update"))
+    if (entry_check(&e, &c.job, "rt_update") || builds_done(who, v, 1, rebuilt, f == PANICKED) ||
+        door_region_check(&c.job, "rt_update's fn") ||
+        door_chan_done(who, f == PANICKED, &c.job, &dc, "rt_update's fn") ||
+        nest_check(&c.job, &nw, "rt_update's fn") || job_after(who, &c.job, f == PANICKED))
         return 1;
     if (c.job.store_seen && c.job.stored == RT_OK &&
         (c.job.store_held != e.held - in.n || c.job.store_shared != e.shared[0] + in.n))
@@ -1794,6 +2148,7 @@ static int op_update(const struct prop_op *op)
         return prop_fail("rt_store of outside value %p gives %d, not RT_OK", c.job.store,
                          (int)c.job.stored);
     if (c.job.alloc != 0 && c.job.ran) {
+        want_task += c.job.grew ? dx : 0;
         if (c.job.clone_bad)
             return prop_fail("inside rt_update's fn, a clone, or a value grown, does not "
                              "read what it held");
@@ -1814,8 +2169,9 @@ static int op_update(const struct prop_op *op)
 /* rt_update_all over two values: fn writes v and ~v, stores an outside
 ** value of the task into the value whose block the door allocates from (y
 ** bit 2; a's if a is RT_OWNED, else b's), allocates in the door, unstores
-** a stored value (y bit 3), panics (y bit 0); y bit 1: the build of the
-** first value the door rebuilds (in lock order) panics. */
+** a stored value (y bit 3), opens a door of its own, panics (y bit 0); y
+** bit 1: the build of the first value the door rebuilds (in lock order)
+** panics. */
 static int op_update_all(const struct prop_op *op)
 {
     int who = cur(), kid = who == KID, f, panics, copies, store_panics = 0;
@@ -1827,11 +2183,9 @@ static int op_update_all(const struct prop_op *op)
     rt_status want;
     int rebuilt[2];
     struct entry e;
-    size_t held0, budget0, want_task, want_shared, dt, dv;
+    size_t want_task, want_shared, dt, dv, dx;
     struct door_chan dc;
-    uint8_t pre[MAX_SHARED];
-    struct shared *nested;
-    rt_status nested_want = RT_OK;
+    struct nest_want nw;
 
     if (T.nsh < 2)
         return 0;
@@ -1844,27 +2198,10 @@ static int op_update_all(const struct prop_op *op)
     c.job = (struct door_job){.size_a = v[0]->size, .size_b = v[1]->size, .va = op->v,
                               .vb = (uint8_t)~op->v, .alloc = op->x % 4096,
                               .panic = kid && (op->y & 1)};
-    if (kid && (op->y & 2) && !(v[0]->poisoned && !v[0]->supervised) &&
-        !(v[1]->poisoned && !v[1]->supervised) && (v[0]->poisoned || v[1]->poisoned)) {
-        /* The first rebuild (values made earlier are locked, so rebuilt,
-        ** first) panics: its fresh block goes, nothing else changes. */
-        struct shared *first = v[0]->poisoned && (!v[1]->poisoned || a < b) ? v[0] : v[1];
-        size_t held = t->held, budget = t->budget;
-        uint8_t pre[MAX_SHARED];
-        poison_snapshot(pre);
-        first->ctx.panic = 1;
-        first->ctx.alloc = build_alloc(KID, first);
-        first->ctx.ran = 0;
-        first->ctx.store = NULL;
-        first->ctx.unstore = 0;
-        f = run(KID, &c, 1, "rt_update_all, in a build");
-        first->ctx.panic = 0;
-        return f == FAILED || build_saw(first, held, budget, 1, pre);
-    }
-    held0 = t->held; /* as the rebuilds find it */
-    budget0 = t->budget;
-    poison_snapshot(pre);
-    want = door_ready(who, v, 2, rebuilt, (op->y & 4) ? 1u + (op->y >> 4) : 0u, (op->y & 8) != 0);
+    want = door_ready(who, v, 2, rebuilt, (op->y & 4) ? 1u + (op->y >> 4) : 0u, (op->y & 8) != 0,
+                      kid && (op->y & 2), &f);
+    if (f)
+        return door_ended_in_build(v, 2, rebuilt, &c, "rt_update_all, in a build");
     entry_expect(&e, &c.job, who, v, 2);
     copies = !v[0]->owned && !v[1]->owned;
     owned = copies ? NULL : v[0]->owned ? v[0] : v[1]; /* a's block if a is RT_OWNED */
@@ -1889,13 +2226,14 @@ static int op_update_all(const struct prop_op *op)
             into->stored[into->nstored++] = in;
         }
     }
-    f = door_alloc(who, owned, &c.job, op->y, &dt, &dv);
+    f = door_alloc(who, owned, &c.job, op->y, &dt, &dv, &dx);
     if (f == 0 || (f < 0 && !kid) || store_panics)
-        door_alloc_none(&c.job, &dt, &dv), f = 1;
+        door_alloc_none(&c.job, &dt, &dv, &dx), f = 1;
     panics = store_panics || (want == RT_OK && f < 0);
     want_task = t->held + dt;
     want_shared = owned == NULL ? 0 : shared_held(owned) + dv;
-    panics = door_chan_plan(who, op, &c.job, &dc, 0xd0, panics || want != RT_OK) || panics;
+    panics = door_chan_plan(who, op->x & 0x4000, op->x & 0x2000, &c.job, &dc, 0xd0,
+                            panics || want != RT_OK) || panics;
     if (!panics && want == RT_OK && into != NULL && (op->y & 8) && into->nstored != 0 &&
         t->nout < MAX_OUTS) {
         unsigned k = (op->y >> 4) % into->nstored;
@@ -1910,17 +2248,18 @@ static int op_update_all(const struct prop_op *op)
             }
         }
     }
+    panics = nest_plan(&c.job, &nw, nest_of(op), a > b ? a : b, c.job.panic && (op->y & 0x80),
+                       (uint8_t)(op->v ^ 0x5a), panics || want != RT_OK) || panics;
     panics = want == RT_OK && (panics || c.job.panic);
-    door_region(&c.job, who, op, panics);
-    nested = door_nested(&c.job, op, a > b ? a : b, &nested_want);
+    door_region(&c.job, op, panics);
     f = run(who, &c, panics, "rt_update_all");
     if (f == FAILED)
         return 1;
     if (entry_check(&e, &c.job, "rt_update_all") ||
-        builds_saw(v, 2, rebuilt, held0, budget0, pre) ||
-        door_region_check(&c.job, "rt_update_all") ||
-        door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_update_all") ||
-        door_nested_check(&c.job, nested, nested_want, f, "rt_update_all"))
+        builds_done(who, v, 2, rebuilt, f == PANICKED) ||
+        door_region_check(&c.job, "rt_update_all's fn") ||
+        door_chan_done(who, f == PANICKED, &c.job, &dc, "rt_update_all's fn") ||
+        nest_check(&c.job, &nw, "rt_update_all's fn") || job_after(who, &c.job, f == PANICKED))
         return 1;
     if (owned != NULL) {
         size_t sh0 = e.shared[into == v[0] ? 0 : 1], moved = c.job.store_seen ? in.n : 0;
@@ -1953,6 +2292,7 @@ static int op_update_all(const struct prop_op *op)
         return prop_fail("rt_store of outside value %p in rt_update_all gives %d, not RT_OK",
                          c.job.store, (int)c.job.stored);
     if (c.job.alloc != 0 && c.job.ran) {
+        want_task += c.job.grew ? dx : 0;
         if (c.job.clone_bad)
             return prop_fail("inside rt_update_all's fn, a clone, or a value grown, does not "
                              "read what it held");
@@ -1979,11 +2319,9 @@ static int op_read(const struct prop_op *op, int get)
     rt_status want;
     int rebuilt[1];
     struct entry e;
-    size_t held0, budget0, dt, dv;
+    size_t dt, dv, dx;
     struct door_chan dc = {0};
-    uint8_t pre[MAX_SHARED];
-    struct shared *nested = NULL;
-    rt_status nested_want = RT_OK;
+    struct nest_want nw = {0};
 
     if (T.nsh == 0)
         return 0;
@@ -1991,27 +2329,31 @@ static int op_read(const struct prop_op *op, int get)
     c.a = sh->s;
     c.job = (struct door_job){.size_a = sh->size, .panic = !get && who == KID && (op->y & 1),
                               .alloc = get ? 0 : op->x % 4096};
-    held0 = T.t[who].held;
-    budget0 = T.t[who].budget;
-    poison_snapshot(pre);
-    want = door_ready(who, v, 1, rebuilt, 0, 0);
+    want = door_ready(who, v, 1, rebuilt, 0, 0, 0, &f);
+    if (f)
+        return door_ended_in_build(v, 1, rebuilt, &c, get ? "rt_get, in a build" :
+                                                            "rt_access, in a build");
     entry_expect(&e, &c.job, who, v, 1);
-    f = door_alloc(who, NULL, &c.job, op->y, &dt, &dv);
+    f = door_alloc(who, NULL, &c.job, op->y, &dt, &dv, &dx);
     if (f == 0 || (f < 0 && who != KID))
-        door_alloc_none(&c.job, &dt, &dv), f = 1;
-    panics = !get && door_chan_plan(who, op, &c.job, &dc, 0xd1, f < 0 || want != RT_OK);
+        door_alloc_none(&c.job, &dt, &dv, &dx), f = 1;
+    panics = !get && door_chan_plan(who, op->x & 0x4000, op->x & 0x2000, &c.job, &dc, 0xd1,
+                                    f < 0 || want != RT_OK);
+    if (!get)
+        panics = nest_plan(&c.job, &nw, nest_of(op), (unsigned)(sh - T.sh),
+                           c.job.panic && (op->y & 0x80), (uint8_t)(op->v ^ 0x5a),
+                           f < 0 || panics || want != RT_OK) || panics;
     panics = want == RT_OK && (f < 0 || panics || c.job.panic);
-    if (!get) {
-        door_region(&c.job, who, op, panics);
-        nested = door_nested(&c.job, op, (unsigned)(sh - T.sh), &nested_want);
-    }
+    if (!get)
+        door_region(&c.job, op, panics);
     f = run(who, &c, panics, get ? "rt_get" : "rt_access");
     if (f == FAILED)
         return 1;
     if (entry_check(&e, &c.job, get ? "rt_get" : "rt_access") ||
-        builds_saw(v, 1, rebuilt, held0, budget0, pre) || door_region_check(&c.job, "rt_access") ||
-        door_chan_done(who, f, &c.job, &dc, dc.pre_recv, "rt_access") ||
-        door_nested_check(&c.job, nested, nested_want, f, "rt_access"))
+        builds_done(who, v, 1, rebuilt, f == PANICKED) ||
+        door_region_check(&c.job, "rt_access's fn") ||
+        door_chan_done(who, f == PANICKED, &c.job, &dc, "rt_access's fn") ||
+        nest_check(&c.job, &nw, "rt_access's fn") || job_after(who, &c.job, f == PANICKED))
         return 1;
     if (f == PANICKED)
         return shared_check(sh, "after a panic in rt_access");
@@ -2025,11 +2367,11 @@ static int op_read(const struct prop_op *op, int get)
     if (c.job.alloc != 0 && c.job.ran && c.job.clone_bad)
         return prop_fail("inside rt_access's fn, a clone, or a value grown, does not "
                          "read what it held");
-    if (c.job.alloc != 0 && c.job.ran && c.job.task_held != e.held + dt)
+    if (c.job.alloc != 0 && c.job.ran && c.job.task_held != e.held + dt + (c.job.grew ? dx : 0))
         return prop_fail("inside rt_access's fn, with a %zu-byte %s live, %s holds %zu bytes, "
                          "the model %zu (it must count against the task)", c.job.alloc - 1,
                          c.job.outside ? "outside value" : "allocation", who_name[who],
-                         c.job.task_held, e.held + dt);
+                         c.job.task_held, e.held + dt + (c.job.grew ? dx : 0));
     return 0;
 }
 

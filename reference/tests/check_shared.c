@@ -1472,6 +1472,57 @@ static void unstore_what_was_not_stored(void *unused)
     rt_update(s, unstore_in_update, s);
 }
 
+/* A first build runs in a door on its own value, the newest there is:
+** a door inside it on a value made before is against the order; one on a
+** value the build itself makes (later still) is in order, and that value
+** may be made, updated, read and freed inside the build. */
+static void build_with_a_door_on_a_value_it_makes(void *value, void *ctx)
+{
+    int64_t one = 1, out = 0;
+    rt_shared *inner = rt_shared_new(RT_OWNED, sizeof one, &one, 256);
+    (void)ctx;
+    NEED(rt_update(inner, add_one, NULL) == RT_OK);
+    NEED(rt_get(inner, &out) == RT_OK && out == 2);
+    rt_shared_free(inner);
+    *(int64_t *)value = out;
+}
+
+static void first_build_nests_in_order(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    size_t live = rt__blocks_live();
+    rt_shared *s = rt_shared_supervised(RT_COPY, sizeof(int64_t),
+                                        build_with_a_door_on_a_value_it_makes, NULL, 256);
+    NEED(get_i64(s) == 2);
+    NEED(rt__blocks_live() == live + 1); /* its own block; the inner value's went with it */
+    rt_shared_free(s);
+}
+
+static void build_with_a_door_on_an_older_value(void *value, void *ctx)
+{
+    int64_t out;
+    (void)value;
+    rt_get(ctx, &out);
+}
+
+static void first_build_nests_against_the_order(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *older = new_i64(1);
+    rt_shared_supervised(RT_COPY, sizeof(int64_t), build_with_a_door_on_an_older_value, older,
+                         256);
+}
+
+START_TEST(a_first_build_nests_doors_only_on_values_it_makes)
+{
+    RUN_OK(first_build_nests_in_order, NULL);
+    violates(first_build_nests_against_the_order,
+             "refrt: rt_get: a door on shared value #1 opened inside a door on #2, made later");
+}
+END_TEST
+
 START_TEST(a_door_entered_again_on_the_same_value_is_a_violation)
 {
     violates(door_again_on_a_copy,
@@ -2794,6 +2845,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_door_entered_again_on_the_same_value_is_a_violation);
     ADD_TEST(s, update_all_over_one_value_is_a_violation);
     ADD_TEST(s, doors_nest_only_in_the_order_values_were_made);
+    ADD_TEST(s, a_first_build_nests_doors_only_on_values_it_makes);
     ADD_TEST(s, misuse_of_doors_and_stores_gets_the_contracts_error);
     ADD_TEST(s, a_block_bigger_than_a_block_can_be_is_a_violation);
     ADD_TEST(s, a_kind_that_is_neither_copy_nor_owned_is_a_violation);
