@@ -145,12 +145,13 @@ class Runner:
     # ---- which suite first ------------------------------------------------
 
     @staticmethod
-    def _places(mutant):
+    def _places(mutant, everywhere=False):
         """Where a mutant sits, finest first: its function (generated ids
-        are <file>:<function>:...), then its file."""
+        are <file>:<function>:...), then its file; with everywhere, then
+        the whole run ("*")."""
         parts = mutant.id.split(":")
         fine = [f"{mutant.path}:{parts[1]}"] if len(parts) >= 4 else []
-        return fine + [mutant.path]
+        return fine + [mutant.path] + (["*"] if everywhere else [])
 
     def learn(self, mutant):
         """Records which suite killed a mutant (cached ones too), and which
@@ -159,7 +160,7 @@ class Runner:
         if mutant.status != KILLED or not mutant.killed_by:
             return
         with self.history_lock:
-            for place in self._places(mutant):
+            for place in self._places(mutant, everywhere=True):
                 kills = self.history.setdefault(place, {})
                 for s in mutant.killed_by:
                     kills[s] = kills.get(s, 0) + 1
@@ -182,11 +183,15 @@ class Runner:
         """The suites in the order expected to kill soonest: by the seconds
         a suite takes over its chance to kill, the chance estimated from
         the kills among this function's (or else this file's) mutants so
-        far, (kills + 1) / (mutants + 2). With no history this is
-        cheapest first. A mutant killed only by a slow suite then costs
-        its cheap suites' time once per function, not once per mutant."""
+        far, (kills + 1) / (mutants + 2); with none yet in its file, from
+        the kills of the whole run so far (the suite that kills most mutants
+        anywhere is a better first guess than the cheapest), and with no
+        history at all, cheapest first. A mutant killed only by a slow
+        suite then costs its cheap suites' time once per function, not
+        once per mutant."""
         with self.history_lock:
-            kills = next((self.history[p] for p in self._places(mutant) if p in self.history), {})
+            kills = next((self.history[p] for p in self._places(mutant, everywhere=True)
+                          if p in self.history), {})
             seen = sum(kills.values())
 
         def expected(s):

@@ -1,6 +1,6 @@
 """Which suite a mutant runs first: cheapest first until a suite has
-killed mutants of the same function, then the one expected to kill
-soonest."""
+killed mutants, then the one expected to kill soonest, by the kills of
+the same function, else of its file, else of the whole run."""
 import os
 import time
 import unittest
@@ -51,9 +51,13 @@ class Order(unittest.TestCase):
                          "middle")
         # h has none: the file's (f's and g's) decides
         self.assertEqual(self.runner.order_of(mutant("a.c:h:AOR:3"), ["middle", "slow"])[0], "slow")
-        # another file starts from cheapest first
+        # another file starts from the whole run's kills: 40 of 41 by slow
         other = mutant("b.c:f:AOR:4", path="reference/src/b.c")
-        self.assertEqual(self.runner.order_of(other, ["slow", "middle"])[0], "middle")
+        self.assertEqual(self.runner.order_of(other, ["slow", "middle"])[0], "slow")
+        # and once it has kills of its own, from those
+        self.runner.learn(mutant("b.c:f:ROR:5", path="reference/src/b.c", killed_by="middle"))
+        self.assertEqual(self.runner.order_of(mutant("b.c:g:AOR:6", path="reference/src/b.c"),
+                                              ["slow", "middle"])[0], "middle")
 
     def test_only_kills_are_learnt(self):
         m = mutant("a.c:f:ROR:1")
