@@ -17,7 +17,7 @@ from . import cache as cache_mod
 from . import catalog, hang, operators, project, report, semantic, tce
 from .model import (COMPILE_ERROR, GENERATED, IGNORED, NO_COVERAGE, ORACLE_ORDER,
                     ORACLES, PENDING, SURVIVED, apply_edits)
-from .runner import CASE_SECONDS, Runner
+from .runner import ORACLE_CASE_SECONDS, Runner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -311,8 +311,10 @@ def judge(oracle, survivors, ctx):
     times = ob["suites"]
     plain = ctx["base_run"].get("suites", {})
     # Check's bound a case, scaled as the suite slows under the sanitizer
-    case = {s: max(CASE_SECONDS, math.ceil(CASE_SECONDS * t / plain[s] if plain.get(s)
-                                           else 3 * CASE_SECONDS))
+    # (from a wider base than the plain build's: one case can slow more
+    # than its suite does, and a bound hit there is a false Timeout)
+    base = ORACLE_CASE_SECONDS
+    case = {s: max(base, math.ceil(base * t / plain[s] if plain.get(s) else 3 * base))
             for s, t in times.items()}
     unmutated = ob["build"] + sum(times[s] for s in needed if s in times)
     limit = args.limit or 3 * unmutated + 10

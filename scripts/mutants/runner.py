@@ -42,6 +42,12 @@ IDLE_SECONDS = 2
 # 3 s is six times that; a hang found sooner makes a whole run minutes
 # shorter (a Timeout costs its bound and gdb's look).
 CASE_SECONDS = 3
+# The same bound's base on a sanitizer's build, times the suite's slow-down
+# there: a case slows under ASan more than its suite may (the properties'
+# heaviest case ran past 3 s times its suite's slow-down, 9 s, under a
+# load of 9 and passed at 15: four false Timeouts in the second red-team
+# round's first measurement, 1 Dec 2026).
+ORACLE_CASE_SECONDS = 5
 # A case still running this long before Check's timeout is read by gdb
 # (hang.CaseWatch), so that a loop Check stops has its stacks too.
 CASE_LOOK_EARLY = 1.5
