@@ -360,6 +360,30 @@ START_TEST(closing_a_region_not_innermost_is_a_violation_at_every_depth)
 }
 END_TEST
 
+/* The thread keeps `depth` chunks, the last given on top, and gives that
+** one again: a violation at every depth the cache can take a give (the
+** check looks at the top, wherever the stack's bottom is). */
+static void give_the_top_again(void *arg)
+{
+    int depth = *(const int *)arg;
+    unsigned char *c[SLOTS];
+    rt_init();
+    for (int i = 0; i < depth; i++)
+        c[i] = rt_chunk_take();
+    for (int i = 0; i < depth; i++)
+        rt_chunk_give(c[i], c[i] + 1);
+    if ((int)rt_chunk_kept() != depth)
+        _exit(3); /* not the state the violation must be seen in */
+    rt_chunk_give(c[depth - 1], c[depth - 1]);
+}
+
+START_TEST(a_chunk_given_twice_on_top_is_a_violation_at_every_depth)
+{
+    for (int depth = 1; depth < (int)SLOTS; depth++)
+        ck_assert_violation(give_the_top_again, &depth, "refrt: rt_chunk_give: chunk 0x");
+}
+END_TEST
+
 /* ---- the block's free lists in each shape ------------------------------ */
 
 #define BLOCK (64 * KIB)
@@ -885,6 +909,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_thread_end_frees_every_kept_chunk_at_every_depth);
     suite_add_test(s, regions_nest_at_every_depth_past_what_the_cache_holds);
     suite_add_test(s, closing_a_region_not_innermost_is_a_violation_at_every_depth);
+    suite_add_test(s, a_chunk_given_twice_on_top_is_a_violation_at_every_depth);
     suite_add_test(s, the_block_is_reused_in_every_shape_of_its_free_lists);
     suite_add_test(s, freed_neighbours_merge_on_the_left_the_right_and_both_sides);
     suite_add_test(s, outside_values_are_found_at_every_load_of_their_table);
