@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1277,6 +1278,53 @@ static void rearm(struct watch *w)
     __atomic_store_n(&w->who, NULL, __ATOMIC_RELAXED);
 }
 
+/* Receivers release bytes to a sender with one atomic add each; the
+** sender folds them into its block with one exchange when a charge does
+** not fit (settle). A release that lands while a settle runs is folded by
+** that settle or the next, never lost and never folded twice: here one
+** thread releases a byte at a time while main's task settles in a loop,
+** and afterwards main holds exactly what it held before. No named point
+** can stand inside one atomic operation, so this is a stress: on two idle
+** cores the two loops overlap for the whole run. */
+struct byte_releaser {
+    struct rt_task *task;
+    atomic_int started, done;
+    int bytes;
+};
+
+static void *release_a_byte_at_a_time(void *arg)
+{
+    struct byte_releaser *r = arg;
+    atomic_store(&r->started, 1);
+    for (int i = 0; i < r->bytes; i++)
+        rt__task_release(r->task, 1);
+    atomic_store(&r->done, 1);
+    return NULL;
+}
+
+START_TEST(releases_racing_settles_are_each_folded_once)
+{
+    rt_init();
+    struct rt_task *t = rt__task_hot("releases_racing_settles_are_each_folded_once")->task;
+    size_t before = rt_held();
+    for (int round = 0; round < 60; round++) {
+        struct byte_releaser r = {.task = t, .bytes = 20000};
+        pthread_t th;
+        ck_assert(rt__task_charge(t, (size_t)r.bytes));
+        ck_assert_uint_eq(rt_held(), before + (size_t)r.bytes);
+        ck_assert_int_eq(pthread_create(&th, NULL, release_a_byte_at_a_time, &r), 0);
+        while (!atomic_load(&r.started))
+            ;
+        while (!atomic_load(&r.done))
+            ck_assert(!rt__task_charge(t, SIZE_MAX / 2)); /* never fits: settles */
+        ck_assert_int_eq(pthread_join(th, NULL), 0);
+        ck_assert(!rt__task_charge(t, SIZE_MAX / 2)); /* the last releases */
+        ck_assert_msg(rt_held() == before, "round %d: main holds %zu, %zu before", round,
+                      rt_held(), before);
+    }
+}
+END_TEST
+
 START_TEST(every_figure_is_exact_after_racing_rounds)
 {
     struct stress x;
@@ -1421,6 +1469,7 @@ Suite *make_suite(void)
     add_case(s, a_join_waits_for_the_task_to_end_and_gets_its_result);
     add_case(s, a_join_waits_for_a_panicked_task_to_end);
     add_case(s, a_sent_value_counts_against_the_sender_until_released);
+    add_case(s, releases_racing_settles_are_each_folded_once);
     add_case(s, a_strategy_set_during_a_spawn_waits_for_it);
     add_case(s, a_spawn_during_a_strategy_set_waits_for_it);
     add_case(s, the_table_of_unjoined_tasks_is_changed_by_one_thread_at_a_time);
