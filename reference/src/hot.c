@@ -165,6 +165,7 @@ void rt_hot_disable(void)
 {
     RT_POINT("hot.disable.before_lock");
     rt__lock(&hot_lock);
+    RT_POINT("hot.disable.locked");
     hot_latch_locked();
     rt__unlock(&hot_lock);
 }

@@ -347,6 +347,34 @@ START_TEST(a_latch_during_the_first_publish_waits_and_wins)
 }
 END_TEST
 
+/* The other order: a latch under way (hot_lock held, the state not yet
+** LATCHED) when the process's first publish begins. The publish reads the
+** state only once it holds the lock, so it sees the latch and opens
+** nothing; one that read the state before taking the lock would take
+** itself for the first and open the path the latch has just closed. */
+START_TEST(a_first_publish_during_a_latch_waits_and_opens_nothing)
+{
+    struct actor a = {0}, b = {0}, c = {0};
+    struct watch *latching = watch("hot.disable.locked", "B", 1);
+
+    rt_init(); /* publishes nothing: A's is the first publish */
+    start_plain(&b, "B", disable_body, NULL);
+    wait_parked(latching);
+    start_plain(&a, "A", publish_body, NULL);
+    ck_assert_msg(blocks(&a), "the first publish did not wait for the latch");
+    release(latching);
+    join_plain(&b);
+    join_plain(&a);
+    ck_assert_ptr_nonnull(a.got[0]);
+    ck_assert_ptr_eq(a.got[0], a.got[1]);
+    ck_assert(!rt_hot_direct());
+    start_plain(&c, "C", publish_body, NULL);
+    join_plain(&c);
+    ck_assert_ptr_eq(c.got[0], c.got[1]);
+    ck_assert(!rt_hot_direct());
+}
+END_TEST
+
 /* Two threads reach the first publish at once: the second waits for the
 ** first (hot_lock), then publishes as any later thread does. */
 START_TEST(a_second_first_publish_waits_for_the_first)
@@ -1457,6 +1485,7 @@ Suite *make_suite(void)
 {
     Suite *s = suite_create("interleave");
     add_case(s, a_latch_during_the_first_publish_waits_and_wins);
+    add_case(s, a_first_publish_during_a_latch_waits_and_opens_nothing);
     add_case(s, a_second_first_publish_waits_for_the_first);
     add_case(s, a_later_publish_reads_the_slot_the_first_one_published);
     add_case(s, a_close_while_a_receiver_is_about_to_sleep_wakes_it);
