@@ -1335,8 +1335,8 @@ START_TEST(releases_racing_settles_are_each_folded_once)
     rt_init();
     struct rt_task *t = rt__task_hot("releases_racing_settles_are_each_folded_once")->task;
     size_t before = rt_held();
-    for (int round = 0; round < 60; round++) {
-        struct byte_releaser r = {.task = t, .bytes = 20000};
+    for (int round = 0; round < 40; round++) {
+        struct byte_releaser r = {.task = t, .bytes = 100000};
         pthread_t th;
         ck_assert(rt__task_charge(t, (size_t)r.bytes));
         ck_assert_uint_eq(rt_held(), before + (size_t)r.bytes);

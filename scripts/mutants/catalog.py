@@ -27,6 +27,7 @@ class Entry:
         self.where = where          # "mutants/x.mut:12", for messages
         self.seed = ""
         self.about = ""
+        self.oracle = ""            # `oracle:`: the further oracle it meets first
         self.pairs = []             # [(path, find_lines, replace_lines)]
 
 
@@ -70,6 +71,8 @@ def parse(text, source="<catalog>"):
             entry.seed = line[5:].strip()
         elif line.startswith("about:"):
             entry.about = line[6:].strip()
+        elif line.startswith("oracle:"):
+            entry.oracle = line[7:].strip()
         elif line.startswith("file:"):
             path = line[5:].strip()
         elif line.startswith("--- find"):
@@ -123,7 +126,7 @@ def resolve(entry, texts):
     first = edits[0]
     text = texts[first.path]
     return Mutant(id=entry.name, origin=CURATED, operator="Curated", about=entry.about,
-                  seed=entry.seed, edits=edits,
+                  seed=entry.seed, edits=edits, first_oracle=entry.oracle,
                   location=location_of(text, first.start, max(first.start, first.end - 1)),
                   original=text[first.start:first.end])
 

@@ -240,10 +240,12 @@ CONCURRENCY = {"MemoryOrderWeakened", "AtomicSplit", "ReleaseMoved"}
 
 def oracle_order(m, oracles):
     """The further oracles (after plain) a survivor meets, in order: every
-    one of them, TSan first for a fault of concurrency."""
+    one of them, TSan first for a fault of concurrency (a generated one's
+    operator says so, a catalog entry's `oracle:` line names its first)."""
     rest = list(oracles[1:])
-    if m.operator in CONCURRENCY and "tsan" in rest:
-        rest = ["tsan"] + [o for o in rest if o != "tsan"]
+    first = m.first_oracle or ("tsan" if m.operator in CONCURRENCY else "")
+    if first in rest:
+        rest = [first] + [o for o in rest if o != first]
     return rest
 
 

@@ -67,6 +67,9 @@ class Mutant:
     # {oracle: {"status", "killed_by", "reason", "kind"}}: every oracle's
     # verdict, this run's and the cache's (cache.py)
     verdicts: dict = field(default_factory=dict)
+    # a catalog entry's `oracle:` line: the oracle its survivor of the
+    # plain build meets first (a race's TSan), every other still after
+    first_oracle: str = ""
 
     @property
     def path(self):

@@ -263,6 +263,16 @@ class OracleOrderTest(unittest.TestCase):
     def test_the_others_meet_asan_first(self):
         self.assertEqual(self.order("CallDeletion"), ["asan", "tsan"])
 
+    def test_a_catalog_entry_names_the_oracle_it_meets_first(self):
+        from mutants import catalog, cli
+        text = ("== racy\nseed: t\nabout: a race\noracle: tsan\nfile: a.c\n"
+                "--- find\nint x;\n+++ replace\nlong x;\n")
+        [entry] = catalog.parse(text)
+        self.assertEqual(entry.oracle, "tsan")
+        m = catalog.resolve(entry, {"a.c": "int x;\n"})
+        self.assertEqual(cli.oracle_order(m, ["plain", "asan", "tsan"]), ["tsan", "asan"])
+        self.assertEqual(cli.oracle_order(m, ["plain", "asan"]), ["asan"])
+
     def test_only_the_oracles_asked_for(self):
         self.assertEqual(self.order("MemoryOrderWeakened", ("plain", "asan")), ["asan"])
         self.assertEqual(self.order("CallDeletion", ("plain",)), [])
