@@ -405,8 +405,13 @@ def say_unstable(base_run):
 
 
 def take_coverage(tree, suites, logdir, make_vars, args, base_run):
-    return project.coverage(tree, suites, logdir, make_vars=make_vars, jobs=args.jobs,
-                            expected=base_run.get("results"), root=project.CFG.root)
+    cov = project.coverage(tree, suites, logdir, make_vars=make_vars, jobs=args.jobs,
+                           expected=base_run.get("results"), root=project.CFG.root)
+    for s in cov["failed"]:
+        print(f"mutants: coverage: {s} does not pass in the coverage build: it counts as "
+              f"reaching every mutant (see {os.path.join(logdir, 'coverage.log')})",
+              file=sys.stderr)
+    return cov
 
 
 def compiles(ctx, m):

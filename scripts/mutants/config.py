@@ -44,7 +44,7 @@ KEYS = {
     "tce": {"targets", "flags"},
     "catalog": {"files", "ledger"},
 }
-ORACLE_KEYS = {"make_vars", "concurrency", "about"}
+ORACLE_KEYS = {"make_vars", "concurrency"}
 KIND_KEYS = {"pattern", "about"}
 
 _PLACE = re.compile(r"(?<!\$)\{(\w+)\}")
@@ -130,10 +130,9 @@ class Config:
                                   f"build itself, not a variant")
             if not isinstance(o, dict) or set(o) - ORACLE_KEYS or "make_vars" not in o:
                 raise ConfigError(f"{self.where}: oracles.{name}: a table with make_vars "
-                                  f"(and concurrency, about)")
+                                  f"(and concurrency)")
             self.oracles[name] = {"make_vars": {k: str(v) for k, v in o["make_vars"].items()},
-                                  "concurrency": bool(o.get("concurrency", False)),
-                                  "about": o.get("about", "")}
+                                  "concurrency": bool(o.get("concurrency", False))}
 
         t = data.get("tce", {})
         self.tce_targets = tuple(tuple(x) for x in t.get("targets", []))
