@@ -683,8 +683,8 @@ def run_locked(args, root, make_vars, build, work):
             save_state()
             phase("coverage")
         for m in pending:
-            m.covered_by = (list(suites) if cov is None
-                            else project.covering(cov, m.lines(texts), suites))
+            m.covered_by = (list(suites) if cov is None else project.covering(
+                cov, project.countable(m.lines(texts), texts), suites))
             if not m.covered_by:
                 m.status = NO_COVERAGE
                 m.status_reason = "no suite executes the lines it changes"
@@ -753,7 +753,8 @@ def run_locked(args, root, make_vars, build, work):
             save_state()
             phase("coverage")
         for m in survivors:
-            m.covered_by = project.covering(cov, m.lines(texts), suites)
+            m.covered_by = project.covering(cov, project.countable(m.lines(texts), texts),
+                                            suites)
             if not m.covered_by:
                 m.status = NO_COVERAGE
                 m.status_reason = "no suite executes the lines it changes"

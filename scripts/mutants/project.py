@@ -681,6 +681,30 @@ def coverage(tree, suite_list, logdir, make_vars=None, jobs=1, expected=None, ro
     return result
 
 
+# A line that is one trap statement: gcov counts no block that ends in a
+# trap (no edge leaves it), so such a line reads as never executed even
+# where a test reaches it (conformance/naive's full region traps).
+_TRAP_LINE = re.compile(r"^\s*(?:__builtin_trap|__builtin_unreachable)\s*\(\s*\)\s*;\s*$")
+
+
+def countable(touched, texts):
+    """touched ({path: lines}) with, for each line that is one trap
+    statement, the line before it (the condition that leads there), which
+    gcov does count."""
+    out = {}
+    for path, lines in touched.items():
+        text = texts.get(path, "").splitlines()
+        more = set(lines)
+        for n in lines:
+            if 1 < n <= len(text) and _TRAP_LINE.match(text[n - 1]):
+                before = n - 1
+                while before > 1 and not text[before - 1].strip():
+                    before -= 1
+                more.add(before)
+        out[path] = more
+    return out
+
+
 def covering(cov, touched, suite_list):
     """The suites that can reach a mutant that touches {path: lines}.
 

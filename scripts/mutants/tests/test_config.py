@@ -201,6 +201,20 @@ class Keys(unittest.TestCase):
                          os.path.join(cli.ROOT, "build", "gcc"))
 
 
+class TrapLines(unittest.TestCase):
+    """gcov counts no block that ends in a trap: a mutant of a trap line is
+    reached when the line that leads to it ran."""
+
+    def test_the_condition_before_a_trap_counts_for_it(self):
+        text = "int f(int n)\n{\n    if (n > 9)\n\n        __builtin_trap();\n    return n;\n}\n"
+        self.assertEqual(project.countable({"f.c": {5}}, {"f.c": text}), {"f.c": {3, 5}})
+        self.assertEqual(project.countable({"f.c": {6}}, {"f.c": text}), {"f.c": {6}})
+        cov = {"lines": {"f.c": [3, 5, 6]}, "suites": {"t": {"f.c": [3, 6]}}, "failed": []}
+        self.assertEqual(project.covering(cov, {"f.c": {5}}, ["t"]), [])
+        self.assertEqual(project.covering(cov, project.countable({"f.c": {5}}, {"f.c": text}),
+                                          ["t"]), ["t"])
+
+
 class ByResults(unittest.TestCase):
     """A suite that passes by its results (make gate-kit: the kit run on
     another implementation, which fails some checks unmutated): a mutant
