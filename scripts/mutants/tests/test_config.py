@@ -41,7 +41,7 @@ def run(*args, timeout=300):
 
 
 class ExampleLibrary(unittest.TestCase):
-    """example_lib/driver.toml, 15 lines: the sources, the build, the suite
+    """example_lib/driver.toml, 16 lines: the sources, the build, the suite
     (`make test`, its exit status), the coverage build, a second TCE target,
     an ASan+UBSan oracle, and the variable that picks a schema's mutant."""
 
