@@ -1,9 +1,12 @@
 # Mutants: the curated catalog (mutants/*.mut) in `make check`, curated and
 # generated mutants in `make gate`, and the driver's own unittest tests.
 # The driver (scripts/region_cache_mutants.py) builds each mutant in a copy
-# of the tree under $(BUILD)/mutants, never in place.
+# of the tree under $(BUILD)/mutants, never in place. What it knows of this
+# tree (the sources, the build, the suites, the coverage build, the
+# oracles, TCE's targets, the catalog) is in mutants/driver.toml, as
+# another tree's would be in its own (docs/mutants.md, "Configuration").
 
-MUTANTS := $(PYTHON) scripts/region_cache_mutants.py
+MUTANTS := $(PYTHON) scripts/region_cache_mutants.py --config mutants/driver.toml
 MUTANT_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # Mutants are judged first on the compiler's plain build, also in a
 # SANITIZE= variant: a sanitizer changes what the optimiser may merge, so

@@ -3,7 +3,7 @@ depends on (the mutated files' bytes, every other test input of the tree,
 the make variables and the suites that reach it), so a rerun after a change
 runs only the mutants whose inputs changed.
 
-An entry keeps every oracle's verdict (model.ORACLES): a mutant that
+An entry keeps every oracle's verdict (plain, then the configuration's [oracles]): a mutant that
 survived the plain build in a run without the sanitizer oracles is judged
 again, by those oracles only, when a run asks for them; one an oracle
 killed reads as a survivor in a run that leaves that oracle out."""

@@ -1,4 +1,6 @@
-"""The curated catalog (mutants/*.mut) and the ledger (mutants/equivalent).
+"""The curated catalog (this tree: mutants/*.mut) and the ledger (this
+tree: mutants/equivalent), where the configuration (catalog.files,
+catalog.ledger) puts them.
 
 The catalog format is docs/conventions.md's: `== name`, `seed:`, `about:`,
 then `file: path` followed by `--- find` / `+++ replace` pairs. A find
@@ -131,12 +133,14 @@ def resolve(entry, texts):
                   original=text[first.start:first.end])
 
 
-def load(root, texts):
-    """Every entry of mutants/*.mut as a Mutant. Returns (mutants, errors):
-    errors is a list of CatalogError, one per stale or malformed entry."""
+def load(root, texts, patterns=("mutants/*.mut",)):
+    """Every entry of the catalog files (glob patterns relative to root) as
+    a Mutant. Returns (mutants, errors): errors is a list of CatalogError,
+    one per stale or malformed entry."""
     mutants, errors, seen = [], [], {}
-    for mut in sorted(pathlib.Path(root, "mutants").glob("*.mut")):
-        rel = f"mutants/{mut.name}"
+    files = sorted({p for pat in patterns for p in pathlib.Path(root).glob(pat)})
+    for mut in files:
+        rel = str(mut.relative_to(root))
         try:
             entries = parse(mut.read_text(), rel)
         except CatalogError as e:
@@ -155,11 +159,13 @@ def load(root, texts):
     return mutants, errors
 
 
-def load_ledger(root):
-    """mutants/equivalent: one `<id> <reason>` a line, `#` comments.
-    Returns {id: reason}; a line without a reason is an error."""
+def load_ledger(root, rel="mutants/equivalent"):
+    """The ledger (rel, relative to root): one `<id> <reason>` a line, `#`
+    comments. Returns {id: reason}; a line without a reason is an error."""
     ledger = {}
-    path = pathlib.Path(root, "mutants", "equivalent")
+    if not rel:
+        return ledger
+    path = pathlib.Path(root, rel)
     if not path.exists():
         return ledger
     for number, line in enumerate(path.read_text().splitlines(), 1):
@@ -168,6 +174,6 @@ def load_ledger(root):
             continue
         parts = line.split(None, 1)
         if len(parts) < 2:
-            raise CatalogError(parts[0], f"mutants/equivalent:{number}: no reason given")
+            raise CatalogError(parts[0], f"{rel}:{number}: no reason given")
         ledger[parts[0]] = parts[1]
     return ledger

@@ -15,13 +15,13 @@ import time
 
 from . import cache as cache_mod
 from . import catalog, hang, operators, project, report, semantic, tce
-from .model import (COMPILE_ERROR, GENERATED, IGNORED, NO_COVERAGE, ORACLE_ORDER,
-                    ORACLES, PENDING, SURVIVED, apply_edits)
+from . import config as config_mod
+from .model import (COMPILE_ERROR, GENERATED, IGNORED, NO_COVERAGE, PENDING, SURVIVED,
+                    apply_edits)
 from .runner import ORACLE_CASE_SECONDS, Runner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(HERE))
-GENERATED_FROM = "reference/src"
+ROOT = os.path.dirname(os.path.dirname(HERE))   # this checkout
 SCHEMA_MIN = 16
 
 
@@ -30,8 +30,16 @@ def parse_args(argv):
         prog="region_cache_mutants.py",
         description="Builds and tests every mutant of the runtime in its own copy of the "
                     "tree, never in place; fails unless every one is killed.")
-    p.add_argument("--root", default=ROOT, help="the source tree (default: this checkout)")
-    p.add_argument("--build", help="the build folder (default: ROOT/build/<cc>)")
+    p.add_argument("--config", metavar="FILE",
+                   help="the tree's configuration (TOML, docs/mutants.md \"Configuration\"); "
+                        "the tree is its root (default: the file's folder), never written: "
+                        "the run's files go to --build (default: the configuration's work, "
+                        "else this checkout's build/trees/<name>-<cc>). Default: "
+                        "ROOT/mutants/driver.toml")
+    p.add_argument("--root", help="the source tree (default: the configuration's root; "
+                   "without --config, this checkout)")
+    p.add_argument("--build", help="the work folder's parent: the run works in BUILD/mutants "
+                   "(default: from the configuration's work, this tree's build/<cc>)")
     p.add_argument("--make-var", action="append", default=[], metavar="VAR=VALUE",
                    help="passed to every make of the mutants (CC=clang, SANITIZE=...)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
@@ -44,10 +52,11 @@ def parse_args(argv):
                         "they are recorded as equivalent, with their reason, and not "
                         "run): shows a line a new test has made unnecessary")
     p.add_argument("--generated-only", action="store_true")
-    p.add_argument("--oracles", default=",".join(ORACLE_ORDER), metavar="LIST",
+    p.add_argument("--oracles", metavar="LIST",
                    help="the builds that judge a mutant, in turn, a survivor of one "
-                        "going on to the next: plain (always), asan (SANITIZE=address,"
-                        "undefined), tsan (SANITIZE=thread); default: all three")
+                        "going on to the next: plain (always), then the configuration's "
+                        "[oracles] (this tree: asan, SANITIZE=address,undefined; tsan, "
+                        "SANITIZE=thread); default: all of them")
     p.add_argument("--semantic", choices=("yes", "no"), default="no",
                    help="also generate the semantic operators' mutants (swapped "
                         "statements, a pair's half deleted, split atomics, ...: "
@@ -81,18 +90,24 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
-def make_vars_of(args):
-    out = {}
+def make_vars_of(args, cfg=None):
+    """The configuration's make_vars, then --make-var's."""
+    out = dict(cfg.make_vars) if cfg else {}
     for kv in args.make_var:
         k, _, v = kv.partition("=")
         out[k] = v
     return out
 
 
-def default_build(root, make_vars):
+def default_build(cfg, make_vars):
+    """The configuration's work folder (relative to its root), with {cc} the
+    compiler's name; a tree that names none is never written: its runs go
+    under this checkout's build/trees/<name>-<cc>."""
     cc = os.path.basename((make_vars.get("CC") or "cc").split()[0])
-    san = make_vars.get("SANITIZE", "")
-    return os.path.join(root, "build", cc + (("-" + san.replace(",", "-")) if san else ""))
+    if cfg.work:
+        return os.path.join(cfg.root, config_mod.expand(cfg.work, dict(make_vars, cc=cc)))
+    digest = hashlib.sha256(cfg.root.encode()).hexdigest()[:8]
+    return os.path.join(ROOT, "build", "trees", f"{cfg.name}-{digest}-{cc}")
 
 
 def changed_lines(root, rev):
@@ -119,7 +134,7 @@ def select(mutants, args, texts):
     if args.only:
         out = [m for m in out if any(fnmatch.fnmatchcase(m.id, pat) for pat in args.only)]
     if args.changed_since:
-        changed = changed_lines(args.root, args.changed_since)
+        changed = changed_lines(args.root_dir, args.changed_since)
         out = [m for m in out if any(lines & changed.get(path, set())
                                      for path, lines in m.lines(texts).items())]
     if args.shard:
@@ -181,9 +196,10 @@ def merge(args):
         print(hangs)
     out = args.report or os.path.dirname(os.path.abspath(args.merge[0]))
     report.write_json(os.path.join(out, "report.json"), merged)
-    js = find_elements(args.root, args.root, args.elements)
+    js = find_elements(args.root_dir, args.root_dir, args.elements)
     if js and args.html != "no":
         report.write_html(os.path.join(out, "report.html"), merged, js)
+    print(report.score_line(c))
     print(report.closing_line(c))
     return 0 if c["survived"] == 0 and c["nocoverage"] == 0 else 1
 
@@ -232,21 +248,36 @@ def time_by_verdict(ran, oracle):
             f"{st} {n} in {t:.0f} s" for st, (n, t) in sorted(spent.items())), file=sys.stderr)
 
 
-# Faults of concurrency: what only another thread can see, so TSan judges
-# them first (it sees a weakened order in one run of the test that forces
-# the window; ASan, which costs as much again, sees none of them).
+# Faults of concurrency: what only another thread can see, so an oracle
+# the configuration marks for them (concurrency = true: this tree's TSan)
+# judges them first (it sees a weakened order in one run of the test that
+# forces the window; ASan, which costs as much again, sees none of them).
 CONCURRENCY = {"MemoryOrderWeakened", "AtomicSplit", "ReleaseMoved"}
 
 
 def oracle_order(m, oracles):
     """The further oracles (after plain) a survivor meets, in order: every
-    one of them, TSan first for a fault of concurrency (a generated one's
-    operator says so, a catalog entry's `oracle:` line names its first)."""
+    one of them, those for concurrency first for a fault of concurrency (a
+    generated one's operator says so), or the one a catalog entry's
+    `oracle:` line names first."""
     rest = list(oracles[1:])
-    first = m.first_oracle or ("tsan" if m.operator in CONCURRENCY else "")
-    if first in rest:
-        rest = [first] + [o for o in rest if o != first]
+    if m.first_oracle:
+        first = [o for o in rest if o == m.first_oracle]
+    elif m.operator in CONCURRENCY:
+        first = [o for o in rest if project.CFG.oracles.get(o, {}).get("concurrency")]
+    else:
+        first = []
+    rest = first + [o for o in rest if o not in first]
     return rest
+
+
+def oracle_vars(oracle):
+    """The make variables an oracle's build sets ({} for plain)."""
+    return dict(project.CFG.oracles[oracle]["make_vars"]) if oracle != "plain" else {}
+
+
+def vars_text(make_vars):
+    return " ".join(f"{k}={v}" for k, v in make_vars.items())
 
 
 def judge(oracle, survivors, ctx):
@@ -258,7 +289,8 @@ def judge(oracle, survivors, ctx):
     survivor's verdict by this oracle is in the cache, or there is none."""
     args, work, state = ctx["args"], ctx["work"], ctx["state"]
     phase, cache, keys = ctx["phase"], ctx["cache"], ctx["keys"]
-    san = ORACLES[oracle]
+    own = oracle_vars(oracle)
+    san = vars_text(own)
     to_run = []
     for m in survivors:
         if oracle in m.verdicts:
@@ -271,43 +303,41 @@ def judge(oracle, survivors, ctx):
     ologs = os.path.join(ctx["logdir"], oracle)
     os.makedirs(ologs, exist_ok=True)
     # A mutant compiled under -Werror in the plain build; what a sanitizer
-    # makes the compiler warn of is no verdict.
-    ovars = dict(ctx["make_vars"], SANITIZE=san, WERROR="")
+    # makes the compiler warn of is no verdict (build.lenient).
+    ovars = project.lenient(dict(ctx["make_vars"], **own))
     # only the suites that reach a survivor are run unmutated (and kept,
     # with the copy, while the inputs are the same)
     needed = [s for s in ctx["suites"] if any(s in m.covered_by for m in to_run)]
     kept = state.setdefault("oracles", {})
     ob = kept.get(oracle)
     if ob and os.path.isdir(obase):
-        project.sync(ctx["tree"], obase)
+        project.sync(ctx["root"], obase)
     else:
         ob = None
-        if os.path.exists(obase):
-            shutil.rmtree(obase)
-        shutil.copytree(ctx["tree"], obase, symlinks=True,
-                        ignore=lambda d, names: ["build"] if d == ctx["tree"] else [])
+        project.snapshot(ctx["root"], obase)      # with nothing built in it
     missing = [s for s in needed if ob is None or (s not in ob["suites"] and s not in ob["failed"])]
     if ob is None or missing:
         print(f"mutants: {oracle}: {len(to_run)} survivors to judge; the unmutated run "
-              f"(SANITIZE={san}): {' '.join(missing)}", file=sys.stderr)
+              f"({san}): {' '.join(missing)}", file=sys.stderr)
         more = project.baseline(obase, ovars, missing, ologs, jobs=args.jobs, tolerate=True)
-        if ob is None or ob["failed"] == ["lib"]:
+        if ob is None or ob["failed"] == [project.BUILD_STEP]:
             ob = more
         else:
             ob["suites"].update(more["suites"])
             ob["noise"].update(more["noise"])
+            ob.setdefault("results", {}).update(more["results"])
             ob["failed"] += more["failed"]
         kept[oracle] = ob
         ctx["save_state"]()
         phase(f"unmutated run ({oracle})")
     log = os.path.join(ologs, "baseline.log")
-    if ob["failed"] == ["lib"]:
-        ctx["warnings"].append(f"the {oracle} oracle (SANITIZE={san}) does not build the "
+    if ob["failed"] == [project.BUILD_STEP]:
+        ctx["warnings"].append(f"the {oracle} oracle ({san}) does not build the "
                                f"unmutated tree; see {log}; {len(to_run)} survivors not judged by it")
         print(f"mutants: WARNING: {ctx['warnings'][-1]}", file=sys.stderr)
         return
     for s in [s for s in ob["failed"] if s in needed]:
-        ctx["warnings"].append(f"{s} fails unmutated on the {oracle} build (SANITIZE={san}): "
+        ctx["warnings"].append(f"{s} fails unmutated on the {oracle} build ({san}): "
                                f"it judges no mutant there; see {log}")
         print(f"mutants: WARNING: {ctx['warnings'][-1]}", file=sys.stderr)
     times = ob["suites"]
@@ -332,15 +362,14 @@ def judge(oracle, survivors, ctx):
         return
     runner = Runner(obase, os.path.join(work, f"work-{oracle}"), ovars, times, limit, ologs,
                     jobs=args.jobs, ledger=ctx["ledger"], per_suite=not args.limit,
-                    oracle=oracle, noise=ob["noise"], case_seconds=case)
+                    oracle=oracle, noise=ob["noise"], case_seconds=case,
+                    expected=ob.get("results"), oracle_vars=own)
     started = time.monotonic()
     schema = [m for m, _ in items if len({e.path for e in m.edits}) == 1
               and m.path.endswith(".c")]
-    if len(schema) >= args.schema_min and not args.no_schemata:
+    if len(schema) >= args.schema_min and not args.no_schemata and project.CFG.mutant_env:
         texts = ctx["texts"]
-        schema = [m for m in schema if m.origin == GENERATED or tce.object_digest(
-            ctx["cc"], ctx["tree"], apply_edits(texts[m.path], m.edits),
-            ("reference/include", "reference/src"))[0]]
+        schema = [m for m in schema if m.origin == GENERATED or compiles(ctx, m)]
         in_schema = runner.build_schema(texts, schema, [s for s in needed if s in times])
         print(f"mutants: {oracle}: {len(in_schema)} of {len(items)} in one schema build "
               f"({time.monotonic() - started:.1f} s), the others built alone"
@@ -372,18 +401,72 @@ def judge(oracle, survivors, ctx):
     phase(f"mutant runs ({oracle})")
 
 
+def say_unstable(base_run):
+    """A line a suite that passes by its results whose unmutated runs
+    disagreed on some tests: those do not count."""
+    for suite, expected in (base_run.get("results") or {}).items():
+        shaky = project.unstable(expected)
+        if shaky:
+            print(f"mutants: {suite}: {len(shaky)} of {len(expected)} results differ between "
+                  f"the unmutated runs and do not count: {', '.join(shaky[:5])}"
+                  + (" ..." if len(shaky) > 5 else ""), file=sys.stderr)
+
+
+def take_coverage(tree, suites, logdir, make_vars, args, base_run):
+    cov = project.coverage(tree, suites, logdir, make_vars=make_vars, jobs=args.jobs,
+                           expected=base_run.get("results"), root=project.CFG.root)
+    for s in cov["failed"]:
+        print(f"mutants: coverage: {s} does not pass in the coverage build: it counts as "
+              f"reaching every mutant (see {os.path.join(logdir, 'coverage.log')})",
+              file=sys.stderr)
+    return cov
+
+
+def compiles(ctx, m):
+    """Whether a curated entry compiles (a schema holds only those that do)."""
+    texts, cfg = ctx["texts"], project.CFG
+    return tce.object_digest(ctx["cc"], ctx["tree"], apply_edits(texts[m.path], m.edits),
+                             cfg.include_dirs(ctx["make_vars"]),
+                             tce.flags_of(cfg.tce_flags)[0])[0]
+
+
 def _interrupted(signum, frame):
     raise KeyboardInterrupt
 
 
+def load_config(args):
+    """The configuration: --config, else ROOT/mutants/driver.toml (ROOT:
+    --root, else this checkout). Sets args.root_dir to the tree."""
+    path = args.config
+    if path is None:
+        root = os.path.abspath(args.root or ROOT)
+        path = config_mod.find(root)
+        if path is None:
+            raise SystemExit(f"mutants: no configuration: {os.path.join(root, config_mod.FILE)} "
+                             f"is not there (--config FILE names one; docs/mutants.md, "
+                             f"\"Configuration\")")
+    try:
+        cfg = config_mod.load(path, root=args.root)
+    except config_mod.ConfigError as e:
+        raise SystemExit(f"mutants: {e}")
+    args.root_dir = cfg.root
+    project.configure(cfg)
+    if cfg.ledger:
+        report.set_ledger(cfg.ledger)
+    return cfg
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    args.oracles = [o.strip() for o in args.oracles.split(",") if o.strip()]
-    unknown = [o for o in args.oracles if o not in ORACLES]
+    cfg = load_config(args)
+    order = ["plain"] + list(cfg.oracles)
+    asked = args.oracles if args.oracles is not None else ",".join(order)
+    args.oracles = [o.strip() for o in asked.split(",") if o.strip()]
+    unknown = [o for o in args.oracles if o not in order]
     if unknown or "plain" not in args.oracles:
         raise SystemExit(f"--oracles: {', '.join(unknown) or 'plain is missing'}: "
-                         f"a list of {', '.join(ORACLE_ORDER)}, plain among them")
-    args.oracles = [o for o in ORACLE_ORDER if o in args.oracles]
+                         f"a list of {', '.join(order)}, plain among them")
+    args.oracles = [o for o in order if o in args.oracles]
     signal.signal(signal.SIGTERM, _interrupted)
     if args.merge:
         return merge(args)
@@ -419,9 +502,10 @@ def tce_line(judged, generated):
 
 
 def run(args):
-    root = os.path.abspath(args.root)
-    make_vars = make_vars_of(args)
-    build = os.path.abspath(args.build or default_build(root, make_vars))
+    cfg = project.CFG
+    root = cfg.root
+    make_vars = make_vars_of(args, cfg)
+    build = os.path.abspath(args.build or default_build(cfg, make_vars))
     work = os.path.join(build, "mutants")
     os.makedirs(work, exist_ok=True)
     # One run at a time a build folder (check and gate may start together).
@@ -442,6 +526,9 @@ def run_locked(args, root, make_vars, build, work):
     out_dir = os.path.abspath(args.report or work)
     logdir = os.path.join(work, "logs")
     os.makedirs(logdir, exist_ok=True)
+    cfg = project.CFG
+    for feature, why in cfg.off(curated_only=args.curated_only):
+        print(f"mutants: {feature} off: {why}", file=sys.stderr)
 
     # 1. The snapshot: every later step reads and builds copies of it.
     state_path = os.path.join(work, "state.json")
@@ -461,7 +548,8 @@ def run_locked(args, root, make_vars, build, work):
         shutil.rmtree(fresh)
         project.sync(root, base)
     else:
-        for old in [base] + [os.path.join(work, f"base-{o}") for o in ORACLES]:
+        for old in [base, os.path.join(work, "base-cov")] + [
+                os.path.join(work, f"base-{o}") for o in cfg.oracles]:
             if os.path.exists(old):
                 shutil.rmtree(old)
         if os.path.exists(state_path):
@@ -471,7 +559,7 @@ def run_locked(args, root, make_vars, build, work):
     texts = {}
     for rel in project.tree_files(tree):
         full = os.path.join(tree, rel)
-        if os.path.getsize(full) > (1 << 20) or rel.startswith(("build/", "scripts/mutants/")):
+        if os.path.getsize(full) > (1 << 20) or rel.startswith(project.BUILD_IN_COPY + "/"):
             continue
         try:
             with open(full) as f:
@@ -483,28 +571,30 @@ def run_locked(args, root, make_vars, build, work):
 
     # 2. The mutants: the catalog, then the generated ones.
     mutants, stale = [], []
-    if not args.generated_only:
-        cur, stale = catalog.load(tree, texts)
+    if not args.generated_only and cfg.catalog:
+        cur, stale = catalog.load(tree, texts, [config_mod.expand(p, make_vars)
+                                                for p in cfg.catalog])
         mutants += cur
     if not args.curated_only:
         why_not = semantic.unavailable() if args.semantic == "yes" else "not asked for"
         if args.semantic == "yes" and why_not:
             print(f"mutants: semantic operators off: {why_not}", file=sys.stderr)
-        include = [os.path.join(tree, "reference/include"), os.path.join(tree, GENERATED_FROM)]
+        include = [os.path.join(tree, d) for d in cfg.include_dirs(make_vars)]
         generated, test_only = [], {}
-        for rel in sorted(texts):
-            if rel.startswith(GENERATED_FROM + "/") and rel.endswith(".c"):
-                generated += operators.mutants(rel, texts[rel])
-                if not why_not:
-                    generated += semantic.mutants(rel, texts[rel], include)
-                test_only[rel] = operators.test_only_spans(texts[rel])
+        for rel in cfg.sources(texts, make_vars):
+            generated += operators.mutants(rel, texts[rel])
+            if not why_not:
+                generated += semantic.mutants(rel, texts[rel], include)
+            test_only[rel] = operators.test_only_spans(texts[rel], cfg.test_define,
+                                                       cfg.test_statements)
         kept = [m for m in generated if not operators.in_test_only_code(m, test_only)]
         if len(kept) < len(generated):
+            what = ([f"#if {cfg.test_define}"] if cfg.test_define else []) + (
+                [", ".join(cfg.test_statements)] if cfg.test_statements else [])
             print(f"mutants: {len(generated) - len(kept)} sites in code only test builds "
-                  f"compile (RT_TESTING: lock checks, cost counters, named points) are not "
-                  f"mutated", file=sys.stderr)
+                  f"compile ({'; '.join(what)}) are not mutated", file=sys.stderr)
         mutants += kept
-    ledger = catalog.load_ledger(tree)
+    ledger = catalog.load_ledger(tree, cfg.ledger)
     mutants = select(mutants, args, texts)
     for e in stale:
         print(f"mutants: stale catalog entry {e}", file=sys.stderr)
@@ -525,7 +615,9 @@ def run_locked(args, root, make_vars, build, work):
                     memo = json.load(f)
             except ValueError:
                 memo = {}
-        judged = tce.prune(generated, texts, tree, cc=cc, jobs=args.jobs, memo=memo)
+        judged = tce.prune(generated, texts, tree, cc=cc, jobs=args.jobs, memo=memo,
+                           include_dirs=cfg.include_dirs(make_vars), claimed=cfg.tce_targets,
+                           flags=cfg.tce_flags)
         with open(memo_path + ".tmp", "w") as f:
             json.dump(memo, f)
         os.replace(memo_path + ".tmp", memo_path)
@@ -583,21 +675,24 @@ def run_locked(args, root, make_vars, build, work):
         else:
             suites = project.suites(tree, make_vars)
             if not suites:
-                raise project.BaselineError("make print-mutant-suites lists no suite")
+                raise project.BaselineError("the configuration names no suite (suites.names "
+                                            "or suites.list)")
             print(f"mutants: the unmutated run: {' '.join(suites)}", file=sys.stderr)
             base_run = project.baseline(tree, make_vars, suites, logdir, jobs=args.jobs)
+            say_unstable(base_run)
             phase("unmutated run (plain)")
             state = {"fingerprint": fp, "make_vars": make_vars, "suites": suites,
                      "baseline": base_run}
             save_state()
         cov = state.get("coverage")
-        if cov is None and not args.curated_only:
-            cov = state["coverage"] = project.coverage(tree, suites, logdir, jobs=args.jobs)
+        if cov is None and not args.curated_only and cfg.coverage_vars is not None:
+            cov = state["coverage"] = take_coverage(tree, suites, logdir, make_vars, args,
+                                                    base_run)
             save_state()
             phase("coverage")
         for m in pending:
-            m.covered_by = (list(suites) if cov is None
-                            else project.covering(cov, m.lines(texts), suites))
+            m.covered_by = (list(suites) if cov is None else project.covering(
+                cov, project.countable(m.lines(texts), texts), suites))
             if not m.covered_by:
                 m.status = NO_COVERAGE
                 m.status_reason = "no suite executes the lines it changes"
@@ -615,7 +710,7 @@ def run_locked(args, root, make_vars, build, work):
           f"limit {limit:.0f} s a mutant", file=sys.stderr)
     runner = Runner(tree, os.path.join(work, "work"), make_vars, base_run["suites"], limit,
                     logdir, jobs=args.jobs, ledger=ledger, per_suite=not args.limit,
-                    noise=base_run.get("noise"))
+                    noise=base_run.get("noise"), expected=base_run.get("results"))
     for m in mutants:
         if m.cached:
             runner.learn(m)
@@ -623,11 +718,10 @@ def run_locked(args, root, make_vars, build, work):
     schema = [m for m, _ in todo if len({e.path for e in m.edits}) == 1
               and m.path.endswith(".c")]
     # a schema costs a whole build and a pass of every suite: worth it for many
-    if len(schema) >= args.schema_min and not args.no_schemata:
+    ctx = dict(texts=texts, cc=cc, tree=tree, make_vars=make_vars)
+    if len(schema) >= args.schema_min and not args.no_schemata and cfg.mutant_env:
         # a curated entry that does not compile would break the schema: built alone
-        schema = [m for m in schema if m.origin == GENERATED or tce.object_digest(
-            cc, tree, apply_edits(texts[m.path], m.edits),
-            ("reference/include", "reference/src"))[0]]
+        schema = [m for m in schema if m.origin == GENERATED or compiles(ctx, m)]
         in_schema = runner.build_schema(texts, schema, suites)
         print(f"mutants: {len(in_schema)} of {len(todo)} in one schema build "
               f"({time.monotonic() - run_started:.1f} s), the others built alone"
@@ -657,16 +751,18 @@ def run_locked(args, root, make_vars, build, work):
 
     # 6. Survivors of a run without coverage: one no suite reaches is NoCoverage.
     survivors = [m for m in mutants if m.status == SURVIVED]
-    if survivors and cov is None and suites:
+    if survivors and cov is None and suites and cfg.coverage_vars is not None:
         # kept while the inputs are the same (a run whose every mutant
         # came from the cache took none)
         cov = state.get("coverage") if reuse else None
         if cov is None:
-            cov = state["coverage"] = project.coverage(tree, suites, logdir, jobs=args.jobs)
+            cov = state["coverage"] = take_coverage(tree, suites, logdir, make_vars, args,
+                                                    base_run)
             save_state()
             phase("coverage")
         for m in survivors:
-            m.covered_by = project.covering(cov, m.lines(texts), suites)
+            m.covered_by = project.covering(cov, project.countable(m.lines(texts), texts),
+                                            suites)
             if not m.covered_by:
                 m.status = NO_COVERAGE
                 m.status_reason = "no suite executes the lines it changes"
@@ -692,7 +788,8 @@ def run_locked(args, root, make_vars, build, work):
         for oracle in args.oracles[1:]:
             if by_oracle.get(oracle):
                 judge(oracle, by_oracle[oracle], ctx=dict(
-                    args=args, work=work, tree=tree, logdir=logdir, make_vars=make_vars,
+                    args=args, work=work, tree=tree, root=root, logdir=logdir,
+                    make_vars=make_vars,
                     suites=suites, base_run=base_run, state=state, save_state=save_state,
                     ledger=ledger, cache=cache, keys=keys, texts=texts, phase=phase,
                     warnings=warnings, cc=cc))
@@ -713,7 +810,7 @@ def run_locked(args, root, make_vars, build, work):
         if whole and mid not in ran_ids and (
                 (generated_id and not args.curated_only) or
                 (not generated_id and not args.generated_only)):
-            print(f"mutants: mutants/equivalent lists {mid}, which is no mutant now",
+            print(f"mutants: {cfg.ledger} lists {mid}, which is no mutant now",
                   file=sys.stderr)
 
     # 8. Reports.
@@ -773,5 +870,6 @@ def run_locked(args, root, make_vars, build, work):
     if hangs:
         print(hangs)
     print(f"mutants: report {os.path.join(out_dir, 'report.json')}")
+    print(report.score_line(counts))
     print(report.closing_line(counts))
     return 1 if bad or stale else 0

@@ -14,14 +14,15 @@ PENDING = "Pending"
 CURATED = "curated"
 GENERATED = "generated"
 
-# The oracles a mutant is judged by, in order (docs/mutants.md, "Oracles"):
-# the plain build, then, for a survivor, the build with these sanitizers.
-ORACLES = {"plain": "", "asan": "address,undefined", "tsan": "thread"}
-ORACLE_ORDER = ("plain", "asan", "tsan")
+# The oracles a mutant is judged by, in order (docs/mutants.md, "Oracles"),
+# are the plain build, then, for a survivor, each variant of the build the
+# configuration names ([oracles]: this tree's ASan+UBSan and TSan builds).
+
 # What a kill is put down to, read from the failing suite's output
-# (runner.classify): a sanitizer's report, the runtime's checked locks, a
-# test's cost bound, else a test's own assertion.
-KINDS = ("functional", "asan", "ubsan", "tsan", "lock", "cost")
+# (runner.classify): a sanitizer's report, what the configuration names
+# (kill_kinds: this tree's checked locks, a test's cost bound), else a
+# test's own assertion.
+KINDS = ("functional", "asan", "ubsan", "tsan")
 
 
 @dataclass
@@ -62,7 +63,7 @@ class Mutant:
     seconds: float = 0.0
     tried: List[str] = field(default_factory=list)   # suites run, in order
     kind: str = ""                 # a kill's oracle kind (KINDS)
-    build: str = ""                # the oracle (ORACLES) that gave the verdict
+    build: str = ""                # the oracle ("plain" or [oracles]) that gave the verdict
     judged_by: List[str] = field(default_factory=list)   # oracles run, in order
     # {oracle: {"status", "killed_by", "reason", "kind"}}: every oracle's
     # verdict, this run's and the cache's (cache.py)

@@ -213,25 +213,28 @@ def sites(text):
     return found
 
 
-# What only a test build compiles (RT_TESTING: the Makefile's every build but
-# RELEASE=1): the lock checks, the cost counters, the named points. It is
-# test code, judged by its own tests (check_locks: the checker fires on each
-# fault), not runtime: a mutant of it would be judged against the release
-# build by TCE and called equivalent, which it is not. So it is not mutated.
-INSTRUMENTATION = re.compile(r"^\s*(RT_POINT|RT_COST|RT_COST_BYTES)\s*\(.*\);\s*$", re.M)
-
-
-def test_only_spans(text):
+# What only a test build compiles (the configuration's sources.test_only:
+# in this tree RT_TESTING, the Makefile's every build but RELEASE=1, and
+# its statements: the lock checks, the cost counters, the named points).
+# It is test code, judged by its own tests (check_locks: the checker fires
+# on each fault), not runtime: a mutant of it would be judged against the
+# release build by TCE and called equivalent, which it is not. So it is
+# not mutated.
+def test_only_spans(text, define=None, statements=()):
     """[(start, end)] of the text only test builds compile: an #if branch
-    whose condition names RT_TESTING (to its #else, #elif or #endif), and a
-    line that is one instrumentation statement (RT_POINT, RT_COST, ...)."""
+    whose condition names define (to its #else, #elif or #endif), and a
+    line that is one statement of a macro named in statements (RT_POINT,
+    RT_COST, ...). With neither, none."""
     spans, stack, at = [], [], 0
+    if not define and not statements:
+        return spans
     for line in text.splitlines(True):
         d = re.match(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)", line)
         if d:
             word, cond = d.group(1), d.group(2)
             if word in ("if", "ifdef", "ifndef"):
-                testing = word != "ifndef" and "RT_TESTING" in cond and "!" not in cond
+                testing = (bool(define) and word != "ifndef" and define in cond
+                           and "!" not in cond)
                 stack.append(at + len(line) if testing else None)
             elif stack:
                 if stack[-1] is not None:
@@ -241,7 +244,10 @@ def test_only_spans(text):
                 else:
                     stack[-1] = None  # the #else branch is what releases build
         at += len(line)
-    spans += [(m.start(), m.end()) for m in INSTRUMENTATION.finditer(text)]
+    if statements:
+        rx = re.compile(r"^\s*(" + "|".join(map(re.escape, statements)) + r")\s*\(.*\);\s*$",
+                        re.M)
+        spans += [(m.start(), m.end()) for m in rx.finditer(text)]
     return sorted(spans)
 
 

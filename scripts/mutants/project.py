@@ -1,9 +1,10 @@
-"""The project as the driver sees it: a snapshot of the tree, make, the
-unmutated run and its coverage.
+"""The project as the driver sees it: a snapshot of the tree, its build
+and suites (as its configuration names them, config.py), the unmutated run
+and its coverage.
 
 Nothing here writes into the source tree: the tree is copied once into
-WORK/base/tree (everything but build/ and .git), and every build, the
-unmutated one included, happens in copies under WORK."""
+WORK/base (everything but what the configuration skips), and every build,
+the unmutated one included, happens in copies under WORK."""
 import filecmp
 import hashlib
 import json
@@ -15,15 +16,22 @@ import subprocess
 import threading
 import time
 
+from . import config as config_mod
 from .cache import normal
 
-SKIP_TOP = {"build", ".git", "node_modules"}
-# Files that do not change what a test sees: the catalog, the ledger, the
-# docs, and this driver. They are left out of the tree's fingerprint, so
-# adding an entry or editing a page does not rerun every mutant.
-NOT_INPUTS = ("mutants/", "docs/", "scripts/mutants/", "scripts/region_cache_mutants.py")
+# The tree's configuration (config.py), set once by configure(): the
+# commands, paths and hints every function here reads.
+CFG = config_mod.default()
 BUILD_IN_COPY = "build/m"    # the build folder inside each copy, relative
 COVERAGE_BUILD = "build/cov"
+# run_make's target for the build itself (the suites are named by their names)
+BUILD_STEP = ":build"
+
+
+def configure(cfg):
+    """Makes cfg the configuration every later call reads."""
+    global CFG
+    CFG = cfg
 
 
 class BaselineError(Exception):
@@ -35,7 +43,7 @@ def _ignore(root):
 
     def ignore(directory, names):
         if os.path.abspath(directory) == root:
-            return [n for n in names if n in SKIP_TOP]
+            return [n for n in names if n in CFG.skip]
         return [n for n in names if n in ("__pycache__",)]
     return ignore
 
@@ -67,7 +75,7 @@ def tree_files(tree):
     for dirpath, dirnames, filenames in os.walk(tree):
         rel = os.path.relpath(dirpath, tree)
         if rel == ".":
-            dirnames[:] = [d for d in dirnames if d not in SKIP_TOP]
+            dirnames[:] = [d for d in dirnames if d not in CFG.skip]
         dirnames[:] = [d for d in dirnames if d != "__pycache__"]
         for f in filenames:
             out.append(os.path.normpath(os.path.join(rel, f)))
@@ -76,10 +84,10 @@ def tree_files(tree):
 
 def fingerprint(tree, exclude=()):
     """sha256 over the tree's test inputs (path and bytes of every file but
-    NOT_INPUTS and exclude)."""
-    h = hashlib.sha256()
+    those tree.not_inputs names and exclude) and the configuration's."""
+    h = hashlib.sha256(CFG.digest().encode())
     for rel in tree_files(tree):
-        if rel.startswith(NOT_INPUTS) or rel in exclude:
+        if rel.startswith(CFG.not_inputs) or rel in exclude:
             continue
         h.update(rel.encode() + b"\0")
         with open(os.path.join(tree, rel), "rb") as f:
@@ -90,20 +98,151 @@ def fingerprint(tree, exclude=()):
     return h.hexdigest()
 
 
+def hint_names():
+    """The environment variables the configuration names: the hints to
+    the suites and the schema's selector."""
+    return [v for k, v in CFG.hints.items() if k != "program"] + (
+        [CFG.mutant_env] if CFG.mutant_env else [])
+
+
 def make_env():
-    """The environment for an inner make: without the outer make's jobserver."""
+    """The environment for an inner make: without the outer make's
+    jobserver, nor any hint of an outer run."""
     env = dict(os.environ)
-    for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES", "RT_MUTANT", "RT_FAIL_FAST",
-              "RT_CASE_TIMEOUT", "RT_FIRST_PROGRAMS"):
+    for k in ["MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES"] + hint_names():
         env.pop(k, None)
     env["LC_ALL"] = "C"
     return env
 
 
-def make_cmd(tree, build, make_vars, *targets, jobs=1):
-    parallel = [f"-j{jobs}"] if jobs > 1 else []
-    return (["make", "--no-print-directory", "-C", tree, f"BUILD={build}"] + parallel
-            + [f"{k}={v}" for k, v in make_vars.items()] + list(targets))
+def command(tree, build, make_vars, target, jobs=1):
+    """(argv, extra environment) of target: BUILD_STEP (the build), or a
+    suite (suites.run with {suite}); run in tree."""
+    words = CFG.build_command if target == BUILD_STEP else CFG.suite_run
+    return CFG.command(words, build, make_vars, jobs=jobs, suite=target)
+
+
+def hints(**values):
+    """{variable: value} of the hints the configuration names
+    (suites.hints: fail_fast, case_timeout, first_programs, run_case,
+    expected); those it does not name are left out."""
+    return {CFG.hints[k]: v for k, v in values.items() if CFG.hints.get(k) and v is not None}
+
+
+def hint(name):
+    """The variable of one hint, or None."""
+    return CFG.hints.get(name)
+
+
+def schema_env(value):
+    """{variable: value} that picks a schema's mutant (build.mutant_env)."""
+    return {CFG.mutant_env: value} if CFG.mutant_env else {}
+
+
+def lenient(make_vars):
+    """make_vars with warnings not fatal (build.lenient): the schema build
+    and the oracles' builds."""
+    return dict(make_vars, **CFG.lenient)
+
+
+def program_named(path):
+    """The test program named after a source file (suites.hints.program,
+    "check_{stem}"), or None."""
+    pat = CFG.hints.get("program")
+    if not pat:
+        return None
+    return config_mod.expand(pat, {"stem": os.path.splitext(os.path.basename(path))[0]})
+
+
+def program_pattern():
+    """A regex of the test programs a failure line names as <program>.c:<line>."""
+    pat = CFG.hints.get("program")
+    return re.escape(pat).replace(re.escape("{stem}"), r"\w+") if pat else r"\w+"
+
+
+def results_dir(tree, build=BUILD_IN_COPY):
+    """The folder where the suites write their pass/fail lines (suites.results)."""
+    rel = CFG.path_in(CFG.results, build, {})
+    return os.path.join(tree, rel) if rel else None
+
+
+def failed_lines(tree):
+    """The "fail <test> <why>" lines the suites wrote in the copy, each
+    "<file>: <test> <why>"."""
+    out = []
+    results = results_dir(tree)
+    for name in sorted(os.listdir(results)) if results and os.path.isdir(results) else []:
+        with open(os.path.join(results, name), errors="replace") as f:
+            out += [f"{name}: {line[5:].strip()[:200]}" for line in f if line.startswith("fail ")]
+    return out
+
+
+def clear_results(tree, build=BUILD_IN_COPY):
+    results = results_dir(tree, build)
+    if results:
+        shutil.rmtree(results, ignore_errors=True)
+
+
+def result_set(tree, build=BUILD_IN_COPY):
+    """{"<file>:<test>": passed} of the lines the suites wrote (results mode)."""
+    out = {}
+    results = results_dir(tree, build)
+    for name in sorted(os.listdir(results)) if results and os.path.isdir(results) else []:
+        with open(os.path.join(results, name), errors="replace") as f:
+            for line in f:
+                word, _, rest = line.strip().partition(" ")
+                if word in ("pass", "fail") and rest:
+                    out[f"{name}:{rest.split(' ', 1)[0]}"] = word == "pass"
+    return out
+
+
+def compare(tree, expected, build=BUILD_IN_COPY):
+    """A suite's verdict in results mode: (status, changes): 0 when its
+    results equal the unmutated run's (expected: {test: passed, or None
+    for a test the unmutated runs did not agree on, which does not count}),
+    else 1 and a line for each test whose result changed, those that
+    differ first, then those not run."""
+    seen = result_set(tree, build)
+    changed, new, missing = [], [], []
+    for test in sorted(set(expected) | set(seen)):
+        if test in expected and expected[test] is None:
+            continue
+        if test not in expected:
+            if not seen[test]:
+                new.append(f"{test} fails (no such test unmutated)")
+        elif test not in seen:
+            missing.append(f"{test} not run ({_word(expected[test])} unmutated)")
+        elif seen[test] != expected[test]:
+            changed.append(f"{test} {_word(seen[test])} ({_word(expected[test])} unmutated)")
+    changes = changed + new + missing
+    return (1 if changes else 0), changes
+
+
+_expected_lock = threading.Lock()
+
+
+def expected_file(work, suite, expected):
+    """A file of the unmutated run's results of suite, for a suite that
+    passes by its results (None for one that passes by its exit status):
+    a line a test, "pass <test>", "fail <test>", or "any <test>" for one
+    the unmutated runs disagreed on (<test> as "<results file>:<test>").
+    With it (suites.hints.expected) a suite may stop at the first test
+    whose result differs."""
+    if expected is None:
+        return None
+    path = os.path.join(work, f"expected-{suite}.txt")
+    with _expected_lock:
+        if not os.path.exists(path):
+            os.makedirs(work, exist_ok=True)
+            with open(path + ".tmp", "w") as f:
+                f.write("".join(f"{'any' if ok is None else 'pass' if ok else 'fail'} {t}\n"
+                                for t, ok in sorted(expected.items())))
+            os.replace(path + ".tmp", path)
+    return path
+
+
+def _word(passed):
+    return "passes" if passed else "fails"
 
 
 _active = set()
@@ -193,7 +332,7 @@ def run_make(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1
     running, before a run that hung (either way) is killed; cores lets its
     programs write core files (hang.py reads them); watch(session) is
     called at each poll of an idle-bounded run."""
-    cmd = make_cmd(tree, build, make_vars, target, jobs=jobs)
+    cmd, extra = command(tree, build, make_vars, target, jobs=jobs)
     if cores:
         cmd = ["sh", "-c", 'ulimit -c unlimited 2>/dev/null; exec "$@"', "sh"] + cmd
     if timeout is not None:
@@ -204,9 +343,10 @@ def run_make(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1
         out.write(f"$ {' '.join(cmd)}\n".encode())
         out.flush()
         full_env = make_env()
+        full_env.update(extra)
         full_env.update(env or {})
         p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                             env=full_env, start_new_session=True)
+                             env=full_env, start_new_session=True, cwd=tree)
         with _active_lock:
             _active.add(p)
         try:
@@ -260,22 +400,29 @@ def kill_group(p):
 
 
 def suites(tree, make_vars):
-    """The suite targets: CHECK_TARGETS without the mutant run's own (as
-    `make print-mutant-suites` lists them)."""
-    p = subprocess.run(make_cmd(tree, BUILD_IN_COPY, make_vars, "-s", "print-mutant-suites"),
-                       capture_output=True, text=True, env=make_env())
+    """The suites: suites.names, or the words suites.list prints (this
+    tree: `make print-mutant-suites`, CHECK_TARGETS without the mutant
+    runs' own)."""
+    if CFG.suite_list is None:
+        return list(CFG.suite_names)
+    cmd, extra = CFG.command(CFG.suite_list, BUILD_IN_COPY, make_vars)
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=tree,
+                       env=dict(make_env(), **extra))
     if p.returncode != 0:
-        raise BaselineError(f"make print-mutant-suites failed: {p.stderr.strip()}")
-    return p.stdout.split()
+        raise BaselineError(f"{' '.join(cmd)} failed: {p.stderr.strip()}")
+    return CFG.suite_names + [s for s in p.stdout.split() if s not in CFG.suite_names]
 
 
 # The lines of a suite's output that name an oracle (runner.classify): a
-# sanitizer's report, the runtime's checked locks, a test's cost bound.
-MARKERS = (("asan", re.compile(r"\b(?:Address|Leak)Sanitizer\b")),
-           ("ubsan", re.compile(r"runtime error:")),
-           ("tsan", re.compile(r"\bThreadSanitizer\b")),
-           ("lock", re.compile(r"refrt: \S+: lock discipline:")),
-           ("cost", re.compile(r"cost bound:")))
+# sanitizer's report; then what the configuration adds (kill_kinds: this
+# tree's checked locks, a test's cost bound).
+SANITIZERS = (("asan", re.compile(r"\b(?:Address|Leak)Sanitizer\b")),
+              ("ubsan", re.compile(r"runtime error:")),
+              ("tsan", re.compile(r"\bThreadSanitizer\b")))
+
+
+def marker_kinds():
+    return list(SANITIZERS) + [(k, rx) for k, (rx, _) in CFG.kill_kinds.items()]
 
 
 def normal_line(line):
@@ -288,7 +435,7 @@ def markers(text):
     """[(kind, line)] of the lines of text that name an oracle, in order."""
     out = []
     for line in text.splitlines():
-        for kind, rx in MARKERS:
+        for kind, rx in marker_kinds():
             if rx.search(line):
                 out.append((kind, line.strip()))
                 break
@@ -305,12 +452,14 @@ def read_from(path, offset):
 
 
 def reports_since(tree, since, build=BUILD_IN_COPY, cap=1 << 20):
-    """The text of the files under the copy's build/reports written since
-    `since` (time.time()): part of what a suite printed, where a harness
-    keeps a program's stderr rather than passing it on (the conformance
-    runner's reports/conformance/<program>.txt)."""
+    """The text of the files under the copy's reports folder
+    (suites.reports) written since `since` (time.time()): part of what a
+    suite printed, where a harness keeps a program's stderr rather than
+    passing it on (this tree's conformance runner's
+    reports/conformance/<program>.txt)."""
     out = []
-    for dirpath, _, names in os.walk(os.path.join(tree, build, "reports")):
+    rel = CFG.path_in(CFG.reports, build, {})
+    for dirpath, _, names in os.walk(os.path.join(tree, rel)) if rel else ():
         for name in sorted(names):
             path = os.path.join(dirpath, name)
             try:
@@ -333,34 +482,69 @@ def size_of(path):
 def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False):
     """Builds the unmutated copy and runs every suite once, timing each.
     Returns {"build": seconds, "suites": {suite: seconds}, "failed":
-    [suites], "noise": {suite: [marker lines]}}: noise is what a suite
-    prints that names an oracle when nothing is wrong (a death test of the
-    checked locks), which a kill is not put down to. Raises BaselineError
-    naming what failed; with tolerate, a suite that fails is listed in
-    "failed" instead (an oracle then leaves it out), and a build that
-    fails is "failed": ["lib"]."""
+    [suites], "noise": {suite: [marker lines]}, "results": {suite:
+    {test: passed}}}: noise is what a suite prints that names an oracle
+    when nothing is wrong (a death test of the checked locks), which a
+    kill is not put down to; results, when suites pass by their results
+    (suites.passes = "results"), are the results a mutant's must equal,
+    from suites.runs runs (a test they disagree on is None: it does not
+    count). Raises BaselineError naming what failed; with tolerate, a
+    suite that fails is listed in "failed" instead (an oracle then leaves
+    it out), and a build that fails is "failed": [BUILD_STEP]."""
     log = os.path.join(logdir, "baseline.log")
     os.makedirs(logdir, exist_ok=True)
     if os.path.exists(log):
         os.unlink(log)
-    status, build_s = run_make(tree, BUILD_IN_COPY, make_vars, "lib", log, jobs=jobs)
+    status, build_s = run_make(tree, BUILD_IN_COPY, make_vars, BUILD_STEP, log, jobs=jobs)
     if status != 0:
         if tolerate:
-            return {"build": build_s, "suites": {}, "failed": ["lib"], "noise": {}}
-        raise BaselineError(f"the unmutated tree does not build (make lib); see {log}")
-    times, failed, noise = {}, [], {}
+            return {"build": build_s, "suites": {}, "failed": [BUILD_STEP], "noise": {},
+                    "results": {}}
+        raise BaselineError(f"the unmutated tree does not build ({' '.join(CFG.build_command)})"
+                            f"; see {log}")
+    times, failed, noise, results = {}, [], {}, {}
+    by_results = CFG.passes == config_mod.RESULTS
     for s in suite_list:
         at, since = size_of(log), time.time()
-        status, secs = run_make(tree, BUILD_IN_COPY, make_vars, s, log, jobs=jobs)
+        runs = []
+        for _ in range(max(1, CFG.runs) if by_results else 1):
+            clear_results(tree)
+            status, secs = run_make(tree, BUILD_IN_COPY, make_vars, s, log, jobs=jobs)
+            runs.append(result_set(tree) if by_results else None)
+            if by_results and status is not None:
+                # its verdict is its results, whatever its exit; none is a failure
+                status = 0 if runs[-1] else 1
+            if status != 0:
+                break
         if status != 0:
             if not tolerate:
-                raise BaselineError(f"the unmutated tree fails {s}; see {log}")
+                raise BaselineError(f"the unmutated tree fails {s}"
+                                    + (" (it wrote no results)" if by_results else "")
+                                    + f"; see {log}")
             failed.append(s)
             continue
         times[s] = secs
         said = read_from(log, at) + "\n" + reports_since(tree, since)
         noise[s] = sorted({normal_line(line) for _, line in markers(said)})
-    return {"build": build_s, "suites": times, "failed": failed, "noise": noise}
+        if by_results:
+            results[s] = agreed(runs)
+    return {"build": build_s, "suites": times, "failed": failed, "noise": noise,
+            "results": results}
+
+
+def agreed(runs):
+    """{test: passed} over several runs' result sets; None where they
+    disagree, or where a test is missing from a run."""
+    out = {}
+    for test in set().union(*runs):
+        seen = {r.get(test) for r in runs}
+        out[test] = seen.pop() if len(seen) == 1 else None
+    return out
+
+
+def unstable(expected):
+    """The tests the unmutated runs disagreed on."""
+    return sorted(t for t, v in expected.items() if v is None)
 
 
 # ---- coverage ---------------------------------------------------------------
@@ -449,37 +633,76 @@ def _instrumented(tree, gcnos):
     return out
 
 
-def coverage(tree, suite_list, logdir, cc="gcc", jobs=1):
-    """Runs every suite once in a gcc --coverage build of the unmutated copy.
+def coverage(tree, suite_list, logdir, make_vars=None, jobs=1, expected=None, root=None):
+    """Runs every suite once in the coverage build of the unmutated copy
+    ([coverage]: its make variables over make_vars; gcc's --coverage).
     Returns {"suites": {suite: {path: [lines]}}, "lines": {path: [lines]},
     "failed": [suites that did not pass there]}; a suite that fails under
-    coverage is treated as reaching everything."""
+    coverage (or, passing by its results, that does not write a result
+    for each test of expected's) is treated as reaching everything. With no build folder
+    variable (build.dir_var) the build is made in place, in a copy of root
+    of its own."""
+    if not CFG.dir_var:
+        tree = os.path.join(os.path.dirname(os.path.abspath(tree)), "base-cov")
+        snapshot(root, tree)
     build = os.path.join(tree, COVERAGE_BUILD)
+    counters = build if CFG.dir_var else tree      # where the .gcda and .gcno files land
     os.makedirs(build, exist_ok=True)
     helper_c = os.path.join(build, "dump_on_signal.c")
     helper_o = os.path.join(build, "dump_on_signal.o")
     pathlib.Path(helper_c).write_text(_DUMP_ON_SIGNAL)
-    subprocess.run([cc, "-fPIC", "-c", helper_c, "-o", helper_o], check=True)
-    make_vars = {"CC": cc, "SANITIZE": "", "OPT": "-O0", "CFLAGS": "-O0 -g --coverage",
-                 "LDFLAGS": f"--coverage {helper_o}"}
+    subprocess.run([CFG.coverage_cc, "-fPIC", "-c", helper_c, "-o", helper_o], check=True)
+    cov_vars = dict(make_vars or {})
+    cov_vars.update({k: config_mod.expand(v, {"dump_on_signal": helper_o})
+                     for k, v in CFG.coverage_vars.items()})
     log = os.path.join(logdir, "coverage.log")
     if os.path.exists(log):
         os.unlink(log)
     result = {"suites": {}, "lines": {}, "failed": []}
     for s in suite_list:
-        for g in pathlib.Path(build).rglob("*.gcda"):
+        for g in pathlib.Path(counters).rglob("*.gcda"):
             g.unlink()
-        status, _ = run_make(tree, COVERAGE_BUILD, make_vars, s, log, jobs=jobs)
+        clear_results(tree, COVERAGE_BUILD)
+        status, _ = run_make(tree, COVERAGE_BUILD, cov_vars, s, log, jobs=jobs)
+        if expected and s in expected and status is not None:
+            # passing by its results: what it ran is what counts here (a
+            # figure may move under -O0); it ran everything when it wrote
+            # a result for every test of the unmutated run
+            status = 0 if set(result_set(tree, COVERAGE_BUILD)) >= set(expected[s]) else 1
         if status != 0:
             result["failed"].append(s)
             continue
-        gcdas = [str(g) for g in pathlib.Path(build).rglob("*.gcda")]
+        gcdas = [str(g) for g in pathlib.Path(counters).rglob("*.gcda")]
         result["suites"][s] = {p: sorted(l) for p, l in _gcov_lines(tree, gcdas).items()}
-    gcnos = [str(g) for g in pathlib.Path(build).rglob("*.gcno")]
-    for g in pathlib.Path(build).rglob("*.gcda"):
+    gcnos = [str(g) for g in pathlib.Path(counters).rglob("*.gcno")]
+    for g in pathlib.Path(counters).rglob("*.gcda"):
         g.unlink()
     result["lines"] = {p: sorted(l) for p, l in _instrumented(tree, gcnos).items()}
     return result
+
+
+# A line that is one trap statement: gcov counts no block that ends in a
+# trap (no edge leaves it), so such a line reads as never executed even
+# where a test reaches it (conformance/naive's full region traps).
+_TRAP_LINE = re.compile(r"^\s*(?:__builtin_trap|__builtin_unreachable)\s*\(\s*\)\s*;\s*$")
+
+
+def countable(touched, texts):
+    """touched ({path: lines}) with, for each line that is one trap
+    statement, the line before it (the condition that leads there), which
+    gcov does count."""
+    out = {}
+    for path, lines in touched.items():
+        text = texts.get(path, "").splitlines()
+        more = set(lines)
+        for n in lines:
+            if 1 < n <= len(text) and _TRAP_LINE.match(text[n - 1]):
+                before = n - 1
+                while before > 1 and not text[before - 1].strip():
+                    before -= 1
+                more.add(before)
+        out[path] = more
+    return out
 
 
 def covering(cov, touched, suite_list):

@@ -7,10 +7,19 @@ import os
 import sys
 import time
 
+from . import project
 from .model import (COMPILE_ERROR, CURATED, IGNORED, KILLED, KINDS, NO_COVERAGE,
                     SURVIVED, TIMEOUT)
 
-LEDGER = "listed in mutants/equivalent: "
+# The start of the reason of a mutant the ledger lists (the configuration's
+# catalog.ledger: set_ledger)
+LEDGER = "listed in the ledger: "
+
+
+def set_ledger(path):
+    global LEDGER
+    LEDGER = f"listed in {path}: "
+
 # A kill's kind is a test id in the JSON report, "oracle:<kind>", next to
 # the suite that failed: the HTML report lists the mutants each killed.
 ORACLE_TEST = "oracle:"
@@ -19,9 +28,17 @@ KIND_NAMES = {
     "asan": "asan: AddressSanitizer (or LeakSanitizer) reported",
     "ubsan": "ubsan: UndefinedBehaviorSanitizer reported (runtime error:)",
     "tsan": "tsan: ThreadSanitizer reported",
-    "lock": "lock: a checked lock reported its discipline broken (refrt: <fn>: lock discipline:)",
-    "cost": "cost: a cost counter's assertion failed (cost bound:)",
 }
+
+
+def kinds():
+    """The kinds a kill is put down to: KINDS, then the configuration's
+    (kill_kinds)."""
+    return list(KINDS) + [k for k in project.CFG.kill_kinds if k not in KINDS]
+
+
+def kind_name(k):
+    return KIND_NAMES.get(k) or f"{k}: {project.CFG.kill_kinds[k][1]}"
 
 
 def kind_of(record):
@@ -31,7 +48,7 @@ def kind_of(record):
         if t.startswith(ORACLE_TEST):
             return t[len(ORACLE_TEST):]
     word = record.get("statusReason", "").split(":", 1)[0]
-    return word if word in KINDS else "functional"
+    return word if word in kinds() else "functional"
 
 
 class Progress:
@@ -93,9 +110,9 @@ def counts(mutants):
     return c
 
 
-def kinds_text(kinds):
-    """"functional 9, asan 2": the kills by kind, in KINDS' order."""
-    return ", ".join(f"{k} {kinds[k]}" for k in KINDS if kinds.get(k))
+def kinds_text(by):
+    """"functional 9, asan 2": the kills by kind, in kinds()' order."""
+    return ", ".join(f"{k} {by[k]}" for k in kinds() if by.get(k))
 
 
 def closing_line(c):
@@ -103,6 +120,20 @@ def closing_line(c):
     return (f"mutants: {c['killed']} killed of {c['total']} ({c['survived']} survived, "
             f"{c['timeout']} timeout, {c['equivalent']} equivalent, "
             f"{c['nocoverage']} no coverage)" + (f"; killed by {by}" if by else ""))
+
+
+def score_line(c):
+    """The mutation score as Stryker counts it: detected (killed or timeout)
+    over the valid mutants (detected, survived, no coverage); equivalent
+    ones, duplicates and those that do not compile are left out."""
+    detected = c["killed"] + c["timeout"]
+    valid = detected + c["survived"] + c["nocoverage"]
+    score = f"{100 * detected / valid:.1f}%" if valid else "-"
+    covered = detected + c["survived"]
+    return (f"mutants: mutation score {score}: {detected} detected ({c['killed']} killed, "
+            f"{c['timeout']} timeout) of {valid} ({c['survived']} survived, "
+            f"{c['nocoverage']} no coverage); of those a suite executes, "
+            + (f"{100 * detected / covered:.1f}%" if covered else "-"))
 
 
 def failures(mutants):
@@ -158,9 +189,9 @@ def to_json(mutants, texts, suites, root=""):
         "thresholds": {"high": 100, "low": 100},
         "projectRoot": root,
         "files": files,
-        "testFiles": {"make check": {"tests": [{"id": s, "name": s} for s in suites]},
-                      "oracles": {"tests": [{"id": ORACLE_TEST + k, "name": KIND_NAMES[k]}
-                                            for k in KINDS]}},
+        "testFiles": {"suites": {"tests": [{"id": s, "name": s} for s in suites]},
+                      "oracles": {"tests": [{"id": ORACLE_TEST + k, "name": kind_name(k)}
+                                            for k in kinds()]}},
         "framework": {"name": "refrt mutant driver (scripts/region_cache_mutants.py)"},
     }
 
@@ -196,11 +227,11 @@ def write_html(path, report, elements_js):
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>refrt mutants</title>
+<title>{html.escape(project.CFG.name)} mutants</title>
 <script>{script}</script>
 </head>
 <body>
-<mutation-test-report-app title-postfix="{html.escape('refrt')}">
+<mutation-test-report-app title-postfix="{html.escape(project.CFG.name)}">
 </mutation-test-report-app>
 <script>
 document.querySelector('mutation-test-report-app').report = {data};

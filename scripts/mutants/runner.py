@@ -56,7 +56,7 @@ CASE_LOOK_EARLY = 1.5
 def classify(output, failed=(), noise=()):
     """(kind, line): what a kill is put down to, from the failing suite's
     output and the failure lines it wrote: the first line naming an oracle
-    (project.MARKERS: asan, ubsan, tsan, lock, cost) that the same suite
+    (project.marker_kinds: asan, ubsan, tsan, the configuration's) that the same suite
     does not print when it passes unmutated (noise); else ("functional",
     "")."""
     noise = set(noise)
@@ -67,17 +67,14 @@ def classify(output, failed=(), noise=()):
 
 
 # a test program named in a failure line: "reference/tests/check_chan.c:357:"
-_PROGRAM = re.compile(r"\b(check_\w+)\.c:\d+")
+# (its name as suites.hints.program says: check_{stem} in this tree)
+def _program():
+    return re.compile(rf"\b({project.program_pattern()})\.c:\d+")
 
 
 def _failed_tests(tree):
     """The "fail <test> <why>" lines the suites wrote in the copy."""
-    out = []
-    results = os.path.join(tree, project.BUILD_IN_COPY, "results")
-    for name in sorted(os.listdir(results)) if os.path.isdir(results) else []:
-        with open(os.path.join(results, name), errors="replace") as f:
-            out += [f"{name}: {line[5:].strip()[:200]}" for line in f if line.startswith("fail ")]
-    return out
+    return project.failed_lines(tree)
 
 
 def _size(path):
@@ -118,11 +115,16 @@ def _copy_tree(src, dest, keep_build=True):
 
 class Runner:
     def __init__(self, base, work, make_vars, order, limit, logdir, jobs=1, ledger=(),
-                 per_suite=True, oracle="plain", noise=None, case_seconds=None):
+                 per_suite=True, oracle="plain", noise=None, case_seconds=None, expected=None,
+                 oracle_vars=None):
         self.base = base            # WORK/base/tree, built
-        self.oracle = oracle        # the build that judges (model.ORACLES)
+        self.oracle = oracle        # the build that judges (plain or an [oracles] name)
         self.noise = noise or {}    # {suite: marker lines it prints unmutated}
         self.case_seconds = case_seconds or {}   # {suite: Check's bound a case}
+        # {suite: {test: passed}}: the unmutated run's results, for suites
+        # that pass by their results (suites.passes = "results")
+        self.expected = expected or {}
+        self.oracle_vars = oracle_vars or {}     # what the oracle's build sets
         # ids mutants/equivalent lists: one that survives in the schema is
         # what its line says, and is not built alone again to confirm it
         self.ledger = set(ledger)
@@ -135,7 +137,7 @@ class Runner:
         # warns of things in a mutant (a variable left unset) that would
         # fail that suite's build and pass for a kill. So the schema is
         # built, and its suites run, with warnings not fatal.
-        self.schema_vars = dict(make_vars, WERROR="")
+        self.schema_vars = project.lenient(make_vars)
         self.order = order          # {suite: seconds in the unmutated run}
         self.limit = limit          # seconds a mutant may take in all
         self.per_suite = per_suite  # and a suite, from its own time (suite_limit)
@@ -171,7 +173,7 @@ class Runner:
                 for s in mutant.killed_by:
                     kills[s] = kills.get(s, 0) + 1
                 programs = self.program_kills.setdefault(place, {})
-                for p in dict.fromkeys(_PROGRAM.findall(mutant.status_reason)):
+                for p in dict.fromkeys(_program().findall(mutant.status_reason)):
                     programs[p] = programs.get(p, 0) + 1
 
     def first_programs(self, mutant):
@@ -182,8 +184,8 @@ class Runner:
         with self.history_lock:
             kills = next((self.program_kills[p] for p in self._places(mutant)
                           if self.program_kills.get(p)), {})
-        stem = "check_" + os.path.splitext(os.path.basename(mutant.path))[0]
-        return sorted(kills, key=lambda p: (-kills[p], p)) or [stem]
+        stem = project.program_named(mutant.path)
+        return sorted(kills, key=lambda p: (-kills[p], p)) or ([stem] if stem else [])
 
     def order_of(self, mutant, suites):
         """The suites in the order expected to kill soonest: by the seconds
@@ -222,8 +224,8 @@ class Runner:
         """How a reason names the build, past the plain one."""
         if self.oracle == "plain":
             return ""
-        san = self.make_vars.get("SANITIZE", "")
-        return f" on the {self.oracle} build (SANITIZE={san})"
+        return (f" on the {self.oracle} build ("
+                + " ".join(f"{k}={v}" for k, v in self.oracle_vars.items()) + ")")
 
     def _suites(self, mutant, suites, tree, log, start, env=None, make_vars=None):
         """Runs the suites cheapest first; sets the status from the first
@@ -231,19 +233,24 @@ class Runner:
         class from its stacks (hang.py)."""
         deadline = start + self.limit
         # one failing test kills: the suites stop at the first (RT_FAIL_FAST)
-        env = dict(env or {}, RT_FAIL_FAST="1", RT_CASE_TIMEOUT=str(CASE_SECONDS),
-                   RT_FIRST_PROGRAMS=" ".join(self.first_programs(mutant)))
+        env = dict(env or {}, **project.hints(
+            fail_fast="1", case_timeout=str(CASE_SECONDS),
+            first_programs=" ".join(self.first_programs(mutant))))
         mutant.build, mutant.kind = self.oracle, ""
         for suite in self.order_of(mutant, suites):
             if self.stopping.is_set():
                 raise KeyboardInterrupt
-            shutil.rmtree(os.path.join(tree, project.BUILD_IN_COPY, "results"),
-                          ignore_errors=True)
+            project.clear_results(tree)
             mutant.tried.append(suite)
             left = deadline - time.monotonic()
             own = self.suite_limit(suite)
             case_limit = self.case_seconds.get(suite, CASE_SECONDS)
-            env["RT_CASE_TIMEOUT"] = str(case_limit)
+            env.update(project.hints(case_timeout=str(case_limit), expected=project.expected_file(
+                self.work, suite, self.expected.get(suite))))
+            if suite in self.expected and not project.hint("expected"):
+                # stopped at its first failure, a suite that passes by its
+                # results would differ from them: it runs whole
+                env.pop(project.hint("fail_fast"), None)
             run = dict(make_vars=make_vars or self.make_vars, env=env, log=log, tree=tree)
             looks, mark = [], _size(log)
             at, since = project.size_of(log), time.time()
@@ -275,8 +282,11 @@ class Runner:
                     mutant.status, mutant.killed_by = TIMEOUT, [suite]
                     mutant.status_reason = why + (f"; {looked.reason()}" if looked else "")
                     return mutant
+            changes = None
+            if suite in self.expected and status is not None and status != project.IDLE:
+                status, changes = project.compare(tree, self.expected[suite])
             if status != 0:
-                failed = _failed_tests(tree)
+                failed = _failed_tests(tree) if changes is None else changes
                 looped = failed and all("Test timeout expired" in f for f in failed)
                 mutant.status, mutant.killed_by = (TIMEOUT if looped else KILLED), [suite]
                 mutant.status_reason = (
@@ -334,13 +344,12 @@ class Runner:
         with open(run["log"], "a") as f:
             f.write(f"{suite}: an unclassified hang: once more, {hang.RERUN_TIMES} times "
                     f"the limit\n")
-        shutil.rmtree(os.path.join(run["tree"], project.BUILD_IN_COPY, "results"),
-                      ignore_errors=True)
+        project.clear_results(run["tree"])
         case = hang.RERUN_TIMES * CASE_SECONDS
         cases = hang.CaseWatch(run["tree"], case - CASE_LOOK_EARLY)
         status, _ = project.run_make(run["tree"], project.BUILD_IN_COPY, run["make_vars"], suite,
                                      run["log"], timeout=max(1, hang.RERUN_TIMES * own),
-                                     env=dict(run["env"], RT_CASE_TIMEOUT=str(case)),
+                                     env=dict(run["env"], **project.hints(case_timeout=str(case))),
                                      idle=hang.RERUN_TIMES * IDLE_SECONDS,
                                      on_hang=self._looker(run["tree"], looks), watch=cases)
         if self.stopping.is_set():
@@ -388,8 +397,8 @@ class Runner:
                 with open(os.path.join(tree, path)) as f:
                     text = f.read()
                 _write(tree, path, apply_edits(text, [e for e in mutant.edits if e.path == path]))
-            status, _ = project.run_make(tree, project.BUILD_IN_COPY, self.make_vars, "lib", log,
-                                         timeout=self.limit)
+            status, _ = project.run_make(tree, project.BUILD_IN_COPY, self.make_vars,
+                                         project.BUILD_STEP, log, timeout=self.limit)
             if status is None:
                 mutant.status, mutant.status_reason = TIMEOUT, "building took past the limit"
                 return mutant
@@ -422,7 +431,7 @@ class Runner:
         for path, ms in by_path.items():
             # numbers unique across files: each file starts past the last
             text, nums = schemata.instrument(texts[path], ms, first=offset + 1,
-                                             noreturn=noreturn)
+                                             noreturn=noreturn, env=project.CFG.mutant_env)
             if not nums:
                 continue
             offset = max(nums.values())
@@ -430,14 +439,18 @@ class Runner:
             _write(tree, path, text)
         if not numbers:
             return set()
-        env = {"RT_MUTANT": ""}
-        ok = project.run_make(tree, project.BUILD_IN_COPY, self.schema_vars, "lib", log,
-                              timeout=self.limit * 10, jobs=self.jobs)[0] == 0
+        env = project.schema_env("")
+        ok = project.run_make(tree, project.BUILD_IN_COPY, self.schema_vars, project.BUILD_STEP,
+                              log, timeout=self.limit * 10, jobs=self.jobs)[0] == 0
         for s in suites:
             if not ok:
                 break
-            ok = project.run_make(tree, project.BUILD_IN_COPY, self.schema_vars, s, log,
-                                  timeout=self.limit * 10, env=env, jobs=self.jobs)[0] == 0
+            project.clear_results(tree)
+            status = project.run_make(tree, project.BUILD_IN_COPY, self.schema_vars, s, log,
+                                      timeout=self.limit * 10, env=env, jobs=self.jobs)[0]
+            if s in self.expected and status is not None and status != project.IDLE:
+                status = project.compare(tree, self.expected[s])[0]
+            ok = status == 0
         if not ok:
             shutil.rmtree(root, ignore_errors=True)
             return set()
@@ -451,7 +464,7 @@ class Runner:
         log = self._log(mutant)
         try:
             self._named(self._suites(mutant, suites, self.schema_slots[slot], log, start,
-                                     env={"RT_MUTANT": str(self.numbers[mutant.id])},
+                                     env=project.schema_env(str(self.numbers[mutant.id])),
                                      make_vars=self.schema_vars))
             if mutant.status == SURVIVED and mutant.id not in self.ledger:
                 # a survivor must survive on its own, not only in the schema
@@ -510,8 +523,8 @@ class Runner:
                         text = f.read()
                     _write(dest, path, apply_edits(text, [e for e in m.edits if e.path == path]))
                 log = os.path.join(self.logdir, "naive.log")
-                project.run_make(dest, project.BUILD_IN_COPY, self.make_vars, "lib", log,
-                                 timeout=self.limit)
+                project.run_make(dest, project.BUILD_IN_COPY, self.make_vars, project.BUILD_STEP,
+                                 log, timeout=self.limit)
                 for s in suites:
                     project.run_make(dest, project.BUILD_IN_COPY, self.make_vars, s, log,
                                      timeout=self.limit)

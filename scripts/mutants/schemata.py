@@ -141,11 +141,12 @@ def noreturn_names(texts):
     return names
 
 
-def instrument(text, mutants, first=1, noreturn=frozenset()):
+def instrument(text, mutants, first=1, noreturn=frozenset(), env="RT_MUTANT"):
     """(new text, {mutant id: number}) for the mutants that fit in a schema,
     numbered from first; the others are left out of the map. Functions named
     in noreturn (declared so elsewhere) have their mutants inlined, as
-    _Noreturn and variadic ones do."""
+    _Noreturn and variadic ones do. env: the variable that picks a mutant
+    (the configuration's build.mutant_env)."""
     tokens = clex.tokenize(text)
     funcs = []
     for i, t in enumerate(tokens):
@@ -170,7 +171,7 @@ def instrument(text, mutants, first=1, noreturn=frozenset()):
         return text, {}
     # The prelude goes first: clex does not see preprocessor lines, so any
     # later place may sit inside an #if that some builds leave out.
-    out, at, n = [PRELUDE.lstrip("\n")], 0, first - 1
+    out, at, n = [PRELUDE.lstrip("\n").replace("RT_MUTANT", env)], 0, first - 1
     for start in sorted(by_func):
         f, ms = by_func[start]
         out.append(text[at:f.start])

@@ -37,18 +37,27 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .model import COMPILE_ERROR, IGNORED, apply_edits
 
-FLAGS = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC", "-pthread",
-         "-fno-asynchronous-unwind-tables", "-x", "c"]
-# The targets other than the first: object code only, warnings are no verdict.
-OTHER_FLAGS = FLAGS[:-2] + ["-Wno-error", "-x", "c"]
+# What every compilation adds to a tree's flags ([tce] flags): no unwind
+# tables (they hold nothing a test sees), the text read as C from stdin.
+MECHANICS = ["-fno-asynchronous-unwind-tables", "-x", "c"]
 
-# The targets the runtime claims (README, mk/hot.mk's check-hot-aarch64):
-# (name, compiler command). scripts/deps installs all three
-# (scripts/packages.d/base and mutants).
+
+def flags_of(tree_flags):
+    """(the first target's flags, the other targets'): the others compile
+    object code only, warnings are no verdict."""
+    first = list(tree_flags) + MECHANICS
+    return first, list(tree_flags) + ["-Wno-error"] + MECHANICS
+
+
+# The defaults when a caller names none; the driver passes its tree's
+# configuration ([tce] flags and targets: this tree's mutants/driver.toml
+# names these three targets, which README and mk/hot.mk's
+# check-hot-aarch64 claim).
+FLAGS, OTHER_FLAGS = flags_of(["-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-fPIC",
+                               "-pthread"])
 CLAIMED = (("x86-64 gcc", "gcc"),
            ("x86-64 clang", "clang"),
            ("aarch64 gcc", "aarch64-linux-gnu-gcc"))
-INCLUDE_DIRS = ("reference/include", "reference/src")
 
 
 def object_digest(cc, tree, text, include_dirs, flags=FLAGS):
@@ -152,8 +161,8 @@ def _first_error(message):
     return (errors[0] if errors else message[-200:]) or "does not compile"
 
 
-def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=INCLUDE_DIRS, memo=None,
-          claimed=CLAIMED, say=_say):
+def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
+          claimed=CLAIMED, say=_say, flags=None):
     """Marks equivalent, duplicate and non-compiling mutants among single-file
     C mutants, judged on every target of targets(cc, claimed). memo
     ({key: [digest, message]}) keeps compiler verdicts by content (the
@@ -185,10 +194,11 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=INCLUDE_DIRS, memo
     memo = {} if memo is None else memo
     headers = _headers_digest(tree, include_dirs)
     used, lock = {}, threading.Lock()
+    first_flags, other_flags = flags_of(flags) if flags is not None else (FLAGS, OTHER_FLAGS)
 
     def compiler(index):
         name, command = present[index]
-        flags = FLAGS if index == 0 else OTHER_FLAGS
+        flags = first_flags if index == 0 else other_flags
         context = json.dumps([identity(command), flags, headers])
 
         def digest(text):

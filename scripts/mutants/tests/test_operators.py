@@ -152,10 +152,14 @@ class TestOnlyCodeTest(unittest.TestCase):
             "#endif\n")
 
     def test_only_the_release_code_is_left(self):
-        spans = {"x.c": operators.test_only_spans(self.CODE)}
+        spans = {"x.c": operators.test_only_spans(self.CODE, "RT_TESTING",
+                                                  ("RT_POINT", "RT_COST", "RT_COST_BYTES"))}
         kept = [m for m in operators.mutants("x.c", self.CODE)
                 if not operators.in_test_only_code(m, spans)]
         functions = {m.id.split(":")[1] for m in kept}
         self.assertEqual(functions, {"f", "h", "k"})
         self.assertFalse([m for m in kept if "RT_POINT" in m.original or "RT_COST" in m.original])
         self.assertTrue([m for m in kept if m.original == "+="])
+
+    def test_a_tree_that_names_no_test_build_has_none(self):
+        self.assertEqual(operators.test_only_spans(self.CODE), [])

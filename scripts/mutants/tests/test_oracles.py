@@ -13,6 +13,13 @@ from mutants.tests import util
 from mutants.tests.test_driver import closing, report_of
 
 
+def setUpModule():
+    # classify, the closing line and the oracles' order read the tree's
+    # configuration: the fixture's names the checked locks and the cost
+    # bounds as kinds of kill, and TSan for faults of concurrency
+    util.configure_fixture()
+
+
 def times_of(root):
     """{(id, oracle): (status, kind)} from logs/times.tsv."""
     out = {}

@@ -8,8 +8,15 @@ import unittest
 from mutants.model import GENERATED, KILLED, SURVIVED, Edit, Location, Mutant
 from mutants import runner as runner_mod
 from mutants.runner import Runner
+from mutants.tests import util
 
 COST = {"cheap": 0.1, "middle": 1.0, "slow": 8.0}
+
+
+def setUpModule():
+    # the hints a suite is given and the test program named after a file
+    # are the tree's (the fixture's configuration, shaped as refrt's)
+    util.configure_fixture()
 
 
 def mutant(mid, path="reference/src/a.c", killed_by=None):

@@ -14,6 +14,14 @@ FIXTURE = os.path.join(HERE, "fixture")
 PYTHON = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
 
 
+def configure_fixture():
+    """Makes the fixture's configuration (shaped as refrt's own: its hints,
+    its kinds of kill, TSan for faults of concurrency) the one the driver's
+    modules read, for tests that call them in this process."""
+    from mutants import config, project
+    project.configure(config.load(os.path.join(FIXTURE, "mutants", "driver.toml")))
+
+
 def fixture_copy(test):
     """A fresh copy of the fixture project, removed when the test ends."""
     tmp = tempfile.mkdtemp(prefix="refrt-mutants-test-")
