@@ -57,10 +57,11 @@ def parse_args(argv):
                         "going on to the next: plain (always), then the configuration's "
                         "[oracles] (this tree: asan, SANITIZE=address,undefined; tsan, "
                         "SANITIZE=thread); default: all of them")
-    p.add_argument("--semantic", choices=("yes", "no"), default="no",
+    p.add_argument("--semantic", default="no", metavar="yes|no|FILES",
                    help="also generate the semantic operators' mutants (swapped "
                         "statements, a pair's half deleted, split atomics, ...: "
-                        "semantic.py), which need libclang")
+                        "semantic.py), which need libclang: of every source (yes), "
+                        "or of the sources named, comma-separated (chan.c,shared.c)")
     p.add_argument("--shard", metavar="I/N", help="run the I-th of N shards (1-based)")
     p.add_argument("--merge", nargs="+", metavar="REPORT",
                    help="merge shard reports (report.json files) and stop")
@@ -576,14 +577,18 @@ def run_locked(args, root, make_vars, build, work):
                                                 for p in cfg.catalog])
         mutants += cur
     if not args.curated_only:
-        why_not = semantic.unavailable() if args.semantic == "yes" else "not asked for"
-        if args.semantic == "yes" and why_not:
+        asked = args.semantic != "no"
+        only_in = (None if args.semantic == "yes" else
+                   {f.strip() for f in args.semantic.split(",") if f.strip()} if asked else set())
+        why_not = semantic.unavailable() if asked else "not asked for"
+        if asked and why_not:
             print(f"mutants: semantic operators off: {why_not}", file=sys.stderr)
         include = [os.path.join(tree, d) for d in cfg.include_dirs(make_vars)]
         generated, test_only = [], {}
         for rel in cfg.sources(texts, make_vars):
             generated += operators.mutants(rel, texts[rel])
-            if not why_not:
+            if not why_not and (only_in is None or rel in only_in
+                                or os.path.basename(rel) in only_in):
                 generated += semantic.mutants(rel, texts[rel], include)
             test_only[rel] = operators.test_only_spans(texts[rel], cfg.test_define,
                                                        cfg.test_statements)

@@ -145,5 +145,24 @@ class AtomicSplitTest(unittest.TestCase):
         self.assertEqual(set(outputs), {outputs[0]})
 
 
+class DriverSemanticTest(unittest.TestCase):
+    @unittest.skipIf(semantic.unavailable(), "no libclang")
+    def test_semantic_mutants_of_the_files_named_only(self):
+        from mutants.tests import util
+        root = util.fixture_copy(self)
+        ops = {"SWP", "MOV", "PAIR", "RMW", "OBO", "ARG", "FLD"}
+
+        def semantic_files(how):
+            p = util.run_driver(root, "--generated-only", "--semantic", how, "--list")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            ids = [l.split("\t")[0] for l in p.stdout.splitlines()]
+            return {i.split(":")[0] for i in ids if i.split(":")[2] in ops}
+        every = semantic_files("yes")
+        self.assertGreater(len(every), 1, every)
+        self.assertEqual(semantic_files("count.c"), {"count.c"})
+        self.assertEqual(semantic_files("count.c,reference/src/box.c"), {"count.c", "box.c"})
+        self.assertEqual(semantic_files("no"), set())
+
+
 if __name__ == "__main__":
     unittest.main()
