@@ -226,7 +226,10 @@ def _commute(s1, s2, before, src):
       a waiter re-checks its condition under the lock either way);
     - a wake-up and a statement inside the critical section of a lock the
       block took before them: nobody it wakes runs before the unlock;
-    - two inits or destroys of different objects."""
+    - two inits or destroys of different objects;
+    - two stores to different fields, with no call, no atomic and no
+      volatile, neither reading the field the other writes nor any memory
+      but through fields: the compiler may put them in either order itself."""
     n1, c1 = _names_and_calls(s1, src)
     n2, c2 = _names_and_calls(s2, src)
     if not c1 and not c2 and n1.isdisjoint(n2):
@@ -238,11 +241,104 @@ def _commute(s1, s2, before, src):
             not UNLOCK.search(f1) and not UNLOCK.search(f2) and _locked(before):
         return True
     if LIFECYCLE.search(f1) and LIFECYCLE.search(f2):
-        a1, a2 = list(s1.get_arguments()), list(s2.get_arguments())
-        p1, p2 = (src.span(a1[0]) if a1 else None), (src.span(a2[0]) if a2 else None)
-        if p1 and p2 and src.text[p1[0]:p1[1]] != src.text[p2[0]:p2[1]]:
+        o1, o2 = _first_argument(s1, src), _first_argument(s2, src)
+        if o1 is not None and o2 is not None and o1 != o2:
+            return True
+    if not c1 and not c2:
+        w1, w2 = _field_store(s1, src), _field_store(s2, src)
+        if w1 is not None and w2 is not None and w1 != w2 and \
+                w1 not in _fields_named(s2) and w2 not in _fields_named(s1):
             return True
     return False
+
+
+def _first_argument(call, src):
+    """The text of a call's first argument, also when the call comes from a
+    macro (rt__mutex_destroy(&c->lock) is pthread_mutex_destroy(&c->lock),
+    whose argument libclang places at the macro's name, or over the whole
+    macro): then it is the macro's own first argument, read from the text."""
+    args = list(call.get_arguments())
+    s = src.span(call)
+    if not args or s is None:
+        return None
+    text = src.text[s[0]:s[1]]
+    if text.startswith(call.spelling):
+        a = src.span(args[0])
+        return src.text[a[0]:a[1]].strip() if a is not None else None
+    m = re.match(r"\s*[A-Za-z_]\w*\s*\(", text)
+    if m is None:
+        return None
+    depth, start = 1, m.end()
+    for j in range(start, len(text)):
+        ch = text[j]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return text[start:j].strip()
+        elif ch == "," and depth == 1:
+            return text[start:j].strip()
+    return None
+
+
+ASSIGN = re.compile(r"(=|\+=|-=|\*=|/=|%=|&=|\|=|\^=|<<=|>>=|\+\+|--)")
+
+
+def _field_store(st, src):
+    """The field a statement stores to, when the statement is only that: an
+    assignment (or ++, --) to a field reached through a variable by `->` and
+    `.` alone (p->a, it.value, d->hook.block), of no atomic, volatile or
+    union type, reading no memory but through fields (no `*`, no `[]`);
+    else None."""
+    k = _kind(st)
+    if k == "BINARY_OPERATOR" or k == "COMPOUND_ASSIGNMENT_OPERATOR":
+        kids = list(st.get_children())
+        if len(kids) != 2:
+            return None
+        s0, s1 = src.span(kids[0]), src.span(kids[1])
+        if s0 is None or s1 is None or \
+                not re.fullmatch(r"\s*" + ASSIGN.pattern + r"\s*", src.text[s0[1]:s1[0]]):
+            return None
+        target = kids[0]
+    elif k == "UNARY_OPERATOR":
+        kids = list(st.get_children())
+        s, s0 = src.span(st), (src.span(kids[0]) if len(kids) == 1 else None)
+        if s is None or s0 is None:
+            return None
+        op = (src.text[s[0]:s0[0]] + src.text[s0[1]:s[1]]).strip()
+        if op not in ("++", "--"):
+            return None
+        target = kids[0]
+    else:
+        return None
+    while _kind(target) == "UNEXPOSED_EXPR" and len(list(target.get_children())) == 1:
+        target = list(target.get_children())[0]
+    if _kind(target) != "MEMBER_REF_EXPR":
+        return None
+    f = target.referenced
+    if f is None or _kind(f) != "FIELD_DECL" or _kind(f.semantic_parent) != "STRUCT_DECL":
+        return None
+    for c in st.walk_preorder():
+        ck = _kind(c)
+        if ck in ("ARRAY_SUBSCRIPT_EXPR", "CALL_EXPR", "ASM_STMT"):
+            return None
+        if ck == "UNARY_OPERATOR":
+            s = src.span(c)
+            if s is None or src.text[s[0]:s[1]].lstrip().startswith(("*", "&")):
+                return None
+        if ck == "MEMBER_REF_EXPR":
+            t = c.type.get_canonical().spelling
+            if "_Atomic" in t or "volatile" in t:
+                return None
+            r = c.referenced
+            if r is None or _kind(r.semantic_parent) != "STRUCT_DECL":
+                return None
+    return f.spelling
+
+
+def _fields_named(st):
+    return {c.spelling for c in st.walk_preorder() if _kind(c) == "MEMBER_REF_EXPR"}
 
 
 def _locked(before):
