@@ -245,9 +245,9 @@ def _commute(s1, s2, before, src):
         if o1 is not None and o2 is not None and o1 != o2:
             return True
     if not c1 and not c2:
-        w1, w2 = _field_store(s1, src), _field_store(s2, src)
-        if w1 is not None and w2 is not None and w1 != w2 and \
-                w1 not in _fields_named(s2) and w2 not in _fields_named(s1):
+        w1, w2 = _field_stores(s1, src), _field_stores(s2, src)
+        if w1 and w2 and w1.isdisjoint(_fields_named(s2)) and \
+                w2.isdisjoint(_fields_named(s1)):
             return True
     return False
 
@@ -282,59 +282,81 @@ def _first_argument(call, src):
     return None
 
 
-ASSIGN = re.compile(r"(=|\+=|-=|\*=|/=|%=|&=|\|=|\^=|<<=|>>=|\+\+|--)")
+ASSIGN = re.compile(r"(=|\+=|-=|\*=|/=|%=|&=|\|=|\^=|<<=|>>=)")
 
 
-def _field_store(st, src):
-    """The field a statement stores to, when the statement is only that: an
-    assignment (or ++, --) to a field reached through a variable by `->` and
-    `.` alone (p->a, it.value, d->hook.block), of no atomic, volatile or
-    union type, reading no memory but through fields (no `*`, no `[]`);
-    else None."""
-    k = _kind(st)
-    if k == "BINARY_OPERATOR" or k == "COMPOUND_ASSIGNMENT_OPERATOR":
-        kids = list(st.get_children())
-        if len(kids) != 2:
-            return None
+def _store_target(e, src):
+    """The place an expression stores to when it is an assignment (=, +=,
+    ...) or a ++ or --, else None."""
+    k = _kind(e)
+    kids = list(e.get_children())
+    if k in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and len(kids) == 2:
         s0, s1 = src.span(kids[0]), src.span(kids[1])
-        if s0 is None or s1 is None or \
-                not re.fullmatch(r"\s*" + ASSIGN.pattern + r"\s*", src.text[s0[1]:s1[0]]):
-            return None
-        target = kids[0]
-    elif k == "UNARY_OPERATOR":
-        kids = list(st.get_children())
-        s, s0 = src.span(st), (src.span(kids[0]) if len(kids) == 1 else None)
-        if s is None or s0 is None:
-            return None
-        op = (src.text[s[0]:s0[0]] + src.text[s0[1]:s[1]]).strip()
-        if op not in ("++", "--"):
-            return None
-        target = kids[0]
-    else:
+        if s0 is not None and s1 is not None and \
+                ASSIGN.fullmatch(src.text[s0[1]:s1[0]].strip()):
+            return kids[0]
+    elif k == "UNARY_OPERATOR" and len(kids) == 1:
+        s, s0 = src.span(e), src.span(kids[0])
+        if s is not None and s0 is not None and \
+                (src.text[s[0]:s0[0]] + src.text[s0[1]:s[1]]).strip() in ("++", "--"):
+            return kids[0]
+    return None
+
+
+def _field_path(e):
+    """Whether e names a field reached from a variable by `->`, `.` and
+    literal indices of array fields alone (p->a, it.value, d->copy[0].p),
+    through no union, atomic or volatile."""
+    while _kind(e) in ("UNEXPOSED_EXPR", "PAREN_EXPR") and len(list(e.get_children())) == 1:
+        e = list(e.get_children())[0]
+    k = _kind(e)
+    if k == "DECL_REF_EXPR":
+        return True
+    if k == "MEMBER_REF_EXPR":
+        f = e.referenced
+        t = e.type.get_canonical().spelling
+        if f is None or _kind(f) != "FIELD_DECL" or _kind(f.semantic_parent) != "STRUCT_DECL" \
+                or "_Atomic" in t or "volatile" in t:
+            return False
+        kids = list(e.get_children())
+        return len(kids) == 1 and _field_path(kids[0])
+    if k == "ARRAY_SUBSCRIPT_EXPR":
+        base, index = list(e.get_children())
+        while _kind(base) == "UNEXPOSED_EXPR" and len(list(base.get_children())) == 1:
+            base = list(base.get_children())[0]
+        return _kind(base) == "MEMBER_REF_EXPR" and \
+            base.type.get_canonical().kind.name == "CONSTANTARRAY" and \
+            _kind(index) == "INTEGER_LITERAL" and _field_path(base)
+    return False
+
+
+def _field_stores(st, src):
+    """The fields a statement stores to, when it is only stores to fields:
+    an assignment (or ++, --) to a field path (_field_path), whose every
+    other store is to a field path too and whose every read is of a field
+    path or a variable (no `*`, no `&`, no other `[]`); else None."""
+    if _store_target(st, src) is None:
         return None
-    while _kind(target) == "UNEXPOSED_EXPR" and len(list(target.get_children())) == 1:
-        target = list(target.get_children())[0]
-    if _kind(target) != "MEMBER_REF_EXPR":
-        return None
-    f = target.referenced
-    if f is None or _kind(f) != "FIELD_DECL" or _kind(f.semantic_parent) != "STRUCT_DECL":
-        return None
+    written = set()
     for c in st.walk_preorder():
         ck = _kind(c)
-        if ck in ("ARRAY_SUBSCRIPT_EXPR", "CALL_EXPR", "ASM_STMT"):
+        if ck in ("CALL_EXPR", "ASM_STMT"):
             return None
-        if ck == "UNARY_OPERATOR":
+        t = _store_target(c, src)
+        if t is not None:
+            while _kind(t) in ("UNEXPOSED_EXPR", "PAREN_EXPR", "ARRAY_SUBSCRIPT_EXPR") and \
+                    _field_path(t) and list(t.get_children()):
+                t = list(t.get_children())[0]
+            if _kind(t) != "MEMBER_REF_EXPR" or not _field_path(t):
+                return None
+            written.add(t.spelling)
+        elif ck == "UNARY_OPERATOR":
             s = src.span(c)
             if s is None or src.text[s[0]:s[1]].lstrip().startswith(("*", "&")):
                 return None
-        if ck == "MEMBER_REF_EXPR":
-            t = c.type.get_canonical().spelling
-            if "_Atomic" in t or "volatile" in t:
-                return None
-            r = c.referenced
-            if r is None or _kind(r.semantic_parent) != "STRUCT_DECL":
-                return None
-    return f.spelling
+        elif ck in ("MEMBER_REF_EXPR", "ARRAY_SUBSCRIPT_EXPR") and not _field_path(c):
+            return None
+    return written
 
 
 def _fields_named(st):

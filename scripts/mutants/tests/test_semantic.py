@@ -70,6 +70,12 @@ class SemanticTest(unittest.TestCase):
         self.assertEqual(len(variants(body("    p->a = x;\n    p->c = p->a;"), "SWP")), 1)
         self.assertEqual(len(variants(body("    p->a = x;\n    p->a += y;"), "SWP")), 1)
         self.assertEqual(len(variants(body("    p->a = x;\n    p->c = *buf;"), "SWP")), 1)
+        self.assertEqual(variants(body("    p->a = x;\n    p->e[1] = y;")
+                                  .replace("int d; }", "int d; int e[2]; }"), "SWP"), [])
+        # every store counts, not only the outer one; a variable stored to
+        # is no field
+        self.assertEqual(len(variants(body("    p->a = p->d = x;\n    p->c = p->d;"), "SWP")), 1)
+        self.assertEqual(len(variants(body("    p->a = y = x;\n    p->c = y;"), "SWP")), 1)
         # but a wake-up with no lock taken before it moves
         bare = body("    p->a++;\n    pthread_cond_signal((pthread_cond_t *)buf);")
         self.assertEqual(len(variants(bare, "MOV")), 1)
