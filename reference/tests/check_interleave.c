@@ -1157,6 +1157,85 @@ START_TEST(a_panic_in_a_door_poisons_before_the_next_door_gets_in)
 }
 END_TEST
 
+/* A read of a shared value is over before its lock goes: R reads g with
+** rt_get, a with rt_access and w's figure with rt_shared_held, and tells
+** main through a relaxed flag; main's doors then change all three. Only
+** the values' locks order R's reads before main's writes (one value a
+** read: a later door of R's on the same value would order it too), so a
+** read made after the unlock is a data race under SANITIZE=thread. R stays
+** a task until main is done: a task's end orders too much.
+** TSan: shared.c:rt_get (the copy out), rt_access (fn), rt_shared_held. */
+struct reads_ctx {
+    rt_shared *g, *a, *w;
+    long got, seen, add;
+    size_t held;
+    int read, end; /* quiet signals */
+};
+
+static void read_long(const void *value, void *ctx)
+{
+    ((struct reads_ctx *)ctx)->seen = *(const long *)value;
+}
+
+static void *reader_body(struct actor *a)
+{
+    struct reads_ctx *x = a->ctx;
+    a->status[0] = rt_get(x->g, &x->got);
+    a->status[1] = rt_access(x->a, read_long, x);
+    x->held = rt_shared_held(x->w);
+    st(&x->read, 1);
+    wait_flag(&x->end, "the end");
+    return NULL;
+}
+
+static void add_to_long(void *value, void *ctx)
+{
+    *(long *)value += ((struct reads_ctx *)ctx)->add;
+}
+
+static void allocate_in_it(void *value, void *ctx)
+{
+    (void)ctx;
+    *(char **)value = rt_alloc(100); /* in the value's block */
+}
+
+START_TEST(a_read_of_a_shared_value_is_over_before_its_lock_goes)
+{
+    struct actor r = {0};
+    struct reads_ctx x = {0};
+    long seven = 7, eight = 8, out = 0;
+    char *none = NULL;
+
+    init_fixed(64 * KIB);
+    x.g = rt_shared_new(RT_COPY, sizeof(long), &seven, 4096);
+    x.a = rt_shared_new(RT_COPY, sizeof(long), &eight, 4096);
+    x.w = rt_shared_new(RT_OWNED, sizeof(char *), &none, 4096);
+    x.add = 100;
+    size_t fresh = rt_shared_held(x.w);
+    spawn(&r, "R", reader_body, &x);
+    wait_flag(&x.read, "R's reads");
+    ck_assert_int_eq(rt_update(x.g, add_to_long, &x), RT_OK);
+    ck_assert_int_eq(rt_update(x.a, add_to_long, &x), RT_OK);
+    ck_assert_int_eq(rt_update(x.w, allocate_in_it, &x), RT_OK);
+    st(&x.end, 1);
+    ck_assert_int_eq(join_task(&r, NULL), RT_OK);
+    ck_assert_int_eq(r.status[0], RT_OK);
+    ck_assert_int_eq(r.status[1], RT_OK);
+    ck_assert_int_eq(x.got, 7);  /* read before main's doors */
+    ck_assert_int_eq(x.seen, 8);
+    ck_assert_uint_eq(x.held, fresh);
+    ck_assert_int_eq(rt_get(x.g, &out), RT_OK);
+    ck_assert_int_eq(out, 107);
+    ck_assert_int_eq(rt_get(x.a, &out), RT_OK);
+    ck_assert_int_eq(out, 108);
+    ck_assert_uint_eq(rt_shared_held(x.w), fresh + 112); /* 100 + 8 bytes, in 16s */
+    rt_shared_free(x.g);
+    rt_shared_free(x.a);
+    rt_shared_free(x.w);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
 /* ---- exact accounting after races (issue 14) ------------------------------- */
 
 /* Each round: 3 senders send 8 values each (every size distinct), add
@@ -1504,6 +1583,7 @@ Suite *make_suite(void)
     add_case(s, the_table_of_unjoined_tasks_is_changed_by_one_thread_at_a_time);
     add_case(s, doors_on_two_values_lock_them_in_one_order);
     add_case(s, a_panic_in_a_door_poisons_before_the_next_door_gets_in);
+    add_case(s, a_read_of_a_shared_value_is_over_before_its_lock_goes);
     add_case(s, every_figure_is_exact_after_racing_rounds);
     return s;
 }

@@ -1073,7 +1073,8 @@ static void store_does_not_fit(void *unused)
 
 START_TEST(a_stored_value_that_does_not_fit_poisons_the_value)
 {
-    RUN_OK(store_does_not_fit, "a stored value of 65536 bytes does not fit shared value");
+    RUN_OK(store_does_not_fit,
+           "a stored value of 65536 bytes does not fit shared value #1's budget\n");
 }
 END_TEST
 
@@ -1435,6 +1436,43 @@ static void store_into_a_copy(void *unused)
     rt_update(s, store_in_update, s);
 }
 
+/* The build of an RT_COPY supervised value stores nothing either. The first
+** build cannot name its value, so the value is poisoned (with an owned one,
+** by a panic in rt_update_all) and its rebuild's build tries the store. */
+static rt_shared *copy_to_store_into;
+
+static void build_storing_into_a_copy(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    if (copy_to_store_into != NULL)
+        rt_store(copy_to_store_into, rt_alloc_outside(8));
+}
+
+static void panic_in_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb, (void)ctx;
+    rt_panic("both poisoned");
+}
+
+static void *poison_pair(void *arg)
+{
+    rt_shared **pair = arg;
+    rt_update_all(pair[0], pair[1], panic_in_pair, NULL);
+    return NULL;
+}
+
+static void store_in_the_build_of_a_copy(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *pair[2] = {
+        rt_shared_supervised(RT_COPY, sizeof(int64_t), build_storing_into_a_copy, NULL, 256),
+        new_list(1 * KIB)};
+    NEED(run_task(poison_pair, pair) == RT_PANICKED && rt_poisoned(pair[0]));
+    copy_to_store_into = pair[0];
+    get_i64(pair[0]); /* rebuilt first: its build stores */
+}
+
 static void store_in_an_access(void *unused)
 {
     (void)unused;
@@ -1567,6 +1605,8 @@ START_TEST(misuse_of_doors_and_stores_gets_the_contracts_error)
                         "refrt: rt_store: no door on shared value #1 is open in this task");
     violates(store_into_a_copy,
                         "refrt: rt_store: shared value #1 is RT_COPY: it holds no outside values");
+    violates(store_in_the_build_of_a_copy,
+                        "refrt: rt_store: shared value #1 is RT_COPY: it holds no outside values");
     violates(store_in_an_access,
                         "refrt: rt_store: the door open on shared value #1 is rt_access, which "
                         "cannot change it");
@@ -1656,6 +1696,7 @@ enum null_arg {
     NULL_ACCESS_FN,
     NULL_GET_VALUE,
     NULL_GET_OUT,
+    NULL_GET_BOTH,
     NULL_POISONED,
     NULL_HELD,
     NULL_STORE_VALUE,
@@ -1718,6 +1759,9 @@ static void with_a_null(void *unused)
     case NULL_GET_OUT:
         rt_get(s, NULL);
         break;
+    case NULL_GET_BOTH:
+        rt_get(NULL, NULL); /* no value: nothing to ask out of */
+        break;
     case NULL_POISONED:
         rt_poisoned(NULL);
         break;
@@ -1760,6 +1804,7 @@ START_TEST(null_arguments_are_violations)
     null_violates(NULL_ACCESS_FN, "refrt: rt_access: fn is NULL\n");
     null_violates(NULL_GET_VALUE, "refrt: rt_get: the shared value is NULL\n");
     null_violates(NULL_GET_OUT, "refrt: rt_get: out is NULL\n");
+    null_violates(NULL_GET_BOTH, "refrt: rt_get: the shared value is NULL\n");
     null_violates(NULL_POISONED, "refrt: rt_poisoned: the shared value is NULL\n");
     null_violates(NULL_HELD, "refrt: rt_shared_held: the shared value is NULL\n");
     null_violates(NULL_STORE_VALUE, "refrt: rt_store: the shared value is NULL\n");
@@ -2513,6 +2558,63 @@ START_TEST(values_are_made_read_and_freed_outside_any_task)
 }
 END_TEST
 
+/* rt_shared_free(NULL) does nothing in a task too, inside a door on one
+** value, on two, and inside a build: NULL is no value any door is on. */
+static void free_null(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    rt_shared_free(NULL);
+    ran++;
+}
+
+static void free_null_of_two(void *va, void *vb, void *ctx)
+{
+    free_null(va, ctx);
+    (void)vb;
+}
+
+static void free_null_reading(const void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    rt_shared_free(NULL);
+    ran++;
+}
+
+static void build_freeing_null(void *value, void *ctx)
+{
+    *(int64_t *)value = 9;
+    free_null(value, ctx);
+}
+
+static void null_freed_in_doors(void *unused)
+{
+    (void)unused;
+    ran = 0;
+    init_fixed(64 * KIB);
+    rt_shared *s = new_i64(4), *list = new_list(1 * KIB);
+    NEED(rt_update(s, free_null, NULL) == RT_OK);
+    long allocations = allocs_live();
+    NEED(rt_update(list, free_null, NULL) == RT_OK);
+    NEED(rt_access(s, free_null_reading, NULL) == RT_OK);
+    NEED(rt_update_all(s, list, free_null_of_two, NULL) == RT_OK);
+    NEED(ran == 4);
+    NEED(allocs_live() == allocations);
+    rt_shared *built = rt_shared_supervised(RT_COPY, sizeof(int64_t), build_freeing_null, NULL,
+                                            256);
+    NEED(ran == 5 && get_i64(built) == 9);
+    NEED(get_i64(s) == 4 && !rt_poisoned(s) && !rt_poisoned(list));
+    NEED(!rt__shared_locked(s) && !rt__shared_locked(list));
+    rt_shared_free(built);
+    rt_shared_free(list);
+    rt_shared_free(s);
+}
+
+START_TEST(freeing_null_does_nothing_inside_a_door_either)
+{
+    RUN_OK(null_freed_in_doors, NULL);
+}
+END_TEST
+
 /* rt_shared_held from another thread reads under the value's lock: while a
 ** door is open on the value it waits, and then reads the closed door's
 ** figure, never a block in the middle of a change. */
@@ -2860,6 +2962,7 @@ Suite *make_suite(void)
     ADD_TEST(s, only_an_update_of_an_owned_value_allocates_from_its_block);
     ADD_TEST(s, a_rebuilt_value_whose_door_then_panics_is_poisoned_again);
     ADD_TEST(s, values_are_made_read_and_freed_outside_any_task);
+    ADD_TEST(s, freeing_null_does_nothing_inside_a_door_either);
     ADD_TEST(s, a_rebuilt_value_starts_zeroed_in_reused_memory);
     ADD_TEST(s, update_all_rebuilds_each_poisoned_supervised_value);
     ADD_TEST(s, update_all_over_copies_of_two_sizes_writes_each_back_whole);

@@ -226,7 +226,10 @@ def _commute(s1, s2, before, src):
       a waiter re-checks its condition under the lock either way);
     - a wake-up and a statement inside the critical section of a lock the
       block took before them: nobody it wakes runs before the unlock;
-    - two inits or destroys of different objects."""
+    - two inits or destroys of different objects;
+    - two stores to different fields, with no call, no atomic and no
+      volatile, neither reading the field the other writes nor any memory
+      but through fields: the compiler may put them in either order itself."""
     n1, c1 = _names_and_calls(s1, src)
     n2, c2 = _names_and_calls(s2, src)
     if not c1 and not c2 and n1.isdisjoint(n2):
@@ -238,11 +241,126 @@ def _commute(s1, s2, before, src):
             not UNLOCK.search(f1) and not UNLOCK.search(f2) and _locked(before):
         return True
     if LIFECYCLE.search(f1) and LIFECYCLE.search(f2):
-        a1, a2 = list(s1.get_arguments()), list(s2.get_arguments())
-        p1, p2 = (src.span(a1[0]) if a1 else None), (src.span(a2[0]) if a2 else None)
-        if p1 and p2 and src.text[p1[0]:p1[1]] != src.text[p2[0]:p2[1]]:
+        o1, o2 = _first_argument(s1, src), _first_argument(s2, src)
+        if o1 is not None and o2 is not None and o1 != o2:
+            return True
+    if not c1 and not c2:
+        w1, w2 = _field_stores(s1, src), _field_stores(s2, src)
+        if w1 and w2 and w1.isdisjoint(_fields_named(s2)) and \
+                w2.isdisjoint(_fields_named(s1)):
             return True
     return False
+
+
+def _first_argument(call, src):
+    """The text of a call's first argument, also when the call comes from a
+    macro (rt__mutex_destroy(&c->lock) is pthread_mutex_destroy(&c->lock),
+    whose argument libclang places at the macro's name, or over the whole
+    macro): then it is the macro's own first argument, read from the text."""
+    args = list(call.get_arguments())
+    s = src.span(call)
+    if not args or s is None:
+        return None
+    text = src.text[s[0]:s[1]]
+    if text.startswith(call.spelling):
+        a = src.span(args[0])
+        return src.text[a[0]:a[1]].strip() if a is not None else None
+    m = re.match(r"\s*[A-Za-z_]\w*\s*\(", text)
+    if m is None:
+        return None
+    depth, start = 1, m.end()
+    for j in range(start, len(text)):
+        ch = text[j]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return text[start:j].strip()
+        elif ch == "," and depth == 1:
+            return text[start:j].strip()
+    return None
+
+
+ASSIGN = re.compile(r"(=|\+=|-=|\*=|/=|%=|&=|\|=|\^=|<<=|>>=)")
+
+
+def _store_target(e, src):
+    """The place an expression stores to when it is an assignment (=, +=,
+    ...) or a ++ or --, else None."""
+    k = _kind(e)
+    kids = list(e.get_children())
+    if k in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and len(kids) == 2:
+        s0, s1 = src.span(kids[0]), src.span(kids[1])
+        if s0 is not None and s1 is not None and \
+                ASSIGN.fullmatch(src.text[s0[1]:s1[0]].strip()):
+            return kids[0]
+    elif k == "UNARY_OPERATOR" and len(kids) == 1:
+        s, s0 = src.span(e), src.span(kids[0])
+        if s is not None and s0 is not None and \
+                (src.text[s[0]:s0[0]] + src.text[s0[1]:s[1]]).strip() in ("++", "--"):
+            return kids[0]
+    return None
+
+
+def _field_path(e):
+    """Whether e names a field reached from a variable by `->`, `.` and
+    literal indices of array fields alone (p->a, it.value, d->copy[0].p),
+    through no union, atomic or volatile."""
+    while _kind(e) in ("UNEXPOSED_EXPR", "PAREN_EXPR") and len(list(e.get_children())) == 1:
+        e = list(e.get_children())[0]
+    k = _kind(e)
+    if k == "DECL_REF_EXPR":
+        return True
+    if k == "MEMBER_REF_EXPR":
+        f = e.referenced
+        t = e.type.get_canonical().spelling
+        if f is None or _kind(f) != "FIELD_DECL" or _kind(f.semantic_parent) != "STRUCT_DECL" \
+                or "_Atomic" in t or "volatile" in t:
+            return False
+        kids = list(e.get_children())
+        return len(kids) == 1 and _field_path(kids[0])
+    if k == "ARRAY_SUBSCRIPT_EXPR":
+        base, index = list(e.get_children())
+        while _kind(base) == "UNEXPOSED_EXPR" and len(list(base.get_children())) == 1:
+            base = list(base.get_children())[0]
+        return _kind(base) == "MEMBER_REF_EXPR" and \
+            base.type.get_canonical().kind.name == "CONSTANTARRAY" and \
+            _kind(index) == "INTEGER_LITERAL" and _field_path(base)
+    return False
+
+
+def _field_stores(st, src):
+    """The fields a statement stores to, when it is only stores to fields:
+    an assignment (or ++, --) to a field path (_field_path), whose every
+    other store is to a field path too and whose every read is of a field
+    path or a variable (no `*`, no `&`, no other `[]`); else None."""
+    if _store_target(st, src) is None:
+        return None
+    written = set()
+    for c in st.walk_preorder():
+        ck = _kind(c)
+        if ck in ("CALL_EXPR", "ASM_STMT"):
+            return None
+        t = _store_target(c, src)
+        if t is not None:
+            while _kind(t) in ("UNEXPOSED_EXPR", "PAREN_EXPR", "ARRAY_SUBSCRIPT_EXPR") and \
+                    _field_path(t) and list(t.get_children()):
+                t = list(t.get_children())[0]
+            if _kind(t) != "MEMBER_REF_EXPR" or not _field_path(t):
+                return None
+            written.add(t.spelling)
+        elif ck == "UNARY_OPERATOR":
+            s = src.span(c)
+            if s is None or src.text[s[0]:s[1]].lstrip().startswith(("*", "&")):
+                return None
+        elif ck in ("MEMBER_REF_EXPR", "ARRAY_SUBSCRIPT_EXPR") and not _field_path(c):
+            return None
+    return written
+
+
+def _fields_named(st):
+    return {c.spelling for c in st.walk_preorder() if _kind(c) == "MEMBER_REF_EXPR"}
 
 
 def _locked(before):

@@ -51,6 +51,31 @@ class SemanticTest(unittest.TestCase):
         # two objects made one after the other
         made = body("    pthread_mutex_init(m, NULL);\n    pthread_mutex_init(m + 1, NULL);")
         self.assertEqual(variants(made, "SWP"), [])
+        # ... also through macros, whose argument libclang places at the
+        # macro's name (locks.h's rt__mutex_destroy and rt__cond_destroy)
+        macros = ("#define mk(x) pthread_mutex_init((x), NULL)\n"
+                  "#define unmk(x) pthread_cond_destroy(x)\n"
+                  "#define unmkm(x) pthread_mutex_destroy(x)\n")
+        made = macros + body("    mk(m);\n    mk(m + 1);")
+        self.assertEqual(variants(made, "SWP"), [])
+        gone = macros + body("    unmk((pthread_cond_t *)buf);\n    unmk((pthread_cond_t *)p);")
+        self.assertEqual(variants(gone, "SWP"), [])
+        same = macros + body("    mk(m);\n    unmkm(m);")
+        self.assertEqual(len(variants(same, "SWP")), 1)
+        # two stores to different fields, neither reading the other's
+        self.assertEqual(variants(body("    p->a = x;\n    p->c = y + p->d;"), "SWP"), [])
+        self.assertEqual(variants(body("    p->a = x;\n    p->c++;"), "SWP"), [])
+        # but one that reads the other's field, writes the same field, or
+        # reads memory through a pointer is swapped
+        self.assertEqual(len(variants(body("    p->a = x;\n    p->c = p->a;"), "SWP")), 1)
+        self.assertEqual(len(variants(body("    p->a = x;\n    p->a += y;"), "SWP")), 1)
+        self.assertEqual(len(variants(body("    p->a = x;\n    p->c = *buf;"), "SWP")), 1)
+        self.assertEqual(variants(body("    p->a = x;\n    p->e[1] = y;")
+                                  .replace("int d; }", "int d; int e[2]; }"), "SWP"), [])
+        # every store counts, not only the outer one; a variable stored to
+        # is no field
+        self.assertEqual(len(variants(body("    p->a = p->d = x;\n    p->c = p->d;"), "SWP")), 1)
+        self.assertEqual(len(variants(body("    p->a = y = x;\n    p->c = y;"), "SWP")), 1)
         # but a wake-up with no lock taken before it moves
         bare = body("    p->a++;\n    pthread_cond_signal((pthread_cond_t *)buf);")
         self.assertEqual(len(variants(bare, "MOV")), 1)
