@@ -23,12 +23,16 @@
 ** mutant driver lets every test write one, so that a core it finds is an
 ** unexpected crash's, whose stack it reads with no second run; a death
 ** test's child that dies of another signal (a mutant's SIGSEGV) still
-** writes its core. The limit drops only once the signal has come. */
+** writes its core. The limit drops only once the signal has come, and the
+** signal then goes on to the handler that was there before (the coverage
+** build's, which writes the counts: scripts/gate/gcov_flush.c), or kills. */
+static struct sigaction before_abort, before_trap;
+
 static void no_core_then_die(int sig)
 {
     struct rlimit none = {0, 0};
     setrlimit(RLIMIT_CORE, &none);
-    signal(sig, SIG_DFL);
+    sigaction(sig, sig == SIGABRT ? &before_abort : &before_trap, NULL);
     raise(sig);
 }
 
@@ -38,7 +42,7 @@ static void die_without_core_on(int sig)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = no_core_then_die;
     sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
+    sigaction(sig, &sa, sig == SIGABRT ? &before_abort : &before_trap);
 }
 
 struct death run_child(void (*fn)(void *), void *arg)
