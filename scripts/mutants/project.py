@@ -124,7 +124,7 @@ def command(tree, build, make_vars, target, jobs=1):
 
 def hints(**values):
     """{variable: value} of the hints the configuration names
-    (suites.hints: fail_fast, case_timeout, first_programs, run_case,
+    (suites.hints: fail_fast, case_timeout, first_programs, first_cases, run_case,
     expected); those it does not name are left out."""
     return {CFG.hints[k]: v for k, v in values.items() if CFG.hints.get(k) and v is not None}
 

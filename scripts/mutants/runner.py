@@ -72,6 +72,11 @@ def _program():
     return re.compile(rf"\b({project.program_pattern()})\.c:\d+")
 
 
+# a failed test case in a failure line: "unit: <case> reference/tests/check_chan.c:357:"
+def _case():
+    return re.compile(rf"(\w+) (?:\S*/)?(?:{project.program_pattern()})\.c:\d+")
+
+
 def _failed_tests(tree):
     """The "fail <test> <why>" lines the suites wrote in the copy."""
     return project.failed_lines(tree)
@@ -149,6 +154,7 @@ class Runner:
         self.history = {}           # place -> {suite: kills}, see learn()
         self.history_lock = threading.Lock()
         self.program_kills = {}     # place -> {test program: kills}
+        self.case_kills = {}        # place -> {test case: kills}
 
     # ---- which suite first ------------------------------------------------
 
@@ -175,6 +181,9 @@ class Runner:
                 programs = self.program_kills.setdefault(place, {})
                 for p in dict.fromkeys(_program().findall(mutant.status_reason)):
                     programs[p] = programs.get(p, 0) + 1
+                cases = self.case_kills.setdefault(place, {})
+                for c in dict.fromkeys(_case().findall(mutant.status_reason)):
+                    cases[c] = cases.get(c, 0) + 1
 
     def first_programs(self, mutant):
         """The test programs to run first in a suite (RT_FIRST_PROGRAMS):
@@ -186,6 +195,17 @@ class Runner:
                           if self.program_kills.get(p)), {})
         stem = project.program_named(mutant.path)
         return sorted(kills, key=lambda p: (-kills[p], p)) or ([stem] if stem else [])
+
+    def first_cases(self, mutant, most=8):
+        """The test cases to run first in a program (RT_FIRST_CASES): at
+        most the `most` that killed this function's (or else this file's)
+        mutants most often. A test program runs its cases one at a time
+        until one fails, so a kill by a case late in a long program costs
+        every case before it unless it is named here."""
+        with self.history_lock:
+            kills = next((self.case_kills[p] for p in self._places(mutant)
+                          if self.case_kills.get(p)), {})
+        return sorted(kills, key=lambda c: (-kills[c], c))[:most]
 
     def order_of(self, mutant, suites):
         """The suites in the order expected to kill soonest: by the seconds
@@ -235,7 +255,8 @@ class Runner:
         # one failing test kills: the suites stop at the first (RT_FAIL_FAST)
         env = dict(env or {}, **project.hints(
             fail_fast="1", case_timeout=str(CASE_SECONDS),
-            first_programs=" ".join(self.first_programs(mutant))))
+            first_programs=" ".join(self.first_programs(mutant)),
+            first_cases=" ".join(self.first_cases(mutant)) or None))
         mutant.build, mutant.kind = self.oracle, ""
         for suite in self.order_of(mutant, suites):
             if self.stopping.is_set():

@@ -118,6 +118,27 @@ class SchemaSurvivor(unittest.TestCase):
         # a kill counts a program once, however many of its tests failed
         self.assertEqual(runner.first_programs(m), ["check_budgets", "check_chan"])
 
+    def test_the_cases_that_killed_a_function_run_first(self):
+        runner = Runner("base", "work", {}, COST, 60, "logs")
+        m = mutant("a.c:f:ROR:9", path="reference/src/shared.c")
+        self.assertEqual(runner.first_cases(m), [])     # none yet: the program's order
+        for i, why in enumerate([
+                "functional: killed by check-unit: unit: t1 reference/tests/check_budgets.c:12: "
+                "failed; unit: t2 reference/tests/check_budgets.c:40: failed",
+                "functional: killed by check-unit: unit: t2 reference/tests/check_budgets.c:40: "
+                "x; unit: t2 reference/tests/check_budgets.c:40: x",
+                "functional: killed by check-properties: properties: p7 properties/"
+                "check_properties.c:88: seed 3"]):
+            k = mutant(f"shared.c:f:ROR:{i}", path="reference/src/shared.c", killed_by="unit")
+            k.status_reason = why
+            runner.learn(k)
+        # a kill counts a case once; the most kills first, then by name
+        self.assertEqual(runner.first_cases(m), ["t2", "p7", "t1"])
+        self.assertEqual(runner.first_cases(m, most=1), ["t2"])
+        # another function of the file falls back to the file's
+        other = mutant("a.c:g:ROR:9", path="reference/src/shared.c")
+        self.assertEqual(runner.first_cases(other), ["t2", "p7", "t1"])
+
 
 class SuiteLimit(unittest.TestCase):
     """A hanging mutant is stopped at its suite's own limit, not at the
