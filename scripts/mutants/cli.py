@@ -16,8 +16,8 @@ import time
 from . import cache as cache_mod
 from . import catalog, hang, operators, project, report, semantic, tce
 from . import config as config_mod
-from .model import (COMPILE_ERROR, GENERATED, IGNORED, NO_COVERAGE, PENDING, SURVIVED,
-                    apply_edits)
+from .model import (COMPILE_ERROR, GENERATED, IGNORED, KILLED, NO_COVERAGE, PENDING,
+                    SURVIVED, apply_edits)
 from .runner import ORACLE_CASE_SECONDS, Runner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -254,6 +254,12 @@ def time_by_verdict(ran, oracle):
 # judges them first (it sees a weakened order in one run of the test that
 # forces the window; ASan, which costs as much again, sees none of them).
 CONCURRENCY = {"MemoryOrderWeakened", "AtomicSplit", "ReleaseMoved"}
+
+
+def held_back(m, oracles):
+    """Whether a catalog entry goes to a further oracle before the plain
+    build: its `oracle:` line names one the run has."""
+    return bool(m.first_oracle) and m.first_oracle in oracles[1:]
 
 
 def oracle_order(m, oracles):
@@ -655,10 +661,12 @@ def run_locked(args, root, make_vars, build, work):
                    for p in {e.path for e in m.edits}}
         keys[m.id] = cache_mod.key(m, mutated, fp, make_vars)
         hit = cache.get(keys[m.id])
-        if hit and "plain" in hit.get("verdicts", {}):
-            m.verdicts = dict(hit["verdicts"])
+        verdicts = hit.get("verdicts", {}) if hit else {}
+        first = m.first_oracle if held_back(m, args.oracles) else None
+        if "plain" in verdicts or (first and verdicts.get(first, {}).get("status") == KILLED):
+            m.verdicts = dict(verdicts)
             m.covered_by = hit.get("covered_by", [])
-            settle(m, "plain")
+            settle(m, "plain" if "plain" in verdicts else first)
             m.cached = True
         else:
             pending.append(m)
@@ -709,7 +717,15 @@ def run_locked(args, root, make_vars, build, work):
     unmutated = base_run["build"] + sum(base_run["suites"].values())
     limit = args.limit or 3 * unmutated + 10
 
-    # 5. Run them.
+    # 5. Run them. A catalog entry whose `oracle:` line names a further
+    # oracle goes to it first: the plain build is known to let it through,
+    # and its every suite would run before the oracle saw it. The plain
+    # build judges it only if that oracle and the others do not kill it.
+    held = [(m, s) for m, s in todo if held_back(m, args.oracles)]
+    todo = [(m, s) for m, s in todo if not held_back(m, args.oracles)]
+    for m, _ in held:
+        m.status, m.killed_by = SURVIVED, []
+        m.status_reason = f"judged by {m.first_oracle} first (its entry's oracle: line)"
     print(f"mutants: {len(mutants)} mutants, {len(todo)} to run "
           f"({sum(m.cached for m in mutants)} cached), jobs {args.jobs}, "
           f"limit {limit:.0f} s a mutant", file=sys.stderr)
@@ -771,7 +787,8 @@ def run_locked(args, root, make_vars, build, work):
             if not m.covered_by:
                 m.status = NO_COVERAGE
                 m.status_reason = "no suite executes the lines it changes"
-            record(m, "plain")
+            if m.status == NO_COVERAGE or not held_back(m, args.oracles):
+                record(m, "plain")
             if m.id in keys:
                 cache.put(keys[m.id], m)
         cache.save()
@@ -798,6 +815,25 @@ def run_locked(args, root, make_vars, build, work):
                     suites=suites, base_run=base_run, state=state, save_state=save_state,
                     ledger=ledger, cache=cache, keys=keys, texts=texts, phase=phase,
                     warnings=warnings, cc=cc))
+    # 6c. Held back for an oracle that did not kill it: the plain build
+    # judges it after all.
+    late = [(m, m.covered_by) for m, _ in held if m.status == SURVIVED]
+    if late:
+        runner.numbers = {}
+        for m, _ in late:
+            m.tried, m.kind = [], ""
+        with open(os.path.join(logdir, "times.tsv"), "a") as times:
+            def judged_late(m):
+                record(m, "plain")
+                cache.put(keys[m.id], m)
+                times.write(time_line(m))
+                times.flush()
+            try:
+                runner.run_all(late, judged_late)
+            finally:
+                cache.save()
+                shutil.rmtree(os.path.join(work, "work"), ignore_errors=True)
+        phase("mutant runs (plain, after the oracles)")
     for m in mutants:
         if m.status == SURVIVED:
             m.status_reason = survivor_reason(m, args.oracles)

@@ -120,7 +120,7 @@ class DriverTest(unittest.TestCase):
         self.assertIn("clamp_gone", ids)
         self.assertTrue(any(i.startswith("calc.c:twice:AOR:") for i in ids), ids)
         curated = util.run_driver(root, "--list", "--curated-only").stdout.splitlines()
-        self.assertEqual(len(curated), 10)
+        self.assertEqual(len(curated), 12)
         generated = util.run_driver(root, "--list", "--generated-only").stdout.splitlines()
         self.assertEqual(len(curated) + len(generated), len(ids))
         halves = [set(l.split("\t")[0] for l in util.run_driver(

@@ -119,6 +119,32 @@ class CascadeTest(unittest.TestCase):
                                ("functional", "asan", "ubsan", "tsan", "lock", "cost")])
 
 
+class OracleLineTest(unittest.TestCase):
+    """A catalog entry's `oracle:` line sends it to that oracle before the
+    plain build, which judges it only if no oracle kills it."""
+
+    def test_an_entry_goes_to_its_oracle_first_and_the_plain_build_last(self):
+        root = util.fixture_copy(self)
+        args = ("--curated-only", "--only", "first_race", "--only", "first_clamp")
+        p = util.run_driver(root, *args)
+        times, rep = times_of(root), report_of(root)
+        # killed by TSan, and never run on the plain build
+        self.assertEqual(times[("first_race", "tsan")], ("Killed", "tsan"))
+        self.assertNotIn(("first_race", "plain"), times)
+        self.assertEqual(rep["first_race"]["killedBy"], ["check-count", "oracle:tsan"])
+        # no oracle tells: every one ran, the plain build last
+        self.assertEqual({o for (i, o) in times if i == "first_clamp"}, {"plain", "asan", "tsan"})
+        clamp = rep["first_clamp"]
+        self.assertEqual(clamp["status"], "Survived", clamp)
+        self.assertIn("(oracles: asan, tsan, plain)", clamp["statusReason"])
+        self.assertIn("mutant runs (plain, after the oracles) ", p.stderr)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        # both kept: a kill by the first oracle needs no plain verdict
+        again = util.run_driver(root, *args)
+        self.assertIn("0 to run (2 cached)", again.stderr)
+        self.assertEqual(closing(again), closing(p))
+
+
 class WeakenedOrderTest(unittest.TestCase):
     def test_a_weakened_order_passes_three_target_tce_and_tsan_kills_it(self):
         # ref_drop's acq_rel decrement weakened to acquire, release and
