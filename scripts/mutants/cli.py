@@ -1,5 +1,6 @@
 """The options, and the run from catalog to closing line."""
 import argparse
+import difflib
 import fcntl
 import fnmatch
 import hashlib
@@ -44,6 +45,8 @@ def parse_args(argv):
                    help="passed to every make of the mutants (CC=clang, SANITIZE=...)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     p.add_argument("--list", action="store_true", help="list the mutants and stop")
+    p.add_argument("--diff", action="store_true",
+                   help="with --list: each mutant's change as a unified diff")
     p.add_argument("--only", action="append", default=[], metavar="NAME",
                    help="only the mutants with this id (shell patterns allowed)")
     p.add_argument("--curated-only", action="store_true")
@@ -124,6 +127,16 @@ def changed_lines(root, rev):
             start, count = int(m.group(1)), int(m.group(2) or 1)
             out.setdefault(path, set()).update(range(start, start + max(count, 1)))
     return out
+
+
+def mutant_diff(m, texts):
+    """A mutant's change as a unified diff of each file it edits (--diff)."""
+    out = []
+    for path in dict.fromkeys(e.path for e in m.edits):
+        after = apply_edits(texts[path], [e for e in m.edits if e.path == path])
+        out += difflib.unified_diff(texts[path].splitlines(True), after.splitlines(True),
+                                    f"a/{path}", f"b/{path}", n=2)
+    return "".join(out)
 
 
 def shard_of(mid, n):
@@ -612,6 +625,8 @@ def run_locked(args, root, make_vars, build, work):
     if args.list:
         for m in mutants:
             print(f"{m.id}\t{m.path}:{m.location.line}\t{m.about}")
+            if args.diff:
+                print(mutant_diff(m, texts), end="")
         return 1 if stale else 0
     phase("mutants")
 
