@@ -214,6 +214,32 @@ def _names_and_calls(cur, src):
     return names, calls
 
 
+RELAXED = re.compile(r"^(__ATOMIC_RELAXED|memory_order_relaxed)$")
+ORDER = re.compile(r"\b(__ATOMIC_[A-Z_]+|memory_order_[a-z_]+)\b")
+ATOMIC_OP = re.compile(r"\b(__atomic_\w+|__c11_atomic_\w+|atomic_\w+)\s*\(")
+
+
+def _relaxed_only(cur, src):
+    """Whether a statement's only ordering is relaxed atomics: at least one
+    atomic builtin (which libclang shows as no call), every memory order it
+    names relaxed, no call, asm, jump or volatile."""
+    s = src.span(cur)
+    if s is None:
+        return False
+    text = src.text[s[0]:s[1]]
+    orders = ORDER.findall(text)
+    if not ATOMIC_OP.search(text) or not orders or \
+            not all(RELAXED.match(o) for o in orders) or re.search(r"volatile|asm", text):
+        return False
+    return not any(_kind(c) in ("CALL_EXPR", "ASM_STMT") or _kind(c) in JUMPS
+                   for c in cur.walk_preorder())
+
+
+def _unordered_names(names):
+    """The names of a statement that are objects (not a memory order's)."""
+    return {n for n in names if not ORDER.fullmatch(n)}
+
+
 def _call_name(cur):
     """The function a statement calls, '' when it is no call statement."""
     return cur.spelling if _kind(cur) == "CALL_EXPR" else ""
@@ -229,10 +255,18 @@ def _commute(s1, s2, before, src):
     - two inits or destroys of different objects;
     - two stores to different fields, with no call, no atomic and no
       volatile, neither reading the field the other writes nor any memory
-      but through fields: the compiler may put them in either order itself."""
+      but through fields: the compiler may put them in either order itself;
+    - a relaxed atomic and a statement that names nothing it names, neither
+      with a call, asm, volatile or any stronger order: a relaxed operation
+      orders nothing, so the compiler may move it past the other statement
+      itself, and another thread may see the two in either order already."""
     n1, c1 = _names_and_calls(s1, src)
     n2, c2 = _names_and_calls(s2, src)
     if not c1 and not c2 and n1.isdisjoint(n2):
+        return True
+    r1, r2 = _relaxed_only(s1, src), _relaxed_only(s2, src)
+    if (r1 or r2) and (r1 or not c1) and (r2 or not c2) and \
+            _unordered_names(n1).isdisjoint(_unordered_names(n2)):
         return True
     f1, f2 = _call_name(s1), _call_name(s2)
     if RELEASE.search(f1 or "-") and RELEASE.search(f2 or "-"):

@@ -79,6 +79,28 @@ class SemanticTest(unittest.TestCase):
         # but a wake-up with no lock taken before it moves
         bare = body("    p->a++;\n    pthread_cond_signal((pthread_cond_t *)buf);")
         self.assertEqual(len(variants(bare, "MOV")), 1)
+        # a relaxed atomic on an object the other statement does not name,
+        # GNU's builtins and C11's alike, also beside another relaxed one
+        self.assertEqual(variants(body("    p->a = x;\n"
+                                       "    __atomic_add_fetch(&y, 1, __ATOMIC_RELAXED);"),
+                                  "SWP"), [])
+        self.assertEqual(variants(body("    __atomic_add_fetch(&y, 1, __ATOMIC_RELAXED);\n"
+                                       "    p->a = __atomic_add_fetch(&x, 2, __ATOMIC_RELAXED);"),
+                                  "SWP"), [])
+        self.assertEqual(variants(
+            "#include <stdatomic.h>\n" + body(
+                "    atomic_int *k = (atomic_int *)buf;\n    p->a = x;\n"
+                "    atomic_fetch_add_explicit(k, 1, memory_order_relaxed);"), "SWP"), [])
+        # but one that names the other's object, has any stronger order, or
+        # sits beside a call, is swapped
+        for other in ("    p->a = y;", "    g(x);",
+                      "    __atomic_store_n(&x, 1, __ATOMIC_RELEASE);"):
+            self.assertEqual(len(variants(body(
+                f"    __atomic_add_fetch(&y, 1, __ATOMIC_RELAXED);\n{other}"), "SWP")), 1,
+                other)
+        self.assertEqual(len(variants(body("    p->a = x;\n"
+                                           "    __atomic_add_fetch(&y, 1, __ATOMIC_ACQ_REL);"),
+                                      "SWP")), 1)
 
     def test_declarations_labels_and_jumps_stay_first(self):
         code = body("    int k = x;\n    g(k);\n    return;\n    g(y);")
