@@ -400,6 +400,59 @@ START_TEST(a_second_first_publish_waits_for_the_first)
 }
 END_TEST
 
+/* A thread (B) that found the state unknown and waited for the first
+** publish (A) is no first publish once it gets the lock: A opened the
+** direct path. B publishes as any later thread does, so its own slot is
+** checked against the direct read, and a mismatch on B (the test's read
+** lies there) latches the path off for every thread. A publish that kept
+** the state it read before waiting would take the path for open and
+** unchecked on B. The lie is the hook's; the direct read itself is never
+** changed. */
+static __thread int lie_here;
+
+static void *lying_read(intptr_t off)
+{
+#if RT_PRIM_DIRECT
+    return lie_here ? NULL : rt_prim_slot_read(off);
+#else
+    (void)off;
+    return NULL;
+#endif
+}
+
+static void *lied_to_publish_body(struct actor *a)
+{
+    lie_here = 1;
+    return publish_body(a);
+}
+
+START_TEST(a_publish_that_waited_for_the_first_checks_its_own_slot)
+{
+    struct actor a = {0}, b = {0}, c = {0};
+    struct watch *inside_a = watch("hot.first_publish.locked", "A", 1);
+
+    rt_init();
+    rt__hot_test_read = lying_read; /* before any thread that reads it */
+    start_plain(&a, "A", publish_body, NULL);
+    wait_parked(inside_a);
+    start_plain(&b, "B", lied_to_publish_body, NULL);
+    ck_assert_msg(blocks(&b), "a second first publish did not wait for the first");
+    release(inside_a);
+    join_plain(&a);
+    join_plain(&b);
+    ck_assert_ptr_eq(a.got[0], a.got[1]);
+    ck_assert_ptr_eq(b.got[0], b.got[1]); /* B's own state, from the fallback */
+    ck_assert_ptr_ne(a.got[0], b.got[0]);
+    ck_assert_msg(!rt_hot_direct(), "a mismatch on a thread that waited for the first "
+                  "publish left the direct path open");
+    /* for good: a thread after it reads its own state through the fallback */
+    start_plain(&c, "C", publish_body, NULL);
+    join_plain(&c);
+    ck_assert_ptr_eq(c.got[0], c.got[1]);
+    ck_assert(!rt_hot_direct());
+}
+END_TEST
+
 /* The process's first publish (A) and a later one (C) that reads the slot
 ** A found: C reads hot_slot only after an acquire load of hot_state saw
 ** DIRECT, which A stored with release after writing hot_slot. Nothing else
@@ -1566,6 +1619,7 @@ Suite *make_suite(void)
     add_case(s, a_latch_during_the_first_publish_waits_and_wins);
     add_case(s, a_first_publish_during_a_latch_waits_and_opens_nothing);
     add_case(s, a_second_first_publish_waits_for_the_first);
+    add_case(s, a_publish_that_waited_for_the_first_checks_its_own_slot);
     add_case(s, a_later_publish_reads_the_slot_the_first_one_published);
     add_case(s, a_close_while_a_receiver_is_about_to_sleep_wakes_it);
     add_case(s, two_senders_never_share_a_slot);
