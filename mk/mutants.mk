@@ -52,6 +52,16 @@ gate-mutants: mutants-npm
 	  --naive-sample $(MUTANT_NAIVE_SAMPLE) \
 	  --results $(BUILD)/results/mutants-generated --report $(BUILD)/mutants
 
+# The kill map (mutants/kills.tsv, scripts/mutants/kills.py): what gave
+# each mutant its verdict in the last runs, which a run tries first. Every
+# run writes its own kills beside its report; this merges the curated
+# run's (make check) and the generated run's (make gate) into the tree's
+# map, to commit. A stale map makes a run slower, never different.
+.PHONY: mutants-kills
+mutants-kills:
+	cd scripts && $(PYTHON) -m mutants.kills $(CURDIR)/mutants/kills.tsv \
+	  $(CURDIR)/$(MUTANT_BUILD)/mutants/curated/kills.tsv $(CURDIR)/$(MUTANT_BUILD)/mutants/kills.tsv
+
 # The driver's own tests (scripts/mutants/tests), one result line a test.
 check-mutants-driver: mutants-npm
 	@mkdir -p $(BUILD)/results

@@ -15,10 +15,11 @@ import sys
 import time
 
 from . import cache as cache_mod
-from . import catalog, hang, operators, project, report, semantic, tce
+from . import catalog, hang, kills, operators, project, report, semantic, tce
 from . import config as config_mod
 from .model import (COMPILE_ERROR, GENERATED, IGNORED, KILLED, NO_COVERAGE, PENDING,
                     SURVIVED, apply_edits)
+from . import runner as runner_mod
 from .runner import ORACLE_CASE_SECONDS, Runner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -384,6 +385,7 @@ def judge(oracle, survivors, ctx):
                     jobs=args.jobs, ledger=ctx["ledger"], per_suite=not args.limit,
                     oracle=oracle, noise=ob["noise"], case_seconds=case,
                     expected=ob.get("results"), oracle_vars=own)
+    runner.kills = ctx["kill_map"]
     started = time.monotonic()
     schema = [m for m, _ in items if len({e.path for e in m.edits}) == 1
               and m.path.endswith(".c")]
@@ -620,6 +622,14 @@ def run_locked(args, root, make_vars, build, work):
         mutants += kept
     ledger = catalog.load_ledger(tree, cfg.ledger)
     mutants = select(mutants, args, texts)
+    # What gave each mutant its verdict last time (kills.py): tried first.
+    # One the plain build let through and an oracle killed goes to that
+    # oracle first, as an entry's oracle: line sends it.
+    kill_map = kills.load(os.path.join(tree, cfg.kills)) if cfg.kills else {}
+    for m in mutants:
+        k = kill_map.get(m.id)
+        if k and k.oracle != "plain" and not m.first_oracle and k.oracle in args.oracles[1:]:
+            m.first_oracle, m.first_why = k.oracle, "the kill map"
     for e in stale:
         print(f"mutants: stale catalog entry {e}", file=sys.stderr)
     if args.list:
@@ -740,13 +750,15 @@ def run_locked(args, root, make_vars, build, work):
     todo = [(m, s) for m, s in todo if not held_back(m, args.oracles)]
     for m, _ in held:
         m.status, m.killed_by = SURVIVED, []
-        m.status_reason = f"judged by {m.first_oracle} first (its entry's oracle: line)"
+        m.status_reason = (f"judged by {m.first_oracle} first "
+                           f"({m.first_why or 'its entry' + chr(39) + 's oracle: line'})")
     print(f"mutants: {len(mutants)} mutants, {len(todo)} to run "
           f"({sum(m.cached for m in mutants)} cached), jobs {args.jobs}, "
           f"limit {limit:.0f} s a mutant", file=sys.stderr)
     runner = Runner(tree, os.path.join(work, "work"), make_vars, base_run["suites"], limit,
                     logdir, jobs=args.jobs, ledger=ledger, per_suite=not args.limit,
                     noise=base_run.get("noise"), expected=base_run.get("results"))
+    runner.kills = kill_map
     for m in mutants:
         if m.cached:
             runner.learn(m)
@@ -829,7 +841,7 @@ def run_locked(args, root, make_vars, build, work):
                     make_vars=make_vars,
                     suites=suites, base_run=base_run, state=state, save_state=save_state,
                     ledger=ledger, cache=cache, keys=keys, texts=texts, phase=phase,
-                    warnings=warnings, cc=cc))
+                    warnings=warnings, cc=cc, kill_map=kill_map))
     # 6c. Held back for an oracle that did not kill it: the plain build
     # judges it after all.
     late = [(m, m.covered_by) for m, _ in held if m.status == SURVIVED]
@@ -879,6 +891,9 @@ def run_locked(args, root, make_vars, build, work):
             f.write("".join(l + "\n" for l in lines))
     rep = report.to_json(mutants, texts, suites, root)
     report.write_json(os.path.join(out_dir, "report.json"), rep)
+    # this run's kills, for the tree's kill map (make mutants-kills)
+    kills.write(os.path.join(out_dir, "kills.tsv"),
+                kills.of(mutants, runner_mod.program_re(), runner_mod.case_re()))
     js = find_elements(root, build, args.elements)
     if args.html == "yes" and not js:
         print("mutants: no mutation-test-elements.js for report.html (make mutants-npm)",

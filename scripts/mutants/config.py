@@ -42,7 +42,7 @@ KEYS = {
                      "program", "expected"},
     "coverage": {"make_vars", "cc"},
     "tce": {"targets", "flags"},
-    "catalog": {"files", "ledger"},
+    "catalog": {"files", "ledger", "kills"},
 }
 ORACLE_KEYS = {"make_vars", "concurrency"}
 KIND_KEYS = {"pattern", "about"}
@@ -141,6 +141,8 @@ class Config:
         c = data.get("catalog", {})
         self.catalog = list(c.get("files", []))
         self.ledger = c.get("ledger")
+        # the kill map (kills.py): what to try first, never a verdict
+        self.kills = c.get("kills")
 
         self.kill_kinds = {}
         for kind, k in data.get("kill_kinds", {}).items():

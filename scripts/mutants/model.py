@@ -71,6 +71,7 @@ class Mutant:
     # a catalog entry's `oracle:` line: the oracle its survivor of the
     # plain build meets first (a race's TSan), every other still after
     first_oracle: str = ""
+    first_why: str = ""            # what sent it there: its oracle: line, else the kill map
 
     @property
     def path(self):

@@ -68,12 +68,12 @@ def classify(output, failed=(), noise=()):
 
 # a test program named in a failure line: "reference/tests/check_chan.c:357:"
 # (its name as suites.hints.program says: check_{stem} in this tree)
-def _program():
+def program_re():
     return re.compile(rf"\b({project.program_pattern()})\.c:\d+")
 
 
 # a failed test case in a failure line: "unit: <case> reference/tests/check_chan.c:357:"
-def _case():
+def case_re():
     return re.compile(rf"(\w+) (?:\S*/)?(?:{project.program_pattern()})\.c:\d+")
 
 
@@ -155,6 +155,9 @@ class Runner:
         self.history_lock = threading.Lock()
         self.program_kills = {}     # place -> {test program: kills}
         self.case_kills = {}        # place -> {test case: kills}
+        # {mutant id: kills.Kill}: what gave each mutant its verdict in an
+        # earlier run (the kill map), tried first
+        self.kills = {}
 
     # ---- which suite first ------------------------------------------------
 
@@ -179,10 +182,10 @@ class Runner:
                 for s in mutant.killed_by:
                     kills[s] = kills.get(s, 0) + 1
                 programs = self.program_kills.setdefault(place, {})
-                for p in dict.fromkeys(_program().findall(mutant.status_reason)):
+                for p in dict.fromkeys(program_re().findall(mutant.status_reason)):
                     programs[p] = programs.get(p, 0) + 1
                 cases = self.case_kills.setdefault(place, {})
-                for c in dict.fromkeys(_case().findall(mutant.status_reason)):
+                for c in dict.fromkeys(case_re().findall(mutant.status_reason)):
                     cases[c] = cases.get(c, 0) + 1
 
     def first_programs(self, mutant):
@@ -194,7 +197,11 @@ class Runner:
             kills = next((self.program_kills[p] for p in self._places(mutant)
                           if self.program_kills.get(p)), {})
         stem = project.program_named(mutant.path)
-        return sorted(kills, key=lambda p: (-kills[p], p)) or ([stem] if stem else [])
+        learnt = sorted(kills, key=lambda p: (-kills[p], p)) or ([stem] if stem else [])
+        known = self.kills.get(mutant.id)
+        if known and known.program:
+            return [known.program] + [p for p in learnt if p != known.program]
+        return learnt
 
     def first_cases(self, mutant, most=8):
         """The test cases to run first in a program (RT_FIRST_CASES): at
@@ -205,7 +212,11 @@ class Runner:
         with self.history_lock:
             kills = next((self.case_kills[p] for p in self._places(mutant)
                           if self.case_kills.get(p)), {})
-        return sorted(kills, key=lambda c: (-kills[c], c))[:most]
+        learnt = sorted(kills, key=lambda c: (-kills[c], c))
+        known = self.kills.get(mutant.id)
+        if known and known.case:
+            learnt = [known.case] + [c for c in learnt if c != known.case]
+        return learnt[:most]
 
     def order_of(self, mutant, suites):
         """The suites in the order expected to kill soonest: by the seconds
@@ -224,7 +235,12 @@ class Runner:
 
         def expected(s):
             return max(self.order.get(s, 0), 0.01) * (seen + 2) / (kills.get(s, 0) + 1)
-        return sorted(suites, key=lambda s: (expected(s), self.order.get(s, 0), s))
+        learnt = sorted(suites, key=lambda s: (expected(s), self.order.get(s, 0), s))
+        known = self.kills.get(mutant.id)
+        if known and known.suite in suites:
+            # the kill map's suite first: it gave this mutant its verdict last time
+            return [known.suite] + [s for s in learnt if s != known.suite]
+        return learnt
 
     def suite_limit(self, suite):
         """Seconds a suite may run for one mutant."""

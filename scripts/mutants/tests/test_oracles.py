@@ -2,7 +2,6 @@
 build judged again on an ASan+UBSan build and a TSan build, a kill put down
 to what the failing suite printed, the cost of a run with no survivor,
 and the cache's verdicts by oracle."""
-import json
 import os
 import unittest
 
@@ -143,6 +142,40 @@ class OracleLineTest(unittest.TestCase):
         again = util.run_driver(root, *args)
         self.assertIn("0 to run (2 cached)", again.stderr)
         self.assertEqual(closing(again), closing(p))
+
+
+class KillMapTest(unittest.TestCase):
+    """Every run writes its kills (kills.tsv beside report.json); a tree
+    whose configuration names a kill map tries its suite first, and sends a
+    mutant an oracle killed to that oracle first: the same verdicts, the
+    plain build's full run of a sanitizer's kill spared."""
+
+    def test_the_kill_map_is_written_and_read_and_changes_no_verdict(self):
+        from mutants import kills
+        root = util.fixture_copy(self)
+        args = ("--curated-only", "--only", "uaf", "--only", "clamp_gone")
+        first = util.run_driver(root, *args)
+        written = kills.load(os.path.join(root, "build", "cc", "mutants", "kills.tsv"))
+        self.assertEqual(written["uaf"].oracle, "asan")
+        self.assertEqual(written["uaf"].suite, "check-box")
+        self.assertEqual((written["clamp_gone"].oracle, written["clamp_gone"].suite),
+                         ("plain", "check-calc"))
+        self.assertIn(("uaf", "plain"), times_of(root))
+        # the tree keeps the map (make mutants-kills) and names it
+        kills.main([os.path.join(root, "mutants", "kills.tsv"),
+                    os.path.join(root, "build", "cc", "mutants", "kills.tsv")])
+        conf = os.path.join(root, "mutants", "driver.toml")
+        with open(conf) as f:
+            text = f.read()
+        with open(conf, "w") as f:
+            f.write(text.replace('ledger = "mutants/equivalent"',
+                                 'ledger = "mutants/equivalent"\nkills = "mutants/kills.tsv"'))
+        again = util.run_driver(root, *args, "--no-cache")
+        times, rep = times_of(root), report_of(root)
+        self.assertNotIn(("uaf", "plain"), times)          # straight to ASan
+        self.assertEqual(times[("uaf", "asan")], ("Killed", "asan"))
+        self.assertEqual(rep["uaf"]["killedBy"], ["check-box", "oracle:asan"])
+        self.assertEqual(closing(again), closing(first))
 
 
 class WeakenedOrderTest(unittest.TestCase):

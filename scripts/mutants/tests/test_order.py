@@ -66,6 +66,20 @@ class Order(unittest.TestCase):
         self.assertEqual(self.runner.order_of(mutant("b.c:g:AOR:6", path="reference/src/b.c"),
                                               ["slow", "middle"])[0], "middle")
 
+    def test_the_kill_maps_suite_program_and_case_go_first(self):
+        from mutants.kills import Kill
+        for i in range(12):
+            self.runner.learn(mutant(f"a.c:f:ROR:{i}", killed_by="cheap"))
+        self.runner.kills = {"a.c:f:AOR:9": Kill("plain", "slow", "check_b", "a_case")}
+        m = mutant("a.c:f:AOR:9")
+        self.assertEqual(self.runner.order_of(m, ["cheap", "middle", "slow"])[0], "slow")
+        self.assertEqual(self.runner.first_programs(m)[0], "check_b")
+        self.assertEqual(self.runner.first_cases(m), ["a_case"])
+        # a suite the mutant no longer reaches is no suite to try
+        self.assertEqual(self.runner.order_of(m, ["cheap", "middle"]), ["cheap", "middle"])
+        # other mutants keep the order the run learnt
+        self.assertEqual(self.runner.order_of(mutant("a.c:f:AOR:8"), ["slow", "cheap"])[0], "cheap")
+
     def test_only_kills_are_learnt(self):
         m = mutant("a.c:f:ROR:1")
         m.killed_by = ["slow"]      # a Timeout or a survivor records no kill
