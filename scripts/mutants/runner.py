@@ -12,6 +12,7 @@ A mutant that takes longer than its limit, a suite that takes longer than
 its own (SUITE_TIMES times its unmutated time plus SUITE_SLACK s), or one
 none of whose processes has run for IDLE_SECONDS (a deadlock), is killed
 with its whole process group and recorded as Timeout."""
+import math
 import os
 import re
 import shutil
@@ -51,6 +52,23 @@ ORACLE_CASE_SECONDS = 5
 # A case still running this long before Check's timeout is read by gdb
 # (hang.CaseWatch), so that a loop Check stops has its stacks too.
 CASE_LOOK_EARLY = 1.5
+
+
+def load_factor():
+    """How many times over the machine's cores are asked for now (the last
+    minute's load average over the core count, at least 1). The bounds of
+    a suite and of a case are its unmutated time, taken on a machine less
+    busy perhaps: a shared machine at a load of 13 on 2 cores runs every
+    suite about 6 times slower, and a bound that does not follow calls a
+    survivor a Timeout (a mutant built alone relinks every test program
+    inside its first suite's bound). The idle bound needs no scaling: a
+    process that waits for the CPU is not idle. RT_MUTANTS_LOAD=N sets the
+    load instead (1: no scaling)."""
+    try:
+        load = float(os.environ.get("RT_MUTANTS_LOAD") or os.getloadavg()[0])
+    except (OSError, ValueError):
+        return 1.0
+    return max(1.0, load / (os.cpu_count() or 1))
 
 
 def classify(output, failed=(), noise=()):
@@ -242,11 +260,12 @@ class Runner:
             return [known.suite] + [s for s in learnt if s != known.suite]
         return learnt
 
-    def suite_limit(self, suite):
-        """Seconds a suite may run for one mutant."""
+    def suite_limit(self, suite, load=1.0):
+        """Seconds a suite may run for one mutant, its own time scaled by the
+        machine's load (load_factor)."""
         if not self.per_suite or suite not in self.order:
-            return self.limit
-        return min(self.limit, SUITE_TIMES * self.order[suite] + SUITE_SLACK)
+            return self.limit * load
+        return min(self.limit * load, SUITE_TIMES * self.order[suite] * load + SUITE_SLACK)
 
     def _log(self, mutant):
         safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in mutant.id)
@@ -267,7 +286,7 @@ class Runner:
         """Runs the suites cheapest first; sets the status from the first
         that fails, a kill's kind from what the suite printed, and a hang's
         class from its stacks (hang.py)."""
-        deadline = start + self.limit
+        deadline = start + self.limit * load_factor()
         # one failing test kills: the suites stop at the first (RT_FAIL_FAST)
         env = dict(env or {}, **project.hints(
             fail_fast="1", case_timeout=str(CASE_SECONDS),
@@ -280,8 +299,9 @@ class Runner:
             project.clear_results(tree)
             mutant.tried.append(suite)
             left = deadline - time.monotonic()
-            own = self.suite_limit(suite)
-            case_limit = self.case_seconds.get(suite, CASE_SECONDS)
+            load = load_factor()
+            own = self.suite_limit(suite, load)
+            case_limit = math.ceil(self.case_seconds.get(suite, CASE_SECONDS) * load)
             env.update(project.hints(case_timeout=str(case_limit), expected=project.expected_file(
                 self.work, suite, self.expected.get(suite))))
             if suite in self.expected and not project.hint("expected"):

@@ -187,7 +187,8 @@ class HangTest(unittest.TestCase):
         p = run(root, "--curated-only", "--only", "case_loops", "--limit", "30")
         self.assertEqual(closing(p), (0, 1, 0, 1, 0, 0), p.stderr)
         why = report_of(root)["case_loops"]["statusReason"]
-        self.assertIn(f"a test case ran past {runner.CASE_SECONDS} s", why)
+        # Check's bound, the load's multiple of CASE_SECONDS (runner.load_factor)
+        self.assertRegex(why, r"a test case ran past \d+ s")
         self.assertIn("hang class: infinite loop", why)
         self.assertRegex(why, r"running \(R\): clamp calc.c:\d+ < main test_calc.c")
 

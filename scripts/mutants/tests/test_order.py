@@ -163,6 +163,17 @@ class SuiteLimit(unittest.TestCase):
         self.assertAlmostEqual(runner.suite_limit("cheap"), 5.3)
         self.assertAlmostEqual(runner.suite_limit("slow"), 29.0)
 
+    def test_the_limits_follow_the_machines_load(self):
+        runner = Runner("base", "work", {}, COST, 60, "logs")
+        self.assertAlmostEqual(runner.suite_limit("slow", 3.0), 3 * 8.0 * 3 + 5)
+        self.assertAlmostEqual(runner.suite_limit("slow", 1.0), 29.0)
+        cores = os.cpu_count() or 1
+        os.environ["RT_MUTANTS_LOAD"] = str(3 * cores)
+        self.addCleanup(os.environ.pop, "RT_MUTANTS_LOAD", None)
+        self.assertAlmostEqual(runner_mod.load_factor(), 3.0)
+        os.environ["RT_MUTANTS_LOAD"] = str(cores / 2)
+        self.assertEqual(runner_mod.load_factor(), 1.0)     # never below its own time
+
     def test_never_past_the_mutants_limit_nor_when_the_user_sets_one(self):
         self.assertEqual(Runner("base", "work", {}, COST, 20, "logs").suite_limit("slow"), 20)
         self.assertEqual(Runner("base", "work", {}, COST, 60, "logs",
@@ -177,6 +188,8 @@ class SuiteLimit(unittest.TestCase):
             asked.append((target, timeout, env))
             return None, ""
         saved, project.run_make = project.run_make, hangs
+        os.environ["RT_MUTANTS_LOAD"] = "1"     # the bounds as they are on an idle machine
+        self.addCleanup(os.environ.pop, "RT_MUTANTS_LOAD", None)
         try:
             runner = Runner("base", "work", {}, COST, 60, "logs")
             m = runner._suites(mutant("a.c:f:ROR:1"), ["cheap", "slow"], "/nonexistent",
@@ -207,6 +220,8 @@ class SuiteLimit(unittest.TestCase):
             self.assertEqual(env.get("RT_CASE_TIMEOUT"), str(runner_mod.CASE_SECONDS))
             return 2, ""
         saved, project.run_make = project.run_make, fails
+        os.environ["RT_MUTANTS_LOAD"] = "1"     # the bounds as they are on an idle machine
+        self.addCleanup(os.environ.pop, "RT_MUTANTS_LOAD", None)
         try:
             runner = Runner("base", "work", {}, {"loops": 1.0, "fails": 1.0}, 60, "logs")
             looped = runner._suites(mutant("a.c:f:ROR:1"), ["loops"], tree, "log",
