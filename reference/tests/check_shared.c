@@ -2425,6 +2425,100 @@ START_TEST(update_all_rebuilds_each_poisoned_supervised_value)
 }
 END_TEST
 
+/* The same for two supervised RT_COPY values: a mixed rt_update_all (a
+** copy and an owned value) that panics poisons the copy too; the next
+** rt_update_all over two copies rebuilds each poisoned one first, then fn
+** runs on copies of the fresh values, and what fn wrote is what is kept.
+** For the first value, the second and both, each in both argument orders
+** (the lock order is the order of making, not of the arguments). */
+struct copy_counts {
+    int builds;
+};
+
+static void build_seven(void *value, void *ctx)
+{
+    ((struct copy_counts *)ctx)->builds++;
+    *(int64_t *)value = 7;
+}
+
+static void add_ten_and_twenty(void *va, void *vb, void *ctx)
+{
+    (void)ctx;
+    *(int64_t *)va += 10;
+    *(int64_t *)vb += 20;
+}
+
+static void panic_in_both(void *va, void *vb, void *ctx)
+{
+    (void)va;
+    (void)vb;
+    (void)ctx;
+    rt_panic("a mixed update_all that panics");
+}
+
+struct mixed {
+    rt_shared *copy, *owned;
+};
+
+static void *poison_through_a_mixed_update_all(void *arg)
+{
+    struct mixed *m = arg;
+    rt_update_all(m->copy, m->owned, panic_in_both, NULL);
+    return NULL;
+}
+
+static int64_t value_of(rt_shared *s)
+{
+    int64_t v = -1;
+    NEED(rt_get(s, &v) == RT_OK);
+    return v;
+}
+
+static void copies_rebuilt_then_updated(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    for (int which = 1; which <= 3; which++) {        /* a, b, both poisoned */
+        for (int swapped = 0; swapped <= 1; swapped++) {
+            struct copy_counts ca = {0}, cb = {0};
+            int64_t zero = 0;
+            rt_shared *a = rt_shared_supervised(RT_COPY, sizeof zero, build_seven, &ca, 256);
+            rt_shared *b = rt_shared_supervised(RT_COPY, sizeof zero, build_seven, &cb, 256);
+            /* one owned value a poisoning: a poisoned one opens no door again */
+            rt_shared *oa = rt_shared_new(RT_OWNED, sizeof zero, &zero, 256);
+            rt_shared *ob = rt_shared_new(RT_OWNED, sizeof zero, &zero, 256);
+            struct mixed ma = {a, oa}, mb = {b, ob};
+            NEED(ca.builds == 1 && cb.builds == 1 && value_of(a) == 7 && value_of(b) == 7);
+            /* a door's change first, so that the poisoned state differs from a build's */
+            NEED(rt_update_all(a, b, add_ten_and_twenty, NULL) == RT_OK);
+            NEED(value_of(a) == 17 && value_of(b) == 27);
+            if (which & 1)
+                NEED(run_task(poison_through_a_mixed_update_all, &ma) == RT_PANICKED);
+            if (which & 2)
+                NEED(run_task(poison_through_a_mixed_update_all, &mb) == RT_PANICKED);
+            NEED(rt_poisoned(a) == ((which & 1) != 0) && rt_poisoned(b) == ((which & 2) != 0));
+            rt_shared *first = swapped ? b : a, *second = swapped ? a : b;
+            NEED(rt_update_all(first, second, add_ten_and_twenty, NULL) == RT_OK);
+            NEED(!rt_poisoned(a) && !rt_poisoned(b));
+            NEED(ca.builds == 1 + ((which & 1) != 0) && cb.builds == 1 + ((which & 2) != 0));
+            /* rebuilt: 7, then fn's change; not rebuilt: 17 or 27, then fn's */
+            int64_t was_a = (which & 1) ? 7 : 17, was_b = (which & 2) ? 7 : 27;
+            NEED(value_of(first) == (swapped ? was_b : was_a) + 10);
+            NEED(value_of(second) == (swapped ? was_a : was_b) + 20);
+            rt_shared_free(a);
+            rt_shared_free(b);
+            rt_shared_free(oa);
+            rt_shared_free(ob);
+        }
+    }
+}
+
+START_TEST(update_all_over_two_copies_rebuilds_each_poisoned_one_then_keeps_fns_change)
+{
+    RUN_OK(copies_rebuilt_then_updated, "a mixed update_all that panics");
+}
+END_TEST
+
 /* rt_update_all over two RT_COPY values of different sizes writes each
 ** copy back whole, by its own size, whichever is locked first. */
 struct three {
@@ -2965,6 +3059,7 @@ Suite *make_suite(void)
     ADD_TEST(s, freeing_null_does_nothing_inside_a_door_either);
     ADD_TEST(s, a_rebuilt_value_starts_zeroed_in_reused_memory);
     ADD_TEST(s, update_all_rebuilds_each_poisoned_supervised_value);
+    ADD_TEST(s, update_all_over_two_copies_rebuilds_each_poisoned_one_then_keeps_fns_change);
     ADD_TEST(s, update_all_over_copies_of_two_sizes_writes_each_back_whole);
     ADD_TEST(s, an_unstore_makes_room_in_the_table_of_stored_values);
     ADD_TEST(s, a_door_left_by_longjmp_is_a_violation_when_the_door_around_it_closes);
