@@ -2,7 +2,8 @@
 # with testutil.c, testmain.c (the Check main) and the static library,
 # with malloc and free wrapped so the tests can count chunks, and calloc,
 # realloc, pthread_create and sysconf too, so they can make one fail
-# (testutil.h: fail_nth, fail_sysconf).
+# (testutil.h: fail_nth, fail_sysconf), and the pthread key calls, so they
+# can tell a key nobody made (keys_not_made_used).
 
 UNIT_SRC := $(sort $(wildcard reference/tests/check_*.c))
 UNIT_BIN := $(UNIT_SRC:reference/tests/%.c=$(BUILD)/unit/%)
@@ -12,6 +13,10 @@ UNIT_WRAP := -Wl,--wrap=malloc -Wl,--wrap=free
 # Fault injection (testutil.h, fail_nth, fail_sysconf): the calls that can fail.
 UNIT_WRAP += -Wl,--wrap=calloc -Wl,--wrap=realloc -Wl,--wrap=pthread_create \
   -Wl,--wrap=sysconf
+# The keys (testutil.h, keys_not_made_used): every get or set of a key
+# that no pthread_key_create made is counted.
+UNIT_WRAP += -Wl,--wrap=pthread_key_create -Wl,--wrap=pthread_key_delete \
+  -Wl,--wrap=pthread_getspecific -Wl,--wrap=pthread_setspecific
 
 $(BUILD)/unit/%: reference/tests/%.c reference/tests/testutil.c reference/tests/testmain.c reference/tests/testutil.h reference/tests/testmain.h $(RT_LIB)
 	@mkdir -p $(@D)

@@ -75,6 +75,7 @@ static bool hot_agrees(pthread_key_t key, intptr_t off, struct rt_hot *h)
 /* pre: hot_lock held. */
 static void hot_latch_locked(void)
 {
+    RT_POINT("hot.latch.before_stores");
     __atomic_store_n(&hot_state, HOT_LATCHED, __ATOMIC_RELEASE);
 #if RT_PRIM_DIRECT
     __atomic_store_n(&rt__hot_off, hot_null_off, __ATOMIC_RELEASE);

@@ -11,6 +11,10 @@
 **   left after the bump is rounded up to the alignment; otherwise the
 **   aligned bump, bump moved to the end, every byte the fill, and nothing
 **   else touched.
+**   The same calls in a region whose bump was moved past its chunk (just
+**   past it, up to the last byte of the address space): a trap, every one;
+**   and on a region that is not open (NULL, never opened, closed): the
+**   violation "region is not open", every one, before and after rt_init.
 ** - rt_alloc, rt_realloc (a block value at the top of the block, and an
 **   outside value), rt_alloc_outside and rt_clone_outside at the budget's
 **   edge - 1, exactly, + 1, and at 0, 1 and SIZE_MAX - k, in a task whose
@@ -179,6 +183,83 @@ START_TEST(region_sizes_fit_or_trap_at_every_boundary_inside_other_regions)
     region_boundaries();
     for (int i = 16; i-- > 0;)
         rt_region_close(&outer[i]);
+}
+END_TEST
+
+/* The bump moved past the end of the chunk (a program that wrote the
+** region's fields, docs/misuse.md): every call traps, whatever its count
+** and size, for a bump just past the chunk and for one as far past it as
+** a pointer goes, up to the last byte of the address space. */
+START_TEST(region_sizes_trap_at_every_boundary_when_the_bump_is_past_the_chunk)
+{
+    const size_t past[] = {CHUNK + 1, CHUNK + 15, CHUNK + 16, CHUNK + 17, 2 * CHUNK,
+                           (size_t)1 << 32, (size_t)1 << 62, (size_t)PTRDIFF_MAX,
+                           (size_t)PTRDIFF_MAX + 1, (size_t)PTRDIFF_MAX + 1 + CHUNK,
+                           SIZE_MAX - 15, SIZE_MAX};
+    struct call calls[64];
+    size_t n = calls_for(0, calls);
+    unsigned long tried = 0;
+    rt_region r;
+
+    rt_init();
+    rt_region_open(&r);
+    for (size_t b = 0; b < sizeof past / sizeof past[0]; b++) {
+        /* SIZE_MAX - 15, SIZE_MAX: the last bytes of the address space */
+        size_t top = UINTPTR_MAX - (uintptr_t)r.base;
+        size_t d = past[b] >= SIZE_MAX - 15 ? top - (SIZE_MAX - past[b]) : past[b];
+        if (d > top)
+            continue;
+        r.bump = (unsigned char *)((uintptr_t)r.base + d);
+        for (size_t i = 0; i < n; i++) {
+            struct region_case k = {&r, calls[i]};
+            struct death dd = run_child(alloc_in_child, &k);
+            ck_assert_msg(dd.signal == SIGILL,
+                          "bump %#zx past the base, %zu x %zu: expected a trap (SIGILL), got "
+                          "signal %d exit %d; stderr: %s", d, calls[i].count, calls[i].size,
+                          dd.signal, dd.exit_status, dd.err);
+            tried++;
+        }
+    }
+    r.bump = r.base;
+    rt_region_close(&r);
+    ck_assert_uint_ge(tried, 10 * n);
+}
+END_TEST
+
+/* A region that is not open: NULL, never opened (zeroed, as a static one
+** is) or closed. Every call is the contract violation, whatever its count
+** and size, also those that overflow or could never fit: the region is
+** checked before the arguments. Before rt_init and after it. */
+static void not_open_at_every_boundary(void)
+{
+    struct call calls[128];
+    size_t n = calls_for(CHUNK, calls);
+    n += calls_for(0, calls + n);
+    rt_region zeroed, closed;
+
+    memset(&zeroed, 0, sizeof zeroed);
+    rt_region_open(&closed);
+    rt_region_alloc(&closed, 100, 1, 0x11);
+    rt_region_close(&closed);
+    rt_region *regions[] = {NULL, &zeroed, &closed};
+    const char *names[] = {"NULL", "never opened", "closed"};
+    for (size_t j = 0; j < 3; j++)
+        for (size_t i = 0; i < n; i++) {
+            struct region_case k = {regions[j], calls[i]};
+            struct death d = run_child(alloc_in_child, &k);
+            ck_assert_msg(d.signal == SIGABRT &&
+                          strstr(d.err, "refrt: rt_region_alloc: region is not open\n") != NULL,
+                          "a %s region, %zu x %zu: expected the violation \"region is not "
+                          "open\", got signal %d exit %d; stderr: %s", names[j], calls[i].count,
+                          calls[i].size, d.signal, d.exit_status, d.err);
+        }
+}
+
+START_TEST(allocating_from_a_region_not_open_is_a_violation_for_every_count_and_size)
+{
+    not_open_at_every_boundary();
+    rt_init();
+    not_open_at_every_boundary();
 }
 END_TEST
 
@@ -364,6 +445,8 @@ Suite *make_suite(void)
     Suite *s = suite_create("bounds");
     suite_add_test(s, region_sizes_fit_or_trap_at_every_boundary_in_every_state);
     suite_add_test(s, region_sizes_fit_or_trap_at_every_boundary_inside_other_regions);
+    suite_add_test(s, region_sizes_trap_at_every_boundary_when_the_bump_is_past_the_chunk);
+    suite_add_test(s, allocating_from_a_region_not_open_is_a_violation_for_every_count_and_size);
     suite_add_test(s, requests_at_the_budgets_edge_panic_exactly_when_they_do_not_fit);
     return s;
 }

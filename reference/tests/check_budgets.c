@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,6 +125,126 @@ START_TEST(a_fixed_strategy_sizes_every_later_block)
     ck_assert_int_eq(run_task(report_budget, NULL, (void **)&b), RT_OK);
     ck_assert_uint_eq(*b, expected_default(2)); /* main and the new task */
     rt_free(b);
+}
+END_TEST
+
+/* ---- a second rt_init does nothing ---------------------------------------- */
+
+/* What main can see of its runtime: its task's figures, its state, the
+** key, the chunks it keeps, how many blocks exist. */
+struct seen {
+    size_t held, budget, blocks;
+    unsigned kept;
+    uint64_t key;
+    struct rt_hot *hot;
+    void *innermost;
+    bool direct;
+};
+
+static struct seen seen_now(void)
+{
+    struct rt_hot *h = rt_hot();
+    return (struct seen){rt_held(), rt_budget(), rt__blocks_live(), rt_chunk_kept(),
+                         rt__key_plus_one, h, h->innermost, rt_hot_direct()};
+}
+
+static void init_again_changes_nothing(const char *when)
+{
+    struct seen a = seen_now(), b;
+    rt_init();
+    b = seen_now();
+    ck_assert_msg(b.held == a.held && b.budget == a.budget && b.blocks == a.blocks &&
+                  b.kept == a.kept && b.key == a.key && b.hot == a.hot &&
+                  b.innermost == a.innermost && b.direct == a.direct,
+                  "a second rt_init %s changed something: held %zu -> %zu, budget %zu -> %zu, "
+                  "blocks %zu -> %zu, kept %u -> %u, key %lu -> %lu, state %p -> %p, innermost "
+                  "%p -> %p, direct %d -> %d", when, a.held, b.held, a.budget, b.budget,
+                  a.blocks, b.blocks, a.kept, b.kept, (unsigned long)a.key,
+                  (unsigned long)b.key, (void *)a.hot, (void *)b.hot, a.innermost,
+                  b.innermost, a.direct, b.direct);
+}
+
+struct init_in_task {
+    int ready, go;
+    size_t held[2], budget[2];
+};
+
+static void *task_inits_again(void *arg)
+{
+    struct init_in_task *x = arg;
+    void *v = rt_alloc(64);
+    x->held[0] = rt_held();
+    x->budget[0] = rt_budget();
+    __atomic_store_n(&x->ready, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&x->go, __ATOMIC_ACQUIRE))
+        sched_yield();
+    rt_init(); /* from a task: a second call all the same */
+    x->held[1] = rt_held();
+    x->budget[1] = rt_budget();
+    rt_free(v);
+    return NULL;
+}
+
+/* The contract: a second call of rt_init does nothing. In every state
+** main's task can be in: before its first use, with block and outside
+** values held, with regions open and chunks kept, with a task running,
+** after it called rt_init itself, after its join; with a strategy that
+** would size a new block otherwise. Every value held before stays held
+** (rt_free takes it) and the figures come back to nothing. */
+START_TEST(a_second_rt_init_changes_nothing_in_any_state)
+{
+    rt_init();
+    uint64_t key = rt__key_plus_one;
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    rt_init(); /* before main's first use of its task */
+    ck_assert_uint_eq(rt__key_plus_one, key);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    ck_assert_uint_eq(rt_held(), 0);
+    ck_assert_uint_eq(rt_budget(), expected_default(1));
+    init_again_changes_nothing("on a fresh main");
+
+    rt_set_strategy(rt_fixed_strategy(200 * KIB)); /* a new block would show */
+    void *p = rt_alloc(100), *q = rt_alloc(1000);
+    init_again_changes_nothing("with block values held");
+    void *o = rt_alloc_outside(500);
+    init_again_changes_nothing("with an outside value held");
+    void *c = rt_chunk_take();
+    rt_chunk_give(c, c);
+    rt_region r1, r2;
+    rt_region_open(&r1);
+    rt_region_open(&r2);
+    unsigned char *in = rt_region_alloc(&r2, 10, 10, 0x44);
+    init_again_changes_nothing("with two regions open");
+    ck_assert_int_eq(in[99], 0x44);
+
+    struct init_in_task x = {0};
+    rt_task *t = rt_spawn(task_inits_again, &x);
+    ck_assert_ptr_nonnull(t);
+    while (!__atomic_load_n(&x.ready, __ATOMIC_ACQUIRE))
+        sched_yield();
+    init_again_changes_nothing("with a task running");
+    struct seen before = seen_now();
+    __atomic_store_n(&x.go, 1, __ATOMIC_RELEASE);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    ck_assert_uint_eq(x.held[1], x.held[0]);
+    ck_assert_uint_eq(x.held[0], 80);
+    ck_assert_uint_eq(x.budget[1], x.budget[0]);
+    struct seen after = seen_now();
+    ck_assert_uint_eq(after.held, before.held); /* the task's call left main's task alone */
+    ck_assert_uint_eq(after.budget, before.budget);
+    ck_assert_ptr_eq(after.hot, before.hot);
+    init_again_changes_nothing("after a join");
+
+    rt_region_close(&r2);
+    rt_region_close(&r1);
+    ck_assert_uint_eq(rt_held(), 112 + 1008 + 500);
+    rt_free(q);
+    rt_free(o);
+    rt_free(p);
+    ck_assert_uint_eq(rt_held(), 0);
+    ck_assert_uint_eq(rt_budget(), expected_default(1));
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    ck_assert_uint_eq(rt_chunk_kept(), 2); /* r1 took the chunk kept; both came back */
 }
 END_TEST
 
@@ -1459,6 +1580,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_page_count_or_a_page_size_of_one_is_counted);
     suite_add_test(s, main_is_a_task_with_a_default_block);
     suite_add_test(s, a_fixed_strategy_sizes_every_later_block);
+    suite_add_test(s, a_second_rt_init_changes_nothing_in_any_state);
     suite_add_test(s, held_returns_to_exactly_its_old_figure);
     suite_add_test(s, a_block_exactly_full_fits_one_byte_more_panics);
     suite_add_test(s, a_task_reading_past_its_budget_panics_and_another_runs_on);

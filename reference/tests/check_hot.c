@@ -368,6 +368,44 @@ START_TEST(before_init_there_is_no_state_and_no_direct_path)
 }
 END_TEST
 
+/* The runtime passes pthread no key but the one rt_init made: before
+** rt_init there is no key, so no call (take, give, a region, the state,
+** the direct path's flag) asks about one, on main or on a plain thread;
+** after it, every get and set is of that key, on main, on a fresh thread
+** and after the latch. A key nobody made is undefined to POSIX. */
+static void *use_the_cache_and_the_state(void *unused)
+{
+    (void)unused;
+    rt_region r;
+    unsigned char *c = rt_chunk_take();
+    rt_chunk_give(c, c + 1);
+    rt_region_open(&r);
+    ck_assert_ptr_nonnull(rt_region_alloc(&r, 1, 1, 0));
+    rt_region_close(&r);
+    (void)rt_chunk_kept();
+    (void)rt__hot_or_null();
+    (void)rt_hot_direct();
+    return NULL;
+}
+
+START_TEST(the_runtime_uses_no_pthread_key_but_the_one_rt_init_made)
+{
+    unsigned long before = keys_not_made_used();
+    use_the_cache_and_the_state(NULL);
+    run_thread(use_the_cache_and_the_state, NULL);
+    ck_assert_ptr_null(rt__hot_or_null());
+    ck_assert_uint_eq(keys_not_made_used(), before);
+    rt_init();
+    use_the_cache_and_the_state(NULL);
+    ck_assert_ptr_nonnull(rt__hot_or_null());
+    run_thread(use_the_cache_and_the_state, NULL);
+    rt_hot_disable();
+    run_thread(use_the_cache_and_the_state, NULL);
+    use_the_cache_and_the_state(NULL);
+    ck_assert_uint_eq(keys_not_made_used(), before);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("hot");
@@ -381,5 +419,6 @@ Suite *make_suite(void)
     suite_add_test(s, disable_after_the_path_opened_is_for_good);
     suite_add_test(s, a_key_of_32_or_more_takes_the_fallback_from_the_start);
     suite_add_test(s, before_init_there_is_no_state_and_no_direct_path);
+    suite_add_test(s, the_runtime_uses_no_pthread_key_but_the_one_rt_init_made);
     return s;
 }

@@ -375,6 +375,41 @@ START_TEST(a_first_publish_during_a_latch_waits_and_opens_nothing)
 }
 END_TEST
 
+/* Further on in the latch: its stores under way (B inside
+** hot_latch_locked, hot_lock held, the state not yet LATCHED) when the
+** process's first publish begins. The latch keeps the lock until both its
+** stores are done, so the publish waits and then sees LATCHED. A latch
+** that let the lock go before its stores would let the publish read
+** UNKNOWN and take itself for the first: its stores of DIRECT and of the
+** slot's offset may then land after the latch's, and the path is open
+** again once rt_hot_disable has returned. */
+START_TEST(a_first_publish_during_the_latchs_stores_waits_and_opens_nothing)
+{
+    struct actor a = {0}, b = {0}, c = {0};
+    struct watch *storing = watch("hot.latch.before_stores", "B", 1);
+    struct watch *inside = watch("hot.first_publish.locked", "A", 0);
+
+    rt_init(); /* publishes nothing: A's is the first publish */
+    start_plain(&b, "B", disable_body, NULL);
+    wait_parked(storing);
+    start_plain(&a, "A", publish_body, NULL);
+    ck_assert_msg(blocks(&a), "the first publish did not wait for the latch's stores");
+    ck_assert_int_eq(passed(inside), 0);
+    release(storing);
+    join_plain(&b);
+    join_plain(&a);
+    ck_assert_int_eq(passed(inside), 1); /* it got in after the latch: not first */
+    ck_assert_ptr_nonnull(a.got[0]);
+    ck_assert_ptr_eq(a.got[0], a.got[1]);
+    ck_assert(!rt_hot_direct());
+    start_plain(&c, "C", publish_body, NULL);
+    join_plain(&c);
+    ck_assert_ptr_eq(c.got[0], c.got[1]);
+    ck_assert_ptr_null(direct_read());
+    ck_assert(!rt_hot_direct());
+}
+END_TEST
+
 /* Two threads reach the first publish at once: the second waits for the
 ** first (hot_lock), then publishes as any later thread does. */
 START_TEST(a_second_first_publish_waits_for_the_first)
@@ -1618,6 +1653,7 @@ Suite *make_suite(void)
     Suite *s = suite_create("interleave");
     add_case(s, a_latch_during_the_first_publish_waits_and_wins);
     add_case(s, a_first_publish_during_a_latch_waits_and_opens_nothing);
+    add_case(s, a_first_publish_during_the_latchs_stores_waits_and_opens_nothing);
     add_case(s, a_second_first_publish_waits_for_the_first);
     add_case(s, a_publish_that_waited_for_the_first_checks_its_own_slot);
     add_case(s, a_later_publish_reads_the_slot_the_first_one_published);

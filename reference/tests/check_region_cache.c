@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -430,6 +431,53 @@ START_TEST(giving_a_range_not_in_a_chunk_is_a_violation)
 }
 END_TEST
 
+/* The message names the range as it was given, [base, end): base first,
+** for each way a range is not inside one chunk (an end before the base,
+** more than a chunk, a NULL base), before rt_init and after it. Static,
+** so the test and its child know the same addresses. */
+static void *range_base, *range_end;
+
+static void give_the_range(void *unused)
+{
+    (void)unused;
+    rt_chunk_give(range_base, range_end);
+}
+
+static void wrong_ranges_are_named_base_first(unsigned char *c)
+{
+    void *ranges[][2] = {{c + 1, c},
+                         {c + RT_CHUNK_SIZE, c},
+                         {c + RT_CHUNK_SIZE, c + RT_CHUNK_SIZE - 1},
+                         {c, c + RT_CHUNK_SIZE + 1},
+                         {c, (void *)UINTPTR_MAX},
+                         {NULL, c},
+                         {NULL, c + RT_CHUNK_SIZE + 1}};
+    char want[160];
+
+    for (size_t i = 0; i < sizeof ranges / sizeof ranges[0]; i++) {
+        range_base = ranges[i][0];
+        range_end = ranges[i][1];
+        snprintf(want, sizeof want,
+                 "refrt: rt_chunk_give: [%p, %p) is not a range inside one chunk\n", range_base,
+                 range_end);
+        struct death d = run_child(give_the_range, NULL);
+        ck_assert_msg(d.signal == SIGABRT && strstr(d.err, want) != NULL,
+                      "expected SIGABRT and \"%s\", got signal %d exit %d; stderr: %s", want,
+                      d.signal, d.exit_status, d.err);
+    }
+}
+
+START_TEST(a_range_not_in_a_chunk_is_named_base_first_in_the_violation)
+{
+    unsigned char *c = rt_chunk_take();
+    wrong_ranges_are_named_base_first(c);
+    rt_init();
+    wrong_ranges_are_named_base_first(c);
+    rt_chunk_give(c, c);
+    ck_assert_uint_eq(rt_chunk_kept(), 1);
+}
+END_TEST
+
 static void hot_before_init(void *unused)
 {
     (void)unused;
@@ -470,6 +518,7 @@ Suite *make_suite(void)
     suite_add_test(s, alloc_on_a_closed_region_is_a_violation);
     suite_add_test(s, giving_a_chunk_twice_is_a_violation);
     suite_add_test(s, giving_a_range_not_in_a_chunk_is_a_violation);
+    suite_add_test(s, a_range_not_in_a_chunk_is_named_base_first_in_the_violation);
     suite_add_test(s, rt_hot_before_init_is_a_violation);
     return s;
 }

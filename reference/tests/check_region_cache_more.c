@@ -5,6 +5,7 @@
 ** - Out of memory: a chunk or a thread's state that cannot be allocated
 **   traps, found by injection (RLIMIT_AS, or a pthread_setspecific that
 **   fails), not by hope.
+**   A give that traps so has cleared its range first.
 ** - The error shape: the whole line, newline included, reaches stderr even
 **   when stderr is buffered.
 ** - A thread's state is one struct rt_hot, freed when the thread ends.
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,6 +131,88 @@ START_TEST(a_thread_state_that_cannot_be_published_traps)
 }
 END_TEST
 #endif
+
+/* A give that is its thread's first call makes the thread's state, to
+** find its cache. When that fails (no memory for the state, or it cannot
+** be published) the give traps, and it has cleared the range by then, as
+** its contract orders (it clears, then keeps or frees): a trap leaves no
+** byte a region handed out in the chunk. The dying child's SIGILL handler
+** reads the bytes, then lets the signal go on as before. On main (its
+** first call after rt_init) and on a plain thread. */
+enum { STATE_NOT_ALLOCATED, STATE_NOT_PUBLISHED };
+#define GIVEN_BYTES 1000
+static unsigned char *given; /* taken before rt_init: main has no state yet */
+static struct sigaction trap_before_give;
+
+static void report_the_range_on_trap(int sig)
+{
+    int cleared = 1;
+    for (size_t i = 0; i < GIVEN_BYTES; i++)
+        cleared &= given[i] == 0;
+    const char *m = !cleared ? "the range was not cleared\n"
+                    : given[GIVEN_BYTES] != 0x5E ? "more than the range was cleared\n"
+                    : "the range was cleared, nothing past it\n";
+    ssize_t w = write(2, m, strlen(m));
+    (void)w;
+    sigaction(sig, &trap_before_give, NULL); /* the trap comes again, to that */
+}
+
+static void give_that_fails(int how)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = report_the_range_on_trap;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGILL, &sa, &trap_before_give);
+    if (how == STATE_NOT_ALLOCATED)
+        fail_nth(1);
+#if !UNDER_SANITIZER
+    else
+        fail_setspecific = 1;
+#endif
+    rt_chunk_give(given, given + GIVEN_BYTES);
+    _exit(3);
+}
+
+static void give_first_on_main(void *how)
+{
+    give_that_fails(*(int *)how);
+}
+
+static void *give_first_body(void *how)
+{
+    give_that_fails(*(int *)how);
+    return NULL;
+}
+
+static void give_first_on_a_thread(void *how)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, give_first_body, how) != 0)
+        _exit(5);
+    pthread_join(t, NULL);
+    _exit(4);
+}
+
+START_TEST(a_give_whose_thread_state_cannot_be_made_has_cleared_the_range_when_it_traps)
+{
+    void (*where[])(void *) = {give_first_on_main, give_first_on_a_thread};
+    const char *names[] = {"main", "a plain thread"};
+    given = rt_chunk_take();
+    memset(given, 0x5E, RT_CHUNK_SIZE);
+    rt_init(); /* publishes nothing: main's first call is the give, in each child */
+    for (int how = STATE_NOT_ALLOCATED; how <= (UNDER_SANITIZER ? 0 : 1); how++)
+        for (int w = 0; w < 2; w++) {
+            struct death d = run_child(where[w], &how);
+            ck_assert_msg(d.signal == SIGILL &&
+                          strstr(d.err, "the range was cleared, nothing past it\n") != NULL,
+                          "a give on %s whose state cannot be %s: expected a trap (SIGILL) "
+                          "with the range cleared, got signal %d exit %d; stderr: %s",
+                          names[w], how == STATE_NOT_ALLOCATED ? "allocated" : "published",
+                          d.signal, d.exit_status, d.err);
+        }
+}
+END_TEST
 
 static void init_with_no_key_left(void *unused)
 {
@@ -461,6 +545,7 @@ Suite *make_suite(void)
 #if !UNDER_SANITIZER
     tcase_add_test(tc, a_thread_state_that_cannot_be_published_traps);
 #endif
+    tcase_add_test(tc, a_give_whose_thread_state_cannot_be_made_has_cleared_the_range_when_it_traps);
     tcase_add_test(tc, init_without_a_key_left_is_a_violation);
     tcase_add_test(tc, a_violation_is_one_whole_line);
     tcase_add_test(tc, a_violation_reaches_a_buffered_stderr);

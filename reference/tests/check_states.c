@@ -11,7 +11,9 @@
 ** - Regions nested 1 to 20 deep (more than the cache holds), twice, with a
 **   model of the cache: each region's chunk, the chunk traffic, allocations
 **   in every open region, the clearing at each close; closing a region that
-**   is not the innermost at each depth is a violation.
+**   is not the innermost at each depth is a violation, and so is closing a
+**   stale copy of the innermost once it closed (rt_region_close's own,
+**   the chunk not given again), the cache with room and full.
 ** - The block's free lists empty, with one freed chunk, with many, with
 **   neighbours to merge on the left, the right and both sides: rt_held
 **   exact after each step and freed memory allocated again (D10), up to the
@@ -357,6 +359,60 @@ START_TEST(closing_a_region_not_innermost_is_a_violation_at_every_depth)
         ck_assert_violation(close_one_not_innermost, &below,
                             "is not this thread's innermost open region");
     }
+}
+END_TEST
+
+/* A copy of the innermost region, kept while the region closes, then
+** closed itself: it is not this thread's innermost open region (that is
+** the region around it now), so rt_region_close names it in its own
+** violation, and gives nothing back: its chunk went back with the first
+** close (the top of the thread's stack when the cache had room, freed
+** when it was full). At every depth, with the cache empty and full. */
+static rt_region stale; /* static: the same address in the test and its child */
+
+struct stale_close {
+    int depth;
+    bool cache_full;
+};
+
+static void close_a_stale_copy(void *arg)
+{
+    const struct stale_close *c = arg;
+    rt_region r[MAX_DEPTH];
+    void *extra[SLOTS];
+    rt_init();
+    for (int i = 0; i < c->depth; i++) {
+        rt_region_open(&r[i]);
+        rt_region_alloc(&r[i], 10, 10, 0x33);
+    }
+    if (c->cache_full) {
+        for (unsigned i = 0; i < SLOTS; i++)
+            extra[i] = rt_chunk_take();
+        for (unsigned i = 0; i < SLOTS; i++)
+            rt_chunk_give(extra[i], extra[i]);
+    }
+    stale = r[c->depth - 1];
+    rt_region_close(&r[c->depth - 1]);
+    if (rt_chunk_kept() != (c->cache_full ? SLOTS : 1))
+        _exit(3); /* not the state the violation must be seen in */
+    rt_region_close(&stale);
+}
+
+START_TEST(closing_a_stale_copy_of_a_closed_region_is_rt_region_closes_violation_at_every_depth)
+{
+    char want[160];
+    snprintf(want, sizeof want,
+             "refrt: rt_region_close: region %p is not this thread's innermost open region\n",
+             (void *)&stale);
+    for (int depth = 1; depth <= 18; depth++)
+        for (int full = 0; full <= 1; full++) {
+            struct stale_close c = {depth, full};
+            struct death d = run_child(close_a_stale_copy, &c);
+            ck_assert_msg(d.signal == SIGABRT && strstr(d.err, want) != NULL,
+                          "depth %d, cache %s: expected SIGABRT and \"%s\", got signal %d "
+                          "exit %d; stderr: %s", depth, full ? "full" : "with room", want,
+                          d.signal, d.exit_status, d.err);
+        }
 }
 END_TEST
 
@@ -909,6 +965,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_thread_end_frees_every_kept_chunk_at_every_depth);
     suite_add_test(s, regions_nest_at_every_depth_past_what_the_cache_holds);
     suite_add_test(s, closing_a_region_not_innermost_is_a_violation_at_every_depth);
+    suite_add_test(s, closing_a_stale_copy_of_a_closed_region_is_rt_region_closes_violation_at_every_depth);
     suite_add_test(s, a_chunk_given_twice_on_top_is_a_violation_at_every_depth);
     suite_add_test(s, the_block_is_reused_in_every_shape_of_its_free_lists);
     suite_add_test(s, freed_neighbours_merge_on_the_left_the_right_and_both_sides);

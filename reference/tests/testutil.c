@@ -294,6 +294,58 @@ int chunk_live(const void *p)
     return found;
 }
 
+/* ---- keys ------------------------------------------------------------------ */
+
+int __real_pthread_key_create(pthread_key_t *key, void (*destructor)(void *));
+int __real_pthread_key_delete(pthread_key_t key);
+void *__real_pthread_getspecific(pthread_key_t key);
+int __real_pthread_setspecific(pthread_key_t key, const void *value);
+
+/* The keys made and not deleted; glibc's keys are below PTHREAD_KEYS_MAX
+** (1024), and one at or past the table is not one that was made. Relaxed:
+** a key is made before the threads that use it start. */
+#define KEYS_NOTED 1024
+static unsigned char key_made[KEYS_NOTED];
+static unsigned long keys_unmade_used;
+
+int __wrap_pthread_key_create(pthread_key_t *key, void (*destructor)(void *))
+{
+    int rc = __real_pthread_key_create(key, destructor);
+    if (rc == 0 && *key < KEYS_NOTED)
+        __atomic_store_n(&key_made[*key], 1, __ATOMIC_RELAXED);
+    return rc;
+}
+
+int __wrap_pthread_key_delete(pthread_key_t key)
+{
+    if (key < KEYS_NOTED)
+        __atomic_store_n(&key_made[key], 0, __ATOMIC_RELAXED);
+    return __real_pthread_key_delete(key);
+}
+
+static void key_used(pthread_key_t key)
+{
+    if (key >= KEYS_NOTED || !__atomic_load_n(&key_made[key], __ATOMIC_RELAXED))
+        __atomic_add_fetch(&keys_unmade_used, 1, __ATOMIC_RELAXED);
+}
+
+void *__wrap_pthread_getspecific(pthread_key_t key)
+{
+    key_used(key);
+    return __real_pthread_getspecific(key);
+}
+
+int __wrap_pthread_setspecific(pthread_key_t key, const void *value)
+{
+    key_used(key);
+    return __real_pthread_setspecific(key, value);
+}
+
+unsigned long keys_not_made_used(void)
+{
+    return __atomic_load_n(&keys_unmade_used, __ATOMIC_RELAXED);
+}
+
 void thread_wait_asleep(pid_t tid)
 {
     char path[64], stat[512];

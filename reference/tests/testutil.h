@@ -12,6 +12,7 @@
 **   such a chunk) is counted as the conformance shim counts it.
 ** - Fault injection: fail_nth() makes one allocation or pthread_create fail,
 **   fail_sysconf() a sysconf name, fake_sysconf() a machine of another size.
+** - Keys: keys_not_made_used() counts the uses of a pthread key nobody made.
 */
 #ifndef REFRT_TESTUTIL_H
 #define REFRT_TESTUTIL_H
@@ -124,6 +125,15 @@ long allocs_live(void);
 ** as on a system that cannot tell; fail_sysconf(-1) ends every fake. */
 void fake_sysconf(int name, long value);
 void fail_sysconf(int name);
+
+/* Keys: the unit binaries are also linked with --wrap for
+** pthread_key_create, pthread_key_delete, pthread_getspecific and
+** pthread_setspecific. keys_not_made_used() counts, in all threads since
+** the process began, the gets and sets of a key that no pthread_key_create
+** of this process made (or that was deleted since): POSIX leaves those
+** undefined (glibc answers NULL or EINVAL for most, musl indexes its table
+** with the key). */
+unsigned long keys_not_made_used(void);
 
 /* Waits until the thread tid (a gettid() of this process) is asleep, in a
 ** lock, a condition or any other wait: its state in /proc is S. Tests use
