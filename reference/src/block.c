@@ -133,9 +133,18 @@ size_t rt__blocks_live(void)
     return __atomic_load_n(&blocks_live, __ATOMIC_RELAXED);
 }
 
+/* Moved once for every block made, by any thread: the part of the cookie
+** that differs between blocks made one after another at one address. */
+static uint32_t made;
+
+#if RT_TESTING
+/* Where it is, for the test that stops a thread at its update
+** (check_interleave.c, with a hardware watchpoint). */
+uint32_t *const rt__block_made = &made;
+#endif
+
 struct rt_block *rt__block_new(size_t bytes)
 {
-    static uint32_t made;
     size_t size = bytes & ~(size_t)(GRANULE - 1);
     size_t head = (sizeof(struct rt_block) + GRANULE - 1) & ~(size_t)(GRANULE - 1);
     struct rt_block *b;

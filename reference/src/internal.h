@@ -77,6 +77,10 @@ struct rt_block *rt__block_new(size_t bytes);
 void rt__block_delete(struct rt_block *b);
 /* How many blocks exist now, all threads: tests prove none is leaked. */
 size_t rt__blocks_live(void);
+#if RT_TESTING
+/* block.c's count of blocks made, which every cookie takes a step of. */
+extern uint32_t *const rt__block_made;
+#endif
 /* n bytes aligned to alignof(max_align_t); NULL when the budget or the
 ** arena cannot take it (n is never rounded to nothing: n == 0 takes 16). */
 void *rt__block_alloc(struct rt_block *b, size_t n);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "costs.h"
 #include "internal.h"
 #include "refrt.h"
 #include "testutil.h"
@@ -314,6 +315,34 @@ START_TEST(the_block_owns_its_whole_arena_and_nothing_past_it)
 }
 END_TEST
 
+/* The arena is the block's from its first byte to its last whatever the
+** bump has carved (rt_send, rt_hand_over and rt_store ask it whether a
+** pointer is a block value, rt_realloc whether the block takes it): with
+** nothing carved, part of it, the top given back, all of it. */
+START_TEST(the_block_owns_its_whole_arena_however_much_of_it_is_carved)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    unsigned char *p = rt__block_alloc(b, 8), *arena = p - 8, *end = arena + 4 * KIB, *q;
+    ck_assert(rt__block_free(b, p)); /* back to the bump: nothing carved */
+    for (int state = 0; state < 4; state++) {
+        if (state == 1)
+            ck_assert_ptr_eq(rt__block_alloc(b, 8), p); /* 16 bytes carved */
+        if (state == 2) {
+            q = rt__block_alloc(b, 2000); /* 2032 more, then back to the bump */
+            ck_assert(rt__block_free(b, q));
+        }
+        if (state == 3)
+            ck_assert_ptr_nonnull(rt__block_alloc(b, 4 * KIB - 16 - 8)); /* all carved */
+        for (unsigned char *x = arena; x < end; x += 8)
+            ck_require(rt__block_owns(b, x));
+        ck_require(rt__block_owns(b, end - 1));
+        ck_require(!rt__block_owns(b, end));
+        ck_require(!rt__block_owns(b, arena - 1));
+    }
+    rt__block_delete(b);
+}
+END_TEST
+
 START_TEST(freed_chunks_of_one_size_are_all_used_again_before_the_bump)
 {
     struct rt_block *b = rt__block_new(64 * KIB);
@@ -481,6 +510,57 @@ START_TEST(a_header_forged_below_the_arena_makes_no_chunk)
 }
 END_TEST
 
+/* Past the bump nothing is carved: a pointer there is refused whatever
+** the bytes before it hold, even a header whose check word is right for
+** that place (made as above), at every granule up to the arena's end, with
+** nothing carved, part of the arena carved, and the top given back. */
+START_TEST(a_header_forged_past_the_bump_makes_no_chunk)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    bool held;
+    unsigned char *first = rt__block_alloc(b, 8), *arena = first - 8, *end = arena + 4 * KIB;
+    unsigned char *bump = arena, *top = NULL;
+    uint64_t h, forged, saved;
+    memcpy(&h, first - 8, sizeof h);
+    uint32_t cookie = (uint32_t)h ^ (uint32_t)((uintptr_t)(first - 8) >> 3);
+    ck_assert(rt__block_free(b, first)); /* the top: the bump is back at the arena */
+    for (int state = 0; state < 3; state++) {
+        size_t held_before;
+        if (state == 1) { /* chunks of 16 and 112 carved */
+            ck_assert_ptr_eq(rt__block_alloc(b, 8), first);
+            top = rt__block_alloc(b, 100);
+            bump = top - 8 + 112;
+        }
+        if (state == 2) { /* the top given back */
+            ck_assert(rt__block_free(b, top));
+            bump = top - 8;
+        }
+        held_before = rt__block_held(b);
+        for (unsigned char *chunk = bump; chunk + 16 <= end; chunk += 16) {
+            unsigned char *q = chunk + 8;
+            size_t rest = (size_t)(end - chunk) / 16; /* granules up to the end */
+            const size_t sizes[] = {1, 2, rest};
+            for (size_t k = 0; k < 3; k++) {
+                if (sizes[k] > rest)
+                    continue;
+                forged = (uint64_t)sizes[k] << 32 | ((uint32_t)((uintptr_t)chunk >> 3) ^ cookie);
+                memcpy(&saved, chunk, sizeof saved);
+                memcpy(chunk, &forged, sizeof forged);
+                ck_require(rt__block_chunk(b, q) == 0);
+                ck_require(!rt__block_free(b, q));
+                ck_require(rt__block_realloc(b, q, 4, &held) == NULL);
+                ck_require(!held);
+                ck_require(rt__block_held(b) == held_before);
+                memcpy(chunk, &saved, sizeof saved);
+            }
+        }
+    }
+    ck_assert(rt__block_free(b, first));
+    ck_assert_uint_eq(rt__block_held(b), 0);
+    rt__block_delete(b);
+}
+END_TEST
+
 START_TEST(a_header_copied_far_into_a_big_block_makes_no_chunk)
 {
     const size_t far[] = {(size_t)1 << 29, (size_t)1 << 32, (size_t)1 << 34};
@@ -501,6 +581,82 @@ START_TEST(a_header_copied_far_into_a_big_block_makes_no_chunk)
     rt__block_delete(b);
 }
 END_TEST
+
+#if RT_TESTING
+/* A block is one malloc: its struct, padding up to 8 bytes past a 16-byte
+** boundary, then the arena. Nothing writes the padding: what malloc left
+** there stays through making the block, allocating every small class and
+** a large chunk, freeing them onto their lists, coalescing, growing and
+** moving a value, charging; so a field or a list head written past the
+** struct shows. (Under a sanitizer malloc may not give the dirty bytes
+** back: the padding is filled once the block is made.) */
+START_TEST(a_block_writes_no_byte_between_its_struct_and_its_arena)
+{
+    void *(*volatile allocate)(size_t) = malloc;
+    void (*volatile release)(void *) = free;
+    size_t request = ((rt__sizeof_block + 15) & ~(size_t)15) + 8 + 4 * KIB;
+    unsigned char *dirty = allocate(request);
+    ck_assert_ptr_nonnull(dirty);
+    memset(dirty, 0xA5, request);
+    release(dirty);
+    struct rt_block *b = rt__block_new(4 * KIB);
+    unsigned char *first = rt__block_alloc(b, 8), *arena = first - 8;
+    unsigned char *pad = (unsigned char *)b + rt__sizeof_block;
+    size_t pad_bytes = (size_t)(arena - pad);
+    void *v[4], *guard[4], *p, *q, *pin;
+    bool held;
+    ck_assert_uint_ge(pad_bytes, 8);
+    if (UNDER_SANITIZER)
+        memset(pad, 0xA5, pad_bytes);
+    else
+        ck_assert_ptr_eq((void *)b, (void *)dirty); /* glibc: the same bytes */
+    ck_assert_msg(filled(pad, pad_bytes, 0xA5), "making the block wrote its padding");
+    ck_assert(rt__block_free(b, first));
+    rt__costs_reset();
+    for (int round = 0; round < 2; round++) {
+        /* chunks of 16, 32, 1024 (the last small class) and 1040 (large),
+        ** each with a live guard after it, freed onto their lists */
+        const size_t n[4] = {8, 24, 1016, 1032};
+        for (int i = 0; i < 4; i++) {
+            v[i] = rt__block_alloc(b, n[i]);
+            guard[i] = rt__block_alloc(b, 8);
+            ck_assert(v[i] != NULL && guard[i] != NULL);
+        }
+        for (int i = 0; i < 4; i++)
+            ck_assert(rt__block_free(b, v[i]));
+        ck_assert_msg(filled(pad, pad_bytes, 0xA5), "freeing onto the lists wrote the padding");
+        /* 1920 bytes of bump, no freed chunk of 2016: a coalescing, then NULL */
+        ck_assert_ptr_null(rt__block_alloc(b, 2008));
+        ck_assert_msg(filled(pad, pad_bytes, 0xA5), "coalescing wrote the padding");
+        /* the lists serve again; the top grows in place, then moves */
+        for (int i = 3; i >= 0; i--)
+            ck_assert_ptr_eq(rt__block_alloc(b, n[i]), v[i]);
+        p = rt__block_alloc(b, 100);
+        ck_assert_ptr_eq(rt__block_realloc(b, p, 1000, &held), p);
+        pin = rt__block_alloc(b, 8);
+        ck_assert(rt__block_free(b, v[3]));
+        q = rt__block_realloc(b, p, 1030, &held); /* 1040: into v[3]'s place */
+        ck_assert_ptr_eq(q, v[3]);
+        ck_assert(rt__block_charge(b, 100));
+        rt__block_uncharge(b, 100);
+        ck_assert_msg(filled(pad, pad_bytes, 0xA5), "allocating wrote the padding");
+        /* everything freed: a coalescing merges it all back to the bump */
+        ck_assert(rt__block_free(b, q));
+        for (int i = 0; i < 3; i++)
+            ck_assert(rt__block_free(b, v[i]));
+        for (int i = 0; i < 4; i++)
+            ck_assert(rt__block_free(b, guard[i]));
+        ck_assert(rt__block_free(b, pin));
+        ck_assert_uint_eq(rt__block_held(b), 0);
+        ck_assert_ptr_eq(rt__block_alloc(b, 4 * KIB - 8), first);
+        ck_assert(rt__block_free(b, first));
+        ck_assert_msg(filled(pad, pad_bytes, 0xA5), "merging back to the bump wrote the padding");
+    }
+    ck_assert_uint_ge(rt__cost(RT_COST_COALESCES), 4);
+    rt__block_delete(b);
+}
+END_TEST
+#endif
 
 START_TEST(a_realloc_within_its_chunk_stays_put)
 {
@@ -707,6 +863,7 @@ Suite *make_suite(void)
     suite_add_test(s, the_top_chunk_moves_when_the_arena_ends_before_the_budget);
     suite_add_test(s, the_largest_block_is_one_granule_short_of_two_to_the_36);
     suite_add_test(s, the_block_owns_its_whole_arena_and_nothing_past_it);
+    suite_add_test(s, the_block_owns_its_whole_arena_however_much_of_it_is_carved);
     suite_add_test(s, freed_chunks_of_one_size_are_all_used_again_before_the_bump);
     suite_add_test(s, chunks_on_each_side_of_the_small_classes_are_used_again);
     suite_add_test(s, a_coalesced_run_of_1024_bytes_is_a_small_chunk);
@@ -716,6 +873,10 @@ Suite *make_suite(void)
     suite_add_test(s, a_stale_pointer_into_a_deleted_block_is_refused_by_the_next);
     suite_add_test(s, a_header_copied_far_into_a_big_block_makes_no_chunk);
     suite_add_test(s, a_header_forged_below_the_arena_makes_no_chunk);
+    suite_add_test(s, a_header_forged_past_the_bump_makes_no_chunk);
+#if RT_TESTING
+    suite_add_test(s, a_block_writes_no_byte_between_its_struct_and_its_arena);
+#endif
     suite_add_test(s, a_realloc_within_its_chunk_stays_put);
     suite_add_test(s, the_top_chunk_grows_in_place_up_to_exactly_full);
     suite_add_test(s, charges_count_against_the_budget);

@@ -24,6 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/hw_breakpoint.h>
+#include <linux/perf_event.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -1648,6 +1651,113 @@ START_TEST(every_figure_is_exact_after_racing_rounds)
 }
 END_TEST
 
+/* ---- block.c: the cookie's count of blocks made ------------------------ */
+
+/* No named point can sit inside one update of a variable, so this window
+** is forced with a hardware watchpoint instead: perf_event_open on the
+** counter's 4 bytes, for one thread only, with a synchronous SIGTRAP after
+** each instruction of that thread that reads or writes them. The handler
+** parks the thread at the first one. Relaxed flags only, and nothing in the
+** handler but them and nanosleep (async-signal-safe). */
+#ifndef TRAP_PERF
+#define TRAP_PERF 6
+#endif
+
+static int made_traps, made_parked, made_released;
+
+static void made_trap(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    (void)uc;
+    if (si->si_code != TRAP_PERF)
+        return;
+    if (__atomic_add_fetch(&made_traps, 1, __ATOMIC_RELAXED) == 1) {
+        st(&made_parked, 1);
+        while (!ld(&made_released)) {
+            struct timespec ts = {0, 100 * 1000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+/* Makes a block with the watchpoint on: got[0] the block, held[0] the
+** errno of perf_event_open if it failed (0 if not). */
+static void *watched_new_body(struct actor *a)
+{
+    struct perf_event_attr pe;
+    long fd;
+
+    memset(&pe, 0, sizeof pe);
+    pe.type = PERF_TYPE_BREAKPOINT;
+    pe.size = sizeof pe;
+    pe.bp_type = HW_BREAKPOINT_RW;
+    pe.bp_addr = (uintptr_t)rt__block_made;
+    pe.bp_len = HW_BREAKPOINT_LEN_4;
+    pe.sample_period = 1;
+    pe.exclude_kernel = 1;
+    pe.exclude_hv = 1;
+    pe.sigtrap = 1;
+    pe.remove_on_exec = 1; /* the kernel asks it of sigtrap */
+    fd = syscall(SYS_perf_event_open, &pe, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0) {
+        a->held[0] = (size_t)errno;
+        st(&made_parked, 1); /* nothing to wait for */
+        return NULL;
+    }
+    a->got[0] = rt__block_new(4 * KIB);
+    close((int)fd);
+    return NULL;
+}
+
+/* The cookie is different for every block so that a stale pointer into a
+** deleted block is refused by the next block made at its address: the
+** count of blocks made moves once for each, even when two threads make
+** blocks at once. A is stopped at its first access to the count, inside
+** rt__block_new; meanwhile main makes two blocks and deletes the second,
+** keeping a pointer into it; A goes on; the block main makes next, at the
+** deleted one's address, refuses that pointer. Were the count read and
+** written back in two steps, A would write back the value main's first
+** block took, and main's next block would take the deleted one's cookie. */
+START_TEST(a_stale_pointer_is_refused_by_the_next_block_while_another_thread_makes_one)
+{
+    struct actor a = {0};
+    struct sigaction sa;
+    struct rt_block *y1, *y2, *y3;
+    uintptr_t was, stale;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = made_trap;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGTRAP, &sa, NULL), 0);
+    start_plain(&a, "A", watched_new_body, NULL);
+    wait_flag(&made_parked, "A stopped at the count of blocks made");
+    ck_assert_msg(a.held[0] == 0, "no hardware watchpoint (perf_event_open: %s): "
+                  "this test cannot stop a thread inside the count's update",
+                  strerror((int)a.held[0]));
+    y1 = rt__block_new(4 * KIB);
+    y2 = rt__block_new(4 * KIB);
+    was = (uintptr_t)y2;
+    rt__block_alloc(y2, 100);
+    stale = (uintptr_t)rt__block_alloc(y2, 100);
+    rt__block_delete(y2);
+    st(&made_released, 1);
+    join_plain(&a);
+    ck_assert_int_ge(ld(&made_traps), 1); /* A was stopped inside the update */
+    ck_assert_ptr_nonnull(a.got[0]);
+    y3 = rt__block_new(4 * KIB);
+    if (!UNDER_SANITIZER)
+        ck_assert_uint_eq((uintptr_t)y3, was); /* glibc: the same bytes */
+    unsigned char *big = rt__block_alloc(y3, 1000); /* over the old headers, untouched */
+    ck_assert(!rt__block_free(y3, (void *)stale));
+    ck_assert_uint_eq(rt__block_chunk(y3, (void *)stale), 0);
+    ck_assert(rt__block_free(y3, big));
+    rt__block_delete(y3);
+    rt__block_delete(y1);
+    rt__block_delete(a.got[0]);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("interleave");
@@ -1675,5 +1785,6 @@ Suite *make_suite(void)
     add_case(s, a_panic_in_a_door_poisons_before_the_next_door_gets_in);
     add_case(s, a_read_of_a_shared_value_is_over_before_its_lock_goes);
     add_case(s, every_figure_is_exact_after_racing_rounds);
+    add_case(s, a_stale_pointer_is_refused_by_the_next_block_while_another_thread_makes_one);
     return s;
 }
