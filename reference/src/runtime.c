@@ -82,15 +82,20 @@ void rt__lock_fail(const char *fn, const char *fmt, ...)
 ** Elsewhere (RT_LOCKS_RECORD_ONLY, locks.h) the static mutexes are plain
 ** ones, and the record checks the inner locks (every static one is). */
 
-static void check_kind(const char *fn, const pthread_mutex_t *m)
+static void check_kind(const char *fn, const pthread_mutex_t *m, bool destroy)
 {
 #if defined(__GLIBC__) && !RT_LOCKS_RECORD_ONLY
-    if (m->__data.__kind != PTHREAD_MUTEX_ERRORCHECK_NP)
+    if (m->__data.__kind != PTHREAD_MUTEX_ERRORCHECK_NP) {
+        if (destroy)
+            rt__lock_fail(fn, "destroy of a mutex that is not an error-checking one "
+                          "(destroyed already, or never made with rt__mutex_init?)");
         rt__lock_fail(fn, "lock of a mutex that is not an error-checking one "
                       "(was it made with rt__mutex_init?)");
+    }
 #else
     (void)fn;
     (void)m;
+    (void)destroy;
 #endif
 }
 
@@ -120,12 +125,17 @@ void rt__mutex_init_checked(pthread_mutex_t *m)
 #endif
 }
 
+/* glibc's destroy sets the kind to -1, so a second destroy fails the kind
+** check; and the check reads the mutex here, in code the sanitizers see,
+** so that ASan reports the destroy of a mutex whose memory was freed
+** (glibc's own read and write of it are not instrumented). */
 void rt__mutex_destroy_checked(const char *fn, pthread_mutex_t *m)
 {
 #if RT_LOCKS_RECORD_ONLY
     if (rt__locks.inner == m)
         rt__lock_fail(fn, "destroy of a mutex this thread holds");
 #endif
+    check_kind(fn, m, true);
     check_rc(fn, "destroy", pthread_mutex_destroy(m));
     rt__locks_made(-1);
 }
@@ -141,7 +151,7 @@ static void may_lock(const char *fn, const pthread_mutex_t *m)
     if (l->inner != NULL)
         rt__lock_fail(fn, "lock taken while this thread holds the lock %s took "
                       "(inner locks do not nest)", l->inner_fn);
-    check_kind(fn, m);
+    check_kind(fn, m, false);
 }
 
 /* This thread has just taken m. */
