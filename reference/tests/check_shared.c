@@ -952,6 +952,113 @@ START_TEST(a_build_that_panics_leaves_nothing_behind_and_the_value_poisoned)
 }
 END_TEST
 
+/* A first build that panics, in either kind, wherever the panic comes from:
+** in build itself, from an allocation that does not fit (the value's block
+** for RT_OWNED, the task's for RT_COPY), from inside a door the build opens
+** on values it made (rt_update, rt_update_all, rt_access), or from the
+** first build of a value made inside it. The unwind frees the value it was
+** making, its block and its lock, every door's lock is released, and only
+** what the build made and handed to the test is left, unlocked. */
+enum first_panic { FP_BUILD, FP_ALLOC, FP_UPDATE, FP_UPDATE_ALL, FP_ACCESS, FP_FIRST_BUILD };
+#define FP_COUNT 6
+
+struct first_build {
+    rt_kind kind;
+    enum first_panic where;
+    rt_shared *made[2]; /* values the build made, freed by the test */
+};
+
+static void first_panic_update(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    rt_panic("the first build failed");
+}
+
+static void first_panic_access(const void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    rt_panic("the first build failed");
+}
+
+static void first_panic_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb, (void)ctx;
+    rt_panic("the first build failed");
+}
+
+static void build_panics_at_once(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    rt_panic("the first build failed");
+}
+
+static void build_that_panics(void *value, void *ctx)
+{
+    struct first_build *f = ctx;
+    (void)value;
+    NEED(rt_alloc(100) != NULL); /* something of the build's own to free */
+    switch (f->where) {
+    case FP_BUILD:
+        rt_panic("the first build failed");
+    case FP_ALLOC:
+        rt_alloc(1024 * KIB);
+        break;
+    case FP_UPDATE:
+        f->made[0] = new_list(1 * KIB);
+        rt_update(f->made[0], first_panic_update, NULL);
+        break;
+    case FP_UPDATE_ALL:
+        f->made[0] = new_i64(1);
+        f->made[1] = new_list(1 * KIB);
+        rt_update_all(f->made[0], f->made[1], first_panic_pair, NULL);
+        break;
+    case FP_ACCESS:
+        f->made[0] = new_i64(1);
+        rt_access(f->made[0], first_panic_access, NULL);
+        break;
+    case FP_FIRST_BUILD:
+        rt_shared_supervised(f->kind, sizeof(int64_t), build_panics_at_once, NULL, 4 * KIB);
+        break;
+    }
+    NEED(!"the build went on");
+}
+
+static void *make_panicking(void *arg)
+{
+    struct first_build *f = arg;
+    rt_shared_supervised(f->kind, sizeof(int64_t), build_that_panics, f, 4 * KIB);
+    NEED(!"the first build returned");
+    return NULL;
+}
+
+static void first_builds_that_panic(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK); /* what a first task makes, made */
+    for (int kind = RT_COPY; kind <= RT_OWNED; kind++)
+        for (int where = 0; where < FP_COUNT; where++) {
+            struct first_build f = {(rt_kind)kind, (enum first_panic)where, {NULL, NULL}};
+            size_t blocks = rt__blocks_live();
+            long allocations = allocs_live(), locks = rt__locks_live();
+            NEED(run_task(make_panicking, &f) == RT_PANICKED);
+            for (int i = 0; i < 2; i++)
+                if (f.made[i] != NULL) {
+                    NEED(!rt__shared_locked(f.made[i]));
+                    rt_shared_free(f.made[i]);
+                }
+            NEED(rt__blocks_live() == blocks);
+            NEED(allocs_live() == allocations);
+            NEED(rt__locks_live() == locks);
+        }
+}
+
+START_TEST(a_first_build_that_panics_frees_its_value_in_either_kind_wherever_it_panics)
+{
+    RUN_OK(first_builds_that_panic, "panicked: the first build failed");
+}
+END_TEST
+
 /* ---- storing outside values (D9) --------------------------------------- */
 
 /* An owned value that keeps one outside value by pointer. */
@@ -2939,6 +3046,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_panic_in_a_nested_door_unwinds_every_open_door);
     ADD_TEST(s, a_supervised_cache_that_outgrows_its_block_is_rebuilt);
     ADD_TEST(s, a_build_that_panics_leaves_nothing_behind_and_the_value_poisoned);
+    ADD_TEST(s, a_first_build_that_panics_frees_its_value_in_either_kind_wherever_it_panics);
     ADD_TEST(s, a_stored_value_moves_its_bytes_from_the_task_to_the_value);
     ADD_TEST(s, a_stored_value_that_does_not_fit_poisons_the_value);
     ADD_TEST(s, a_block_value_is_refused_by_store_and_the_message_names_the_copy);
