@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -1617,6 +1618,202 @@ static void unstore_what_was_not_stored(void *unused)
     rt_update(s, unstore_in_update, s);
 }
 
+/* ---- nesting: which violation a door hears of, in each nesting --------- */
+
+/* A plan of nested doors: plan[0] is the outermost, each door's fn opens
+** the next, and the last one is the door under test. Values are indices
+** into plan_values, made in index order (so value i is #i+1 in a fresh
+** child): 0 and 2 RT_COPY, 1 RT_OWNED. */
+enum plan_door { P_UPDATE, P_ACCESS, P_GET, P_ALL };
+
+struct plan_step {
+    enum plan_door door;
+    int a, b; /* b only for P_ALL */
+};
+
+static struct plan_step plan[8];
+static int plan_len;
+static rt_shared *plan_values[3];
+
+static void plan_open(intptr_t k);
+
+static void plan_update_fn(void *value, void *ctx)
+{
+    (void)value;
+    plan_open((intptr_t)ctx);
+}
+
+static void plan_access_fn(const void *value, void *ctx)
+{
+    (void)value;
+    plan_open((intptr_t)ctx);
+}
+
+static void plan_all_fn(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb;
+    plan_open((intptr_t)ctx);
+}
+
+static void plan_open(intptr_t k)
+{
+    if (k == plan_len)
+        return;
+    const struct plan_step *p = &plan[k];
+    void *next = (void *)(k + 1);
+    int64_t out[4];
+    switch (p->door) {
+    case P_UPDATE:
+        rt_update(plan_values[p->a], plan_update_fn, next);
+        break;
+    case P_ACCESS:
+        rt_access(plan_values[p->a], plan_access_fn, next);
+        break;
+    case P_GET:
+        NEED(k + 1 == plan_len); /* a get has no fn to nest in */
+        rt_get(plan_values[p->a], out);
+        break;
+    case P_ALL:
+        rt_update_all(plan_values[p->a], plan_values[p->b], plan_all_fn, next);
+        break;
+    }
+}
+
+static void *plan_task(void *unused)
+{
+    (void)unused;
+    plan_open(0);
+    return NULL;
+}
+
+static bool plan_on_a_task;
+
+static void plan_run(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    plan_values[0] = new_i64(1);
+    plan_values[1] = new_list(1 * KIB);
+    plan_values[2] = new_i64(3);
+    if (plan_on_a_task)
+        run_task(plan_task, NULL);
+    else
+        plan_open(0);
+    NEED(!"the last door opened");
+}
+
+/* The plan (its steps, outermost first) must end in the violation whose
+** message holds msg, on main and on a spawned task. */
+static void plan_violates(const char *msg, int n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++)
+        plan[i] = va_arg(ap, struct plan_step);
+    va_end(ap);
+    plan_len = n;
+    for (int on_task = 0; on_task < 2; on_task++) {
+        plan_on_a_task = on_task;
+        violates(plan_run, msg);
+    }
+}
+
+#define UPDATE(i) ((struct plan_step){P_UPDATE, (i), -1})
+#define ACCESS(i) ((struct plan_step){P_ACCESS, (i), -1})
+#define GET(i) ((struct plan_step){P_GET, (i), -1})
+#define ALL(i, j) ((struct plan_step){P_ALL, (i), (j)})
+
+/* A rebuild's build runs in the door that found the value poisoned: a
+** door inside it on the value itself is entered again, also past a door
+** the build opens on a value made later. */
+static rt_shared *rebuilt, *rebuilt_later;
+static bool past_a_later_door;
+
+static void get_rebuilt(void *value, void *ctx)
+{
+    int64_t out;
+    (void)value, (void)ctx;
+    rt_get(rebuilt, &out);
+}
+
+static void build_entering_again(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    if (rebuilt == NULL)
+        return; /* the first build */
+    if (past_a_later_door)
+        rt_update(rebuilt_later, get_rebuilt, NULL);
+    else
+        get_rebuilt(NULL, NULL);
+}
+
+static void *poison_owned(void *s)
+{
+    rt_update(s, kept_then_panic, NULL);
+    return NULL;
+}
+
+static void rebuild_entering_again(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *s = rt_shared_supervised(RT_OWNED, sizeof(int64_t), build_entering_again, NULL,
+                                        4 * KIB);
+    rebuilt_later = new_i64(2);
+    NEED(run_task(poison_owned, s) == RT_PANICKED && rt_poisoned(s));
+    rebuilt = s;
+    rt_access(s, count_access, NULL);
+    NEED(!"the build's door opened");
+}
+
+START_TEST(a_door_on_a_value_open_anywhere_in_the_task_is_reported_as_entered_again)
+{
+    /* right inside the door on it, and past doors on values made later,
+    ** which the order alone would report instead */
+    plan_violates("refrt: rt_update: a door on shared value #1 is already open in this task "
+                  "(entered again from inside rt_update)\n",
+                  2, UPDATE(0), UPDATE(0));
+    plan_violates("refrt: rt_update: a door on shared value #1 is already open in this task "
+                  "(entered again from inside rt_update)\n",
+                  3, UPDATE(0), UPDATE(1), UPDATE(0));
+    plan_violates("refrt: rt_get: a door on shared value #1 is already open in this task "
+                  "(entered again from inside rt_access)\n",
+                  4, ACCESS(0), UPDATE(1), ACCESS(2), GET(0));
+    plan_violates("refrt: rt_access: a door on shared value #2 is already open in this task "
+                  "(entered again from inside rt_update_all)\n",
+                  3, ALL(1, 0), UPDATE(2), ACCESS(1));
+    /* either value of an rt_update_all, in either argument order: the one
+    ** made first, and the one made later */
+    plan_violates("refrt: rt_update_all: a door on shared value #1 is already open in this "
+                  "task (entered again from inside rt_access)\n",
+                  2, ACCESS(0), ALL(0, 1));
+    plan_violates("refrt: rt_update_all: a door on shared value #1 is already open in this "
+                  "task (entered again from inside rt_access)\n",
+                  2, ACCESS(0), ALL(1, 0));
+    plan_violates("refrt: rt_update_all: a door on shared value #2 is already open in this "
+                  "task (entered again from inside rt_update)\n",
+                  2, UPDATE(1), ALL(0, 1));
+    plan_violates("refrt: rt_update_all: a door on shared value #2 is already open in this "
+                  "task (entered again from inside rt_update)\n",
+                  2, UPDATE(1), ALL(1, 0));
+    plan_violates("refrt: rt_update_all: a door on shared value #3 is already open in this "
+                  "task (entered again from inside rt_update_all)\n",
+                  2, ALL(0, 2), ALL(2, 1));
+    plan_violates("refrt: rt_update: a door on shared value #2 is already open in this task "
+                  "(entered again from inside rt_update_all)\n",
+                  3, ALL(1, 0), UPDATE(2), UPDATE(1));
+    /* in a rebuild's build, right inside its door and past a later one */
+    past_a_later_door = false;
+    violates(rebuild_entering_again,
+             "refrt: rt_get: a door on shared value #1 is already open in this task "
+             "(entered again from inside rt_access)\n");
+    past_a_later_door = true;
+    violates(rebuild_entering_again,
+             "refrt: rt_get: a door on shared value #1 is already open in this task "
+             "(entered again from inside rt_access)\n");
+}
+END_TEST
+
 /* A first build runs in a door on its own value, the newest there is:
 ** a door inside it on a value made before is against the order; one on a
 ** value the build itself makes (later still) is in order, and that value
@@ -1699,6 +1896,26 @@ START_TEST(doors_nest_only_in_the_order_values_were_made)
     violates(update_all_around_the_middle,
              "refrt: rt_update_all: a door on shared value #1 opened inside a door on #2, "
              "made later");
+    /* on main and on a task; past a door on a value made before, in either
+    ** place of a pair, with one door on a value made later or two */
+    plan_violates("refrt: rt_update: a door on shared value #1 opened inside a door on #2, "
+                  "made later: doors nest in the order values were made (or use "
+                  "rt_update_all)\n",
+                  2, UPDATE(1), UPDATE(0));
+    plan_violates("refrt: rt_get: a door on shared value #2 opened inside a door on #3, "
+                  "made later",
+                  3, UPDATE(0), UPDATE(2), GET(1));
+    plan_violates("refrt: rt_update_all: a door on shared value #1 opened inside a door on #2, "
+                  "made later",
+                  2, ACCESS(1), ALL(2, 0));
+    plan_violates("refrt: rt_update_all: a door on shared value #1 opened inside a door on #2, "
+                  "made later",
+                  2, ACCESS(1), ALL(0, 2));
+    plan_violates("refrt: rt_access: a door on shared value #1 opened inside a door on #",
+                  2, ALL(1, 2), ACCESS(0));
+    plan_violates("refrt: rt_access: a door on shared value #2 opened inside a door on #3, "
+                  "made later",
+                  2, ALL(0, 2), ACCESS(1));
 }
 END_TEST
 
@@ -3053,6 +3270,7 @@ Suite *make_suite(void)
     ADD_TEST(s, stored_values_are_freed_with_the_state_they_were_stored_into);
     ADD_TEST(s, opposite_order_update_all_pairs_never_deadlock);
     ADD_TEST(s, a_door_entered_again_on_the_same_value_is_a_violation);
+    ADD_TEST(s, a_door_on_a_value_open_anywhere_in_the_task_is_reported_as_entered_again);
     ADD_TEST(s, update_all_over_one_value_is_a_violation);
     ADD_TEST(s, doors_nest_only_in_the_order_values_were_made);
     ADD_TEST(s, a_first_build_nests_doors_only_on_values_it_makes);
