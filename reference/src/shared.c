@@ -456,7 +456,7 @@ rt_status rt_update_all(rt_shared *a, rt_shared *b, void (*fn)(void *va, void *v
     struct door d;
     rt_status st;
 
-    check_value("rt_update_all", a, fn != NULL);
+    check_value("rt_update_all", a, true); /* both values before fn */
     check_value("rt_update_all", b, fn != NULL);
     if (a == b)
         rt__violation("rt_update_all", "a and b are the same shared value (#%lu); "

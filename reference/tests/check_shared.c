@@ -1524,6 +1524,54 @@ static void store_outside_a_door(void *unused)
     rt_store(s, rt_alloc_outside(8));
 }
 
+static void store_into_a_copy_outside_a_door(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *s = new_i64(1);
+    rt_store(s, rt_alloc_outside(8));
+}
+
+static void unstore_from_a_copy_outside_a_door(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *s = new_i64(1);
+    rt_unstore(s, rt_alloc_outside(8));
+}
+
+/* In an update of the owned value ctx[1], a store into or an unstore from
+** the copy value ctx[0], on which no door is open. */
+static void store_into_the_other(void *value, void *ctx)
+{
+    rt_shared **pair = ctx;
+    (void)value;
+    rt_store(pair[0], rt_alloc_outside(8));
+}
+
+static void unstore_from_the_other(void *value, void *ctx)
+{
+    rt_shared **pair = ctx;
+    (void)value;
+    rt_unstore(pair[0], rt_alloc_outside(8));
+}
+
+static void store_into_a_copy_in_a_door_on_another(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *pair[2] = {new_i64(1), new_list(1 * KIB)};
+    rt_update(pair[1], store_into_the_other, pair);
+}
+
+static void unstore_from_a_copy_in_a_door_on_another(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *pair[2] = {new_i64(1), new_list(1 * KIB)};
+    rt_update(pair[1], unstore_from_the_other, pair);
+}
+
 static void store_in_update(void *value, void *ctx)
 {
     (void)value;
@@ -1929,6 +1977,16 @@ START_TEST(misuse_of_doors_and_stores_gets_the_contracts_error)
                         "refrt: rt_store: no door on shared value #1 is open in this task");
     violates(store_into_a_copy,
                         "refrt: rt_store: shared value #1 is RT_COPY: it holds no outside values");
+    /* an RT_COPY value with no door open on it: the missing door is what
+    ** is wrong, outside every door and inside a door on another value */
+    violates(store_into_a_copy_outside_a_door,
+             "refrt: rt_store: no door on shared value #1 is open in this task\n");
+    violates(unstore_from_a_copy_outside_a_door,
+             "refrt: rt_unstore: no door on shared value #1 is open in this task\n");
+    violates(store_into_a_copy_in_a_door_on_another,
+             "refrt: rt_store: no door on shared value #1 is open in this task\n");
+    violates(unstore_from_a_copy_in_a_door_on_another,
+             "refrt: rt_unstore: no door on shared value #1 is open in this task\n");
     violates(store_in_the_build_of_a_copy,
                         "refrt: rt_store: shared value #1 is RT_COPY: it holds no outside values");
     violates(store_in_an_access,
@@ -2016,6 +2074,11 @@ enum null_arg {
     NULL_UPDATE_ALL_A,
     NULL_UPDATE_ALL_B,
     NULL_UPDATE_ALL_FN,
+    NULL_UPDATE_BOTH,
+    NULL_UPDATE_ALL_A_AND_FN,
+    NULL_UPDATE_ALL_B_AND_FN,
+    NULL_UPDATE_ALL_EVERY,
+    NULL_ACCESS_BOTH,
     NULL_ACCESS_VALUE,
     NULL_ACCESS_FN,
     NULL_GET_VALUE,
@@ -2071,6 +2134,21 @@ static void with_a_null(void *unused)
     case NULL_UPDATE_ALL_FN:
         rt_update_all(s, list, NULL, NULL);
         break;
+    case NULL_UPDATE_BOTH:
+        rt_update(NULL, NULL, NULL);
+        break;
+    case NULL_UPDATE_ALL_A_AND_FN:
+        rt_update_all(NULL, s, NULL, NULL);
+        break;
+    case NULL_UPDATE_ALL_B_AND_FN:
+        rt_update_all(s, NULL, NULL, NULL);
+        break;
+    case NULL_UPDATE_ALL_EVERY:
+        rt_update_all(NULL, NULL, NULL, NULL);
+        break;
+    case NULL_ACCESS_BOTH:
+        rt_access(NULL, NULL, NULL);
+        break;
     case NULL_ACCESS_VALUE:
         rt_access(NULL, count_access, NULL);
         break;
@@ -2124,6 +2202,12 @@ START_TEST(null_arguments_are_violations)
     null_violates(NULL_UPDATE_ALL_A, "refrt: rt_update_all: the shared value is NULL\n");
     null_violates(NULL_UPDATE_ALL_B, "refrt: rt_update_all: the shared value is NULL\n");
     null_violates(NULL_UPDATE_ALL_FN, "refrt: rt_update_all: fn is NULL\n");
+    /* a NULL value is named before a NULL fn: both of rt_update_all's */
+    null_violates(NULL_UPDATE_BOTH, "refrt: rt_update: the shared value is NULL\n");
+    null_violates(NULL_UPDATE_ALL_A_AND_FN, "refrt: rt_update_all: the shared value is NULL\n");
+    null_violates(NULL_UPDATE_ALL_B_AND_FN, "refrt: rt_update_all: the shared value is NULL\n");
+    null_violates(NULL_UPDATE_ALL_EVERY, "refrt: rt_update_all: the shared value is NULL\n");
+    null_violates(NULL_ACCESS_BOTH, "refrt: rt_access: the shared value is NULL\n");
     null_violates(NULL_ACCESS_VALUE, "refrt: rt_access: the shared value is NULL\n");
     null_violates(NULL_ACCESS_FN, "refrt: rt_access: fn is NULL\n");
     null_violates(NULL_GET_VALUE, "refrt: rt_get: the shared value is NULL\n");
