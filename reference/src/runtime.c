@@ -56,6 +56,8 @@ void rt_init(void)
 
 #include <errno.h>
 
+#include "points.h"
+
 _Thread_local struct rt_locks rt__locks;
 static long locks_live;
 
@@ -191,10 +193,13 @@ void rt__unlock_checked(const char *fn, pthread_mutex_t *m, bool door)
         rt__lock_fail(fn, "unlock of a mutex this thread does not hold");
 #endif
     check_rc(fn, "unlock", pthread_mutex_unlock(m));
-    if (door)
+    if (door) {
         rt__locks.doors--;
-    else
+        /* a door's lock is free: another task's door may open on it now */
+        RT_POINT("runtime.door_unlock.released");
+    } else {
         rt__locks.inner = NULL;
+    }
 }
 
 void rt__cond_wait_checked(const char *fn, pthread_cond_t *c, pthread_mutex_t *m)
