@@ -190,30 +190,33 @@ static struct rt_hot *door_hot(const char *fn)
     return rt__task_hot(fn);
 }
 
-/* A door on v[0..n) (in lock order) may open here: no value of it already
-** has a door open in this task (the lock is not recursive: that would
-** deadlock), and it is not inside a door on a value made later (nested
-** doors take their locks in the global order too). A value entered again
-** is looked for in every open door first: it is what the program must hear
-** of, also where a door on a value made later lies between the two. */
-static void check_nesting(struct rt_hot *h, const char *fn, rt_shared *const *v, unsigned n)
+/* Door nd, on its values in lock order, may open here: no value of it
+** already has a door open in this task (the lock is not recursive: that
+** would deadlock), and it is not inside a door on a value made later
+** (nested doors take their locks in the global order too). A value entered
+** again is looked for in every open door first: it is what the program
+** must hear of, also where a door on a value made later lies between the
+** two. nd is taken whole, not its array, so that UBSan's bounds check sees
+** its values as the array they are. */
+static void check_nesting(struct rt_hot *h, const struct door *nd)
 {
     for (struct rt_door *o = h->door; o != NULL; o = o->outer) {
         struct door *d = as_door(o);
         for (unsigned i = 0; d != NULL && i < d->n; i++)
-            for (unsigned j = 0; j < n; j++)
-                if (d->v[i] == v[j])
-                    rt__violation(fn, "a door on shared value #%lu is already open in this "
-                                  "task (entered again from inside %s)", v[j]->seq, d->fn);
+            for (unsigned j = 0; j < nd->n; j++)
+                if (d->v[i] == nd->v[j])
+                    rt__violation(nd->fn, "a door on shared value #%lu is already open in "
+                                  "this task (entered again from inside %s)", nd->v[j]->seq,
+                                  d->fn);
     }
     /* v[0] was made first: wherever v[1] may not open, v[0] may not either */
     for (struct rt_door *o = h->door; o != NULL; o = o->outer) {
         struct door *d = as_door(o);
         for (unsigned i = 0; d != NULL && i < d->n; i++)
-            if (d->v[i]->seq > v[0]->seq)
-                rt__violation(fn, "a door on shared value #%lu opened inside a door on #%lu, "
-                              "made later: doors nest in the order values were made "
-                              "(or use rt_update_all)", v[0]->seq, d->v[i]->seq);
+            if (d->v[i]->seq > nd->v[0]->seq)
+                rt__violation(nd->fn, "a door on shared value #%lu opened inside a door on "
+                              "#%lu, made later: doors nest in the order values were made "
+                              "(or use rt_update_all)", nd->v[0]->seq, d->v[i]->seq);
     }
 }
 
@@ -234,7 +237,7 @@ static void door_open(struct rt_hot *h, struct door *d, const char *fn, enum doo
         d->v[0] = b;
         d->v[1] = a;
     }
-    check_nesting(h, fn, d->v, d->n);
+    check_nesting(h, d);
     for (unsigned i = 0; i < d->n; i++) {
         rt__door_lock(&d->v[i]->lock);
         RT_POINT("shared.door_open.locked_one");
