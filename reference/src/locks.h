@@ -11,7 +11,9 @@
 **     without it (POSIX allows one, the runtime never does: a waker that
 **     has let go of the mutex has written its state outside it);
 **   - a mutex that is not an error-checking one (its init was lost);
-**   - the destroy of a mutex still locked;
+**   - the destroy of a mutex still locked, or of one destroyed already
+**     (glibc sets a destroyed one's kind to -1), read in checked code so
+**     that ASan sees the destroy of a mutex whose memory was freed;
 **   - a mutex or condition made and never destroyed, or destroyed and
 **     never made (rt__locks_live, which the tests compare);
 ** and, where the contract says locks must be gone, that none is left:

@@ -56,6 +56,8 @@ void rt_init(void)
 
 #include <errno.h>
 
+#include "points.h"
+
 _Thread_local struct rt_locks rt__locks;
 static long locks_live;
 
@@ -82,15 +84,20 @@ void rt__lock_fail(const char *fn, const char *fmt, ...)
 ** Elsewhere (RT_LOCKS_RECORD_ONLY, locks.h) the static mutexes are plain
 ** ones, and the record checks the inner locks (every static one is). */
 
-static void check_kind(const char *fn, const pthread_mutex_t *m)
+static void check_kind(const char *fn, const pthread_mutex_t *m, bool destroy)
 {
 #if defined(__GLIBC__) && !RT_LOCKS_RECORD_ONLY
-    if (m->__data.__kind != PTHREAD_MUTEX_ERRORCHECK_NP)
+    if (m->__data.__kind != PTHREAD_MUTEX_ERRORCHECK_NP) {
+        if (destroy)
+            rt__lock_fail(fn, "destroy of a mutex that is not an error-checking one "
+                          "(destroyed already, or never made with rt__mutex_init?)");
         rt__lock_fail(fn, "lock of a mutex that is not an error-checking one "
                       "(was it made with rt__mutex_init?)");
+    }
 #else
     (void)fn;
     (void)m;
+    (void)destroy;
 #endif
 }
 
@@ -120,12 +127,17 @@ void rt__mutex_init_checked(pthread_mutex_t *m)
 #endif
 }
 
+/* glibc's destroy sets the kind to -1, so a second destroy fails the kind
+** check; and the check reads the mutex here, in code the sanitizers see,
+** so that ASan reports the destroy of a mutex whose memory was freed
+** (glibc's own read and write of it are not instrumented). */
 void rt__mutex_destroy_checked(const char *fn, pthread_mutex_t *m)
 {
 #if RT_LOCKS_RECORD_ONLY
     if (rt__locks.inner == m)
         rt__lock_fail(fn, "destroy of a mutex this thread holds");
 #endif
+    check_kind(fn, m, true);
     check_rc(fn, "destroy", pthread_mutex_destroy(m));
     rt__locks_made(-1);
 }
@@ -141,7 +153,7 @@ static void may_lock(const char *fn, const pthread_mutex_t *m)
     if (l->inner != NULL)
         rt__lock_fail(fn, "lock taken while this thread holds the lock %s took "
                       "(inner locks do not nest)", l->inner_fn);
-    check_kind(fn, m);
+    check_kind(fn, m, false);
 }
 
 /* This thread has just taken m. */
@@ -181,10 +193,13 @@ void rt__unlock_checked(const char *fn, pthread_mutex_t *m, bool door)
         rt__lock_fail(fn, "unlock of a mutex this thread does not hold");
 #endif
     check_rc(fn, "unlock", pthread_mutex_unlock(m));
-    if (door)
+    if (door) {
         rt__locks.doors--;
-    else
+        /* a door's lock is free: another task's door may open on it now */
+        RT_POINT("runtime.door_unlock.released");
+    } else {
         rt__locks.inner = NULL;
+    }
 }
 
 void rt__cond_wait_checked(const char *fn, pthread_cond_t *c, pthread_mutex_t *m)

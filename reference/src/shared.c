@@ -190,23 +190,33 @@ static struct rt_hot *door_hot(const char *fn)
     return rt__task_hot(fn);
 }
 
-/* A door on s may open here: not already open in this task (the lock is
-** not recursive: that would deadlock), and not inside a door on a value
-** made later (nested doors take their locks in the global order too). */
-static void check_nesting(struct rt_hot *h, const char *fn, rt_shared *s)
+/* Door nd, on its values in lock order, may open here: no value of it
+** already has a door open in this task (the lock is not recursive: that
+** would deadlock), and it is not inside a door on a value made later
+** (nested doors take their locks in the global order too). A value entered
+** again is looked for in every open door first: it is what the program
+** must hear of, also where a door on a value made later lies between the
+** two. nd is taken whole, not its array, so that UBSan's bounds check sees
+** its values as the array they are. */
+static void check_nesting(struct rt_hot *h, const struct door *nd)
 {
     for (struct rt_door *o = h->door; o != NULL; o = o->outer) {
         struct door *d = as_door(o);
-        for (unsigned i = 0; d != NULL && i < d->n; i++) {
-            if (d->v[i]->seq < s->seq)
-                continue;
-            if (d->v[i] == s)
-                rt__violation(fn, "a door on shared value #%lu is already open in this "
-                              "task (entered again from inside %s)", s->seq, d->fn);
-            rt__violation(fn, "a door on shared value #%lu opened inside a door on #%lu, "
-                          "made later: doors nest in the order values were made "
-                          "(or use rt_update_all)", s->seq, d->v[i]->seq);
-        }
+        for (unsigned i = 0; d != NULL && i < d->n; i++)
+            for (unsigned j = 0; j < nd->n; j++)
+                if (d->v[i] == nd->v[j])
+                    rt__violation(nd->fn, "a door on shared value #%lu is already open in "
+                                  "this task (entered again from inside %s)", nd->v[j]->seq,
+                                  d->fn);
+    }
+    /* v[0] was made first: wherever v[1] may not open, v[0] may not either */
+    for (struct rt_door *o = h->door; o != NULL; o = o->outer) {
+        struct door *d = as_door(o);
+        for (unsigned i = 0; d != NULL && i < d->n; i++)
+            if (d->v[i]->seq > nd->v[0]->seq)
+                rt__violation(nd->fn, "a door on shared value #%lu opened inside a door on "
+                              "#%lu, made later: doors nest in the order values were made "
+                              "(or use rt_update_all)", nd->v[0]->seq, d->v[i]->seq);
     }
 }
 
@@ -227,8 +237,7 @@ static void door_open(struct rt_hot *h, struct door *d, const char *fn, enum doo
         d->v[0] = b;
         d->v[1] = a;
     }
-    /* v[0] was made first: wherever v[1] may not open, v[0] may not either */
-    check_nesting(h, fn, d->v[0]);
+    check_nesting(h, d);
     for (unsigned i = 0; i < d->n; i++) {
         rt__door_lock(&d->v[i]->lock);
         RT_POINT("shared.door_open.locked_one");
@@ -450,7 +459,7 @@ rt_status rt_update_all(rt_shared *a, rt_shared *b, void (*fn)(void *va, void *v
     struct door d;
     rt_status st;
 
-    check_value("rt_update_all", a, fn != NULL);
+    check_value("rt_update_all", a, true); /* both values before fn */
     check_value("rt_update_all", b, fn != NULL);
     if (a == b)
         rt__violation("rt_update_all", "a and b are the same shared value (#%lu); "

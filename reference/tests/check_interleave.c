@@ -1248,6 +1248,104 @@ START_TEST(a_panic_in_a_door_poisons_before_the_next_door_gets_in)
 }
 END_TEST
 
+/* A door's copy is gone before the value's lock is: parked right after its
+** door let go of a lock (runtime.door_unlock.released), when another task's
+** door could open on the value and make a copy of its own, A holds no copy
+** of that value any more, whether fn returned or panicked, and for each
+** value of an rt_update_all at its own unlock. So a value has one copy alive
+** at most, however many tasks wait on it. Values of RT_CHUNK_SIZE bytes:
+** their copies are chunk-sized mallocs, which chunk_live tells from freed
+** ones. The copies' addresses cross threads through relaxed atomics. */
+struct copy_ctx {
+    rt_shared *s, *t;
+    void *copy[2]; /* the copies fn got, of s and of t */
+    int panic;
+};
+
+static void note_copy(void *value, void *ctx)
+{
+    struct copy_ctx *x = ctx;
+    __atomic_store_n(&x->copy[0], value, __ATOMIC_RELAXED);
+    if (x->panic)
+        rt_panic("a copy update panics");
+}
+
+static void note_copies(void *va, void *vb, void *ctx)
+{
+    struct copy_ctx *x = ctx;
+    __atomic_store_n(&x->copy[0], va, __ATOMIC_RELAXED);
+    __atomic_store_n(&x->copy[1], vb, __ATOMIC_RELAXED);
+}
+
+static void *copy_update_body(struct actor *a)
+{
+    struct copy_ctx *x = a->ctx;
+    a->status[0] = rt_update(x->s, note_copy, x);
+    return NULL;
+}
+
+static void *copy_update_all_body(struct actor *a)
+{
+    struct copy_ctx *x = a->ctx;
+    a->status[0] = rt_update_all(x->t, x->s, note_copies, x); /* t first: its copy is va */
+    return NULL;
+}
+
+static void *copy_of_noted(struct copy_ctx *x, int i)
+{
+    return __atomic_load_n(&x->copy[i], __ATOMIC_RELAXED);
+}
+
+START_TEST(a_door_frees_its_copy_before_another_door_can_open_on_the_value)
+{
+    static unsigned char zero[RT_CHUNK_SIZE];
+    struct copy_ctx x = {0};
+
+    init_fixed(64 * KIB);
+    x.s = rt_shared_new(RT_COPY, sizeof zero, zero, 2 * RT_CHUNK_SIZE);
+    x.t = rt_shared_new(RT_COPY, sizeof zero, zero, 2 * RT_CHUNK_SIZE);
+    /* an rt_update whose fn returns, then one whose fn panics */
+    for (int panic = 0; panic < 2; panic++) {
+        const char *who = panic ? "P" : "R";
+        struct actor a = {0};
+        struct watch *released = watch("runtime.door_unlock.released", who, 1);
+        x.panic = panic;
+        x.copy[0] = NULL;
+        spawn(&a, who, copy_update_body, &x);
+        wait_parked(released);
+        ck_assert(!rt__shared_locked(x.s)); /* a door could open on it now */
+        ck_assert_ptr_nonnull(copy_of_noted(&x, 0));
+        ck_assert_msg(!chunk_live(copy_of_noted(&x, 0)),
+                      "the copy was still alive once its value's lock was free (%s)",
+                      panic ? "fn panicked" : "fn returned");
+        release(released);
+        /* a task that panics never returns from its body: joined directly */
+        ck_assert_int_eq(panic ? rt_join(a.task, NULL) : join_task(&a, NULL),
+                         panic ? RT_PANICKED : RT_OK);
+    }
+    /* rt_update_all over two copies: t is locked last, so let go of first */
+    struct actor a = {0};
+    struct watch *first = watch("runtime.door_unlock.released", "U", 1);
+    struct watch *second = watch("runtime.door_unlock.released", "U", 2);
+    x.copy[0] = x.copy[1] = NULL;
+    spawn(&a, "U", copy_update_all_body, &x);
+    wait_parked(first);
+    ck_assert(!rt__shared_locked(x.t) && rt__shared_locked(x.s));
+    ck_assert_ptr_nonnull(copy_of_noted(&x, 0));
+    ck_assert_msg(!chunk_live(copy_of_noted(&x, 0)), "t's copy outlived t's lock");
+    release(first);
+    wait_parked(second);
+    ck_assert(!rt__shared_locked(x.s));
+    ck_assert_ptr_nonnull(copy_of_noted(&x, 1));
+    ck_assert_msg(!chunk_live(copy_of_noted(&x, 1)), "s's copy outlived s's lock");
+    release(second);
+    ck_assert_int_eq(join_task(&a, NULL), RT_OK);
+    ck_assert_int_eq(a.status[0], RT_OK);
+    rt_shared_free(x.s);
+    rt_shared_free(x.t);
+}
+END_TEST
+
 /* A read of a shared value is over before its lock goes: R reads g with
 ** rt_get, a with rt_access and w's figure with rt_shared_held, and tells
 ** main through a relaxed flag; main's doors then change all three. Only
@@ -1783,6 +1881,7 @@ Suite *make_suite(void)
     add_case(s, the_table_of_unjoined_tasks_is_changed_by_one_thread_at_a_time);
     add_case(s, doors_on_two_values_lock_them_in_one_order);
     add_case(s, a_panic_in_a_door_poisons_before_the_next_door_gets_in);
+    add_case(s, a_door_frees_its_copy_before_another_door_can_open_on_the_value);
     add_case(s, a_read_of_a_shared_value_is_over_before_its_lock_goes);
     add_case(s, every_figure_is_exact_after_racing_rounds);
     add_case(s, a_stale_pointer_is_refused_by_the_next_block_while_another_thread_makes_one);

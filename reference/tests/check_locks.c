@@ -10,7 +10,8 @@
 ** checker itself must fire, with "refrt: <function>: lock discipline: ",
 ** on each fault it claims to see: a doubled unlock, a doubled lock, a wait
 ** without the mutex, a mutex that is not a checked one, a destroy of a
-** held mutex, a lock left held past a call, a door, a task, a thread.
+** held mutex, a destroy of one destroyed already or never made, a lock
+** left held past a call, a door, a task, a thread.
 **
 ** Each scenario runs in a child that ends with exit(), so that the check
 ** at the process's exit and the sanitizers' own exit checks run too.
@@ -783,6 +784,35 @@ START_TEST(a_destroy_of_a_held_mutex_fires)
 }
 END_TEST
 
+/* Only where the mutexes are error-checking ones (glibc sets a destroyed
+** one's kind to -1): a second destroy, and the destroy of a mutex never
+** made, fire at the destroy. */
+#if defined(__GLIBC__) && !RT_LOCKS_RECORD_ONLY
+static void doubled_destroy(void)
+{
+    rt__mutex_init(&m);
+    rt__mutex_destroy(&m);
+    rt__mutex_destroy(&m);
+}
+
+static void destroy_never_made(void)
+{
+    static pthread_mutex_t plain = PTHREAD_MUTEX_INITIALIZER;
+    rt__mutex_destroy(&plain);
+}
+#endif
+
+START_TEST(a_destroy_of_a_mutex_destroyed_already_or_never_made_fires)
+{
+#if defined(__GLIBC__) && !RT_LOCKS_RECORD_ONLY
+    fires(doubled_destroy, "doubled_destroy", "destroy of a mutex that is not an error-checking "
+          "one (destroyed already, or never made with rt__mutex_init?)\n");
+    fires(destroy_never_made, "destroy_never_made", "destroy of a mutex that is not an "
+          "error-checking one (destroyed already, or never made with rt__mutex_init?)\n");
+#endif
+}
+END_TEST
+
 static void nested_inner_locks(void)
 {
     static pthread_mutex_t other;
@@ -976,6 +1006,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_signal_or_broadcast_without_the_mutex_fires);
     suite_add_test(s, a_mutex_that_is_not_error_checking_fires);
     suite_add_test(s, a_destroy_of_a_held_mutex_fires);
+    suite_add_test(s, a_destroy_of_a_mutex_destroyed_already_or_never_made_fires);
     suite_add_test(s, an_inner_lock_inside_another_fires);
     suite_add_test(s, a_trylock_inside_an_inner_lock_fires);
     suite_add_test(s, a_trylocked_lock_held_into_the_next_call_fires);

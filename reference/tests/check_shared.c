@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -952,6 +953,113 @@ START_TEST(a_build_that_panics_leaves_nothing_behind_and_the_value_poisoned)
 }
 END_TEST
 
+/* A first build that panics, in either kind, wherever the panic comes from:
+** in build itself, from an allocation that does not fit (the value's block
+** for RT_OWNED, the task's for RT_COPY), from inside a door the build opens
+** on values it made (rt_update, rt_update_all, rt_access), or from the
+** first build of a value made inside it. The unwind frees the value it was
+** making, its block and its lock, every door's lock is released, and only
+** what the build made and handed to the test is left, unlocked. */
+enum first_panic { FP_BUILD, FP_ALLOC, FP_UPDATE, FP_UPDATE_ALL, FP_ACCESS, FP_FIRST_BUILD };
+#define FP_COUNT 6
+
+struct first_build {
+    rt_kind kind;
+    enum first_panic where;
+    rt_shared *made[2]; /* values the build made, freed by the test */
+};
+
+static void first_panic_update(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    rt_panic("the first build failed");
+}
+
+static void first_panic_access(const void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    rt_panic("the first build failed");
+}
+
+static void first_panic_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb, (void)ctx;
+    rt_panic("the first build failed");
+}
+
+static void build_panics_at_once(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    rt_panic("the first build failed");
+}
+
+static void build_that_panics(void *value, void *ctx)
+{
+    struct first_build *f = ctx;
+    (void)value;
+    NEED(rt_alloc(100) != NULL); /* something of the build's own to free */
+    switch (f->where) {
+    case FP_BUILD:
+        rt_panic("the first build failed");
+    case FP_ALLOC:
+        rt_alloc(1024 * KIB);
+        break;
+    case FP_UPDATE:
+        f->made[0] = new_list(1 * KIB);
+        rt_update(f->made[0], first_panic_update, NULL);
+        break;
+    case FP_UPDATE_ALL:
+        f->made[0] = new_i64(1);
+        f->made[1] = new_list(1 * KIB);
+        rt_update_all(f->made[0], f->made[1], first_panic_pair, NULL);
+        break;
+    case FP_ACCESS:
+        f->made[0] = new_i64(1);
+        rt_access(f->made[0], first_panic_access, NULL);
+        break;
+    case FP_FIRST_BUILD:
+        rt_shared_supervised(f->kind, sizeof(int64_t), build_panics_at_once, NULL, 4 * KIB);
+        break;
+    }
+    NEED(!"the build went on");
+}
+
+static void *make_panicking(void *arg)
+{
+    struct first_build *f = arg;
+    rt_shared_supervised(f->kind, sizeof(int64_t), build_that_panics, f, 4 * KIB);
+    NEED(!"the first build returned");
+    return NULL;
+}
+
+static void first_builds_that_panic(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK); /* what a first task makes, made */
+    for (int kind = RT_COPY; kind <= RT_OWNED; kind++)
+        for (int where = 0; where < FP_COUNT; where++) {
+            struct first_build f = {(rt_kind)kind, (enum first_panic)where, {NULL, NULL}};
+            size_t blocks = rt__blocks_live();
+            long allocations = allocs_live(), locks = rt__locks_live();
+            NEED(run_task(make_panicking, &f) == RT_PANICKED);
+            for (int i = 0; i < 2; i++)
+                if (f.made[i] != NULL) {
+                    NEED(!rt__shared_locked(f.made[i]));
+                    rt_shared_free(f.made[i]);
+                }
+            NEED(rt__blocks_live() == blocks);
+            NEED(allocs_live() == allocations);
+            NEED(rt__locks_live() == locks);
+        }
+}
+
+START_TEST(a_first_build_that_panics_frees_its_value_in_either_kind_wherever_it_panics)
+{
+    RUN_OK(first_builds_that_panic, "panicked: the first build failed");
+}
+END_TEST
+
 /* ---- storing outside values (D9) --------------------------------------- */
 
 /* An owned value that keeps one outside value by pointer. */
@@ -1416,6 +1524,54 @@ static void store_outside_a_door(void *unused)
     rt_store(s, rt_alloc_outside(8));
 }
 
+static void store_into_a_copy_outside_a_door(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *s = new_i64(1);
+    rt_store(s, rt_alloc_outside(8));
+}
+
+static void unstore_from_a_copy_outside_a_door(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *s = new_i64(1);
+    rt_unstore(s, rt_alloc_outside(8));
+}
+
+/* In an update of the owned value ctx[1], a store into or an unstore from
+** the copy value ctx[0], on which no door is open. */
+static void store_into_the_other(void *value, void *ctx)
+{
+    rt_shared **pair = ctx;
+    (void)value;
+    rt_store(pair[0], rt_alloc_outside(8));
+}
+
+static void unstore_from_the_other(void *value, void *ctx)
+{
+    rt_shared **pair = ctx;
+    (void)value;
+    rt_unstore(pair[0], rt_alloc_outside(8));
+}
+
+static void store_into_a_copy_in_a_door_on_another(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *pair[2] = {new_i64(1), new_list(1 * KIB)};
+    rt_update(pair[1], store_into_the_other, pair);
+}
+
+static void unstore_from_a_copy_in_a_door_on_another(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *pair[2] = {new_i64(1), new_list(1 * KIB)};
+    rt_update(pair[1], unstore_from_the_other, pair);
+}
+
 static void store_in_update(void *value, void *ctx)
 {
     (void)value;
@@ -1510,6 +1666,202 @@ static void unstore_what_was_not_stored(void *unused)
     rt_update(s, unstore_in_update, s);
 }
 
+/* ---- nesting: which violation a door hears of, in each nesting --------- */
+
+/* A plan of nested doors: plan[0] is the outermost, each door's fn opens
+** the next, and the last one is the door under test. Values are indices
+** into plan_values, made in index order (so value i is #i+1 in a fresh
+** child): 0 and 2 RT_COPY, 1 RT_OWNED. */
+enum plan_door { P_UPDATE, P_ACCESS, P_GET, P_ALL };
+
+struct plan_step {
+    enum plan_door door;
+    int a, b; /* b only for P_ALL */
+};
+
+static struct plan_step plan[8];
+static int plan_len;
+static rt_shared *plan_values[3];
+
+static void plan_open(intptr_t k);
+
+static void plan_update_fn(void *value, void *ctx)
+{
+    (void)value;
+    plan_open((intptr_t)ctx);
+}
+
+static void plan_access_fn(const void *value, void *ctx)
+{
+    (void)value;
+    plan_open((intptr_t)ctx);
+}
+
+static void plan_all_fn(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb;
+    plan_open((intptr_t)ctx);
+}
+
+static void plan_open(intptr_t k)
+{
+    if (k == plan_len)
+        return;
+    const struct plan_step *p = &plan[k];
+    void *next = (void *)(k + 1);
+    int64_t out[4];
+    switch (p->door) {
+    case P_UPDATE:
+        rt_update(plan_values[p->a], plan_update_fn, next);
+        break;
+    case P_ACCESS:
+        rt_access(plan_values[p->a], plan_access_fn, next);
+        break;
+    case P_GET:
+        NEED(k + 1 == plan_len); /* a get has no fn to nest in */
+        rt_get(plan_values[p->a], out);
+        break;
+    case P_ALL:
+        rt_update_all(plan_values[p->a], plan_values[p->b], plan_all_fn, next);
+        break;
+    }
+}
+
+static void *plan_task(void *unused)
+{
+    (void)unused;
+    plan_open(0);
+    return NULL;
+}
+
+static bool plan_on_a_task;
+
+static void plan_run(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    plan_values[0] = new_i64(1);
+    plan_values[1] = new_list(1 * KIB);
+    plan_values[2] = new_i64(3);
+    if (plan_on_a_task)
+        run_task(plan_task, NULL);
+    else
+        plan_open(0);
+    NEED(!"the last door opened");
+}
+
+/* The plan (its steps, outermost first) must end in the violation whose
+** message holds msg, on main and on a spawned task. */
+static void plan_violates(const char *msg, int n, ...)
+{
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++)
+        plan[i] = va_arg(ap, struct plan_step);
+    va_end(ap);
+    plan_len = n;
+    for (int on_task = 0; on_task < 2; on_task++) {
+        plan_on_a_task = on_task;
+        violates(plan_run, msg);
+    }
+}
+
+#define UPDATE(i) ((struct plan_step){P_UPDATE, (i), -1})
+#define ACCESS(i) ((struct plan_step){P_ACCESS, (i), -1})
+#define GET(i) ((struct plan_step){P_GET, (i), -1})
+#define ALL(i, j) ((struct plan_step){P_ALL, (i), (j)})
+
+/* A rebuild's build runs in the door that found the value poisoned: a
+** door inside it on the value itself is entered again, also past a door
+** the build opens on a value made later. */
+static rt_shared *rebuilt, *rebuilt_later;
+static bool past_a_later_door;
+
+static void get_rebuilt(void *value, void *ctx)
+{
+    int64_t out;
+    (void)value, (void)ctx;
+    rt_get(rebuilt, &out);
+}
+
+static void build_entering_again(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    if (rebuilt == NULL)
+        return; /* the first build */
+    if (past_a_later_door)
+        rt_update(rebuilt_later, get_rebuilt, NULL);
+    else
+        get_rebuilt(NULL, NULL);
+}
+
+static void *poison_owned(void *s)
+{
+    rt_update(s, kept_then_panic, NULL);
+    return NULL;
+}
+
+static void rebuild_entering_again(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *s = rt_shared_supervised(RT_OWNED, sizeof(int64_t), build_entering_again, NULL,
+                                        4 * KIB);
+    rebuilt_later = new_i64(2);
+    NEED(run_task(poison_owned, s) == RT_PANICKED && rt_poisoned(s));
+    rebuilt = s;
+    rt_access(s, count_access, NULL);
+    NEED(!"the build's door opened");
+}
+
+START_TEST(a_door_on_a_value_open_anywhere_in_the_task_is_reported_as_entered_again)
+{
+    /* right inside the door on it, and past doors on values made later,
+    ** which the order alone would report instead */
+    plan_violates("refrt: rt_update: a door on shared value #1 is already open in this task "
+                  "(entered again from inside rt_update)\n",
+                  2, UPDATE(0), UPDATE(0));
+    plan_violates("refrt: rt_update: a door on shared value #1 is already open in this task "
+                  "(entered again from inside rt_update)\n",
+                  3, UPDATE(0), UPDATE(1), UPDATE(0));
+    plan_violates("refrt: rt_get: a door on shared value #1 is already open in this task "
+                  "(entered again from inside rt_access)\n",
+                  4, ACCESS(0), UPDATE(1), ACCESS(2), GET(0));
+    plan_violates("refrt: rt_access: a door on shared value #2 is already open in this task "
+                  "(entered again from inside rt_update_all)\n",
+                  3, ALL(1, 0), UPDATE(2), ACCESS(1));
+    /* either value of an rt_update_all, in either argument order: the one
+    ** made first, and the one made later */
+    plan_violates("refrt: rt_update_all: a door on shared value #1 is already open in this "
+                  "task (entered again from inside rt_access)\n",
+                  2, ACCESS(0), ALL(0, 1));
+    plan_violates("refrt: rt_update_all: a door on shared value #1 is already open in this "
+                  "task (entered again from inside rt_access)\n",
+                  2, ACCESS(0), ALL(1, 0));
+    plan_violates("refrt: rt_update_all: a door on shared value #2 is already open in this "
+                  "task (entered again from inside rt_update)\n",
+                  2, UPDATE(1), ALL(0, 1));
+    plan_violates("refrt: rt_update_all: a door on shared value #2 is already open in this "
+                  "task (entered again from inside rt_update)\n",
+                  2, UPDATE(1), ALL(1, 0));
+    plan_violates("refrt: rt_update_all: a door on shared value #3 is already open in this "
+                  "task (entered again from inside rt_update_all)\n",
+                  2, ALL(0, 2), ALL(2, 1));
+    plan_violates("refrt: rt_update: a door on shared value #2 is already open in this task "
+                  "(entered again from inside rt_update_all)\n",
+                  3, ALL(1, 0), UPDATE(2), UPDATE(1));
+    /* in a rebuild's build, right inside its door and past a later one */
+    past_a_later_door = false;
+    violates(rebuild_entering_again,
+             "refrt: rt_get: a door on shared value #1 is already open in this task "
+             "(entered again from inside rt_access)\n");
+    past_a_later_door = true;
+    violates(rebuild_entering_again,
+             "refrt: rt_get: a door on shared value #1 is already open in this task "
+             "(entered again from inside rt_access)\n");
+}
+END_TEST
+
 /* A first build runs in a door on its own value, the newest there is:
 ** a door inside it on a value made before is against the order; one on a
 ** value the build itself makes (later still) is in order, and that value
@@ -1592,6 +1944,26 @@ START_TEST(doors_nest_only_in_the_order_values_were_made)
     violates(update_all_around_the_middle,
              "refrt: rt_update_all: a door on shared value #1 opened inside a door on #2, "
              "made later");
+    /* on main and on a task; past a door on a value made before, in either
+    ** place of a pair, with one door on a value made later or two */
+    plan_violates("refrt: rt_update: a door on shared value #1 opened inside a door on #2, "
+                  "made later: doors nest in the order values were made (or use "
+                  "rt_update_all)\n",
+                  2, UPDATE(1), UPDATE(0));
+    plan_violates("refrt: rt_get: a door on shared value #2 opened inside a door on #3, "
+                  "made later",
+                  3, UPDATE(0), UPDATE(2), GET(1));
+    plan_violates("refrt: rt_update_all: a door on shared value #1 opened inside a door on #2, "
+                  "made later",
+                  2, ACCESS(1), ALL(2, 0));
+    plan_violates("refrt: rt_update_all: a door on shared value #1 opened inside a door on #2, "
+                  "made later",
+                  2, ACCESS(1), ALL(0, 2));
+    plan_violates("refrt: rt_access: a door on shared value #1 opened inside a door on #",
+                  2, ALL(1, 2), ACCESS(0));
+    plan_violates("refrt: rt_access: a door on shared value #2 opened inside a door on #3, "
+                  "made later",
+                  2, ALL(0, 2), ACCESS(1));
 }
 END_TEST
 
@@ -1605,6 +1977,16 @@ START_TEST(misuse_of_doors_and_stores_gets_the_contracts_error)
                         "refrt: rt_store: no door on shared value #1 is open in this task");
     violates(store_into_a_copy,
                         "refrt: rt_store: shared value #1 is RT_COPY: it holds no outside values");
+    /* an RT_COPY value with no door open on it: the missing door is what
+    ** is wrong, outside every door and inside a door on another value */
+    violates(store_into_a_copy_outside_a_door,
+             "refrt: rt_store: no door on shared value #1 is open in this task\n");
+    violates(unstore_from_a_copy_outside_a_door,
+             "refrt: rt_unstore: no door on shared value #1 is open in this task\n");
+    violates(store_into_a_copy_in_a_door_on_another,
+             "refrt: rt_store: no door on shared value #1 is open in this task\n");
+    violates(unstore_from_a_copy_in_a_door_on_another,
+             "refrt: rt_unstore: no door on shared value #1 is open in this task\n");
     violates(store_in_the_build_of_a_copy,
                         "refrt: rt_store: shared value #1 is RT_COPY: it holds no outside values");
     violates(store_in_an_access,
@@ -1692,6 +2074,11 @@ enum null_arg {
     NULL_UPDATE_ALL_A,
     NULL_UPDATE_ALL_B,
     NULL_UPDATE_ALL_FN,
+    NULL_UPDATE_BOTH,
+    NULL_UPDATE_ALL_A_AND_FN,
+    NULL_UPDATE_ALL_B_AND_FN,
+    NULL_UPDATE_ALL_EVERY,
+    NULL_ACCESS_BOTH,
     NULL_ACCESS_VALUE,
     NULL_ACCESS_FN,
     NULL_GET_VALUE,
@@ -1747,6 +2134,21 @@ static void with_a_null(void *unused)
     case NULL_UPDATE_ALL_FN:
         rt_update_all(s, list, NULL, NULL);
         break;
+    case NULL_UPDATE_BOTH:
+        rt_update(NULL, NULL, NULL);
+        break;
+    case NULL_UPDATE_ALL_A_AND_FN:
+        rt_update_all(NULL, s, NULL, NULL);
+        break;
+    case NULL_UPDATE_ALL_B_AND_FN:
+        rt_update_all(s, NULL, NULL, NULL);
+        break;
+    case NULL_UPDATE_ALL_EVERY:
+        rt_update_all(NULL, NULL, NULL, NULL);
+        break;
+    case NULL_ACCESS_BOTH:
+        rt_access(NULL, NULL, NULL);
+        break;
     case NULL_ACCESS_VALUE:
         rt_access(NULL, count_access, NULL);
         break;
@@ -1800,6 +2202,12 @@ START_TEST(null_arguments_are_violations)
     null_violates(NULL_UPDATE_ALL_A, "refrt: rt_update_all: the shared value is NULL\n");
     null_violates(NULL_UPDATE_ALL_B, "refrt: rt_update_all: the shared value is NULL\n");
     null_violates(NULL_UPDATE_ALL_FN, "refrt: rt_update_all: fn is NULL\n");
+    /* a NULL value is named before a NULL fn: both of rt_update_all's */
+    null_violates(NULL_UPDATE_BOTH, "refrt: rt_update: the shared value is NULL\n");
+    null_violates(NULL_UPDATE_ALL_A_AND_FN, "refrt: rt_update_all: the shared value is NULL\n");
+    null_violates(NULL_UPDATE_ALL_B_AND_FN, "refrt: rt_update_all: the shared value is NULL\n");
+    null_violates(NULL_UPDATE_ALL_EVERY, "refrt: rt_update_all: the shared value is NULL\n");
+    null_violates(NULL_ACCESS_BOTH, "refrt: rt_access: the shared value is NULL\n");
     null_violates(NULL_ACCESS_VALUE, "refrt: rt_access: the shared value is NULL\n");
     null_violates(NULL_ACCESS_FN, "refrt: rt_access: fn is NULL\n");
     null_violates(NULL_GET_VALUE, "refrt: rt_get: the shared value is NULL\n");
@@ -3033,12 +3441,14 @@ Suite *make_suite(void)
     ADD_TEST(s, a_panic_in_a_nested_door_unwinds_every_open_door);
     ADD_TEST(s, a_supervised_cache_that_outgrows_its_block_is_rebuilt);
     ADD_TEST(s, a_build_that_panics_leaves_nothing_behind_and_the_value_poisoned);
+    ADD_TEST(s, a_first_build_that_panics_frees_its_value_in_either_kind_wherever_it_panics);
     ADD_TEST(s, a_stored_value_moves_its_bytes_from_the_task_to_the_value);
     ADD_TEST(s, a_stored_value_that_does_not_fit_poisons_the_value);
     ADD_TEST(s, a_block_value_is_refused_by_store_and_the_message_names_the_copy);
     ADD_TEST(s, stored_values_are_freed_with_the_state_they_were_stored_into);
     ADD_TEST(s, opposite_order_update_all_pairs_never_deadlock);
     ADD_TEST(s, a_door_entered_again_on_the_same_value_is_a_violation);
+    ADD_TEST(s, a_door_on_a_value_open_anywhere_in_the_task_is_reported_as_entered_again);
     ADD_TEST(s, update_all_over_one_value_is_a_violation);
     ADD_TEST(s, doors_nest_only_in_the_order_values_were_made);
     ADD_TEST(s, a_first_build_nests_doors_only_on_values_it_makes);
