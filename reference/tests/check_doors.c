@@ -7,7 +7,8 @@
 ** and checks each in every context it holds: both kinds of each value,
 ** supervised or not, poisoned or not, in both argument orders and both
 ** lock orders, at the boundaries of sizes and blocks, and with the exact
-** figures of rt_shared_held and rt_held.
+** figures of rt_shared_held and rt_held. It also checks that a misuse seen
+** in the arguments is refused before the call changes anything.
 **
 ** Each test runs its scenario in a child (run_child), as check_shared.c
 ** does, and fails with the line of the first unmet need.
@@ -768,6 +769,376 @@ START_TEST(a_value_fits_a_block_of_exactly_its_chunk_and_not_one_byte_less)
 }
 END_TEST
 
+/* ---- misuse is refused before the call changes anything ---------------- */
+
+/* An argument refused on sight (a kind that is no kind, a NULL init or
+** build or fn or value or out, a and b the same value, a value freed in its
+** own door) is refused before the call allocates, locks, pushes a door or
+** frees anything: the abort finds the figures as they were just before the
+** call. A SIGABRT handler reads them (allocations live, blocks live, locks
+** made, this thread's innermost door) and says whether they changed, then
+** hands over to run_child's own handler. Each case also names its own
+** message: a check made late would report another misuse first (a door
+** already open, a door nested against the order) or none (a trap when the
+** allocation made too early fails). */
+static struct figures {
+    long allocs, locks;
+    size_t blocks;
+    struct rt_door *door;
+} at_call;
+static struct rt_hot *misuse_hot;
+static struct sigaction before_misuse;
+
+static struct figures figures_now(void)
+{
+    return (struct figures){allocs_live(), rt__locks_live(), rt__blocks_live(),
+                            misuse_hot != NULL ? misuse_hot->door : NULL};
+}
+
+static void figures_at_abort(int sig)
+{
+    struct figures now = figures_now();
+    if (now.allocs == at_call.allocs && now.locks == at_call.locks &&
+        now.blocks == at_call.blocks && now.door == at_call.door)
+        dprintf(2, "figures unchanged at the abort\n");
+    else
+        dprintf(2, "figures changed at the abort: allocations %ld -> %ld, locks %ld -> %ld, "
+                "blocks %zu -> %zu, innermost door %p -> %p\n", at_call.allocs, now.allocs,
+                at_call.locks, now.locks, at_call.blocks, now.blocks, (void *)at_call.door,
+                (void *)now.door);
+    if (before_misuse.sa_handler != SIG_DFL && before_misuse.sa_handler != SIG_IGN)
+        before_misuse.sa_handler(sig);
+}
+
+/* Called right before the misuse, everything else made. */
+static void about_to_misuse(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = figures_at_abort;
+    sigemptyset(&sa.sa_mask);
+    NEED(sigaction(SIGABRT, &sa, &before_misuse) == 0);
+    misuse_hot = rt__hot_or_null();
+    at_call = figures_now();
+}
+
+static void nothing_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb, (void)ctx;
+    NEED(!"fn ran");
+}
+
+static void build_nothing(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+}
+
+static int64_t zero64;
+
+static rt_shared *value_of_kind(rt_kind kind)
+{
+    return rt_shared_new(kind, sizeof zero64, &zero64, 256);
+}
+
+/* The cases: what is misused, and where. */
+enum misuse {
+    NEW_KIND_2,
+    NEW_KIND_MINUS_1,
+    NEW_INIT_NULL,
+    NEW_INIT_NULL_HUGE,
+    SUPERVISED_KIND_2,
+    SUPERVISED_BUILD_NULL,
+    SUPERVISED_BUILD_NULL_IN_A_DOOR,
+    PAIR_A_NULL,
+    PAIR_B_NULL,
+    PAIR_FN_NULL,
+    PAIR_A_AND_FN_NULL,
+    PAIR_SAME,
+    PAIR_SAME_POISONED,
+    GET_OUT_NULL,
+    GET_OUT_NULL_POISONED,
+    GET_OUT_NULL_POISONED_SUPERVISED,
+    GET_OUT_NULL_IN_ITS_ACCESS,
+    GET_OUT_NULL_IN_ITS_UPDATE,
+    GET_OUT_NULL_IN_A_LATER_DOOR,
+    FREE_IN_COPY_UPDATE,
+    FREE_IN_OWNED_UPDATE,
+    FREE_IN_ACCESS,
+    FREE_IN_PAIR_AS_A,
+    FREE_IN_PAIR_AS_B,
+    FREE_IN_A_LATER_DOOR,
+    FREE_IN_A_DOOR_THAT_REBUILT_IT,
+    MISUSES
+};
+
+static enum misuse misuse;
+static rt_shared *mv[2]; /* the values of the case */
+static rt_kind misuse_kind;
+
+static void misuse_now(void)
+{
+    switch (misuse) {
+    case NEW_KIND_2:
+        about_to_misuse();
+        rt_shared_new((rt_kind)2, sizeof zero64, &zero64, 256);
+        break;
+    case NEW_KIND_MINUS_1:
+        about_to_misuse();
+        rt_shared_new((rt_kind)-1, sizeof zero64, &zero64, 256);
+        break;
+    case NEW_INIT_NULL:
+        about_to_misuse();
+        rt_shared_new(misuse_kind, sizeof zero64, NULL, 256);
+        break;
+    case NEW_INIT_NULL_HUGE:
+        about_to_misuse();
+        rt_shared_new(misuse_kind, SIZE_MAX, NULL, 256);
+        break;
+    case SUPERVISED_KIND_2:
+        about_to_misuse();
+        rt_shared_supervised((rt_kind)2, sizeof zero64, build_nothing, NULL, 256);
+        break;
+    case SUPERVISED_BUILD_NULL:
+    case SUPERVISED_BUILD_NULL_IN_A_DOOR:
+        about_to_misuse();
+        rt_shared_supervised(misuse_kind, sizeof zero64, NULL, NULL, 256);
+        break;
+    case PAIR_A_NULL:
+        about_to_misuse();
+        rt_update_all(NULL, mv[1], nothing_pair, NULL);
+        break;
+    case PAIR_B_NULL:
+        about_to_misuse();
+        rt_update_all(mv[0], NULL, nothing_pair, NULL);
+        break;
+    case PAIR_FN_NULL:
+        about_to_misuse();
+        rt_update_all(mv[0], mv[1], NULL, NULL);
+        break;
+    case PAIR_A_AND_FN_NULL:
+        about_to_misuse();
+        rt_update_all(NULL, mv[1], NULL, NULL);
+        break;
+    case PAIR_SAME:
+    case PAIR_SAME_POISONED:
+        about_to_misuse();
+        rt_update_all(mv[0], mv[0], nothing_pair, NULL);
+        break;
+    case GET_OUT_NULL:
+    case GET_OUT_NULL_POISONED:
+    case GET_OUT_NULL_POISONED_SUPERVISED:
+    case GET_OUT_NULL_IN_ITS_ACCESS:
+    case GET_OUT_NULL_IN_ITS_UPDATE:
+    case GET_OUT_NULL_IN_A_LATER_DOOR:
+        about_to_misuse();
+        rt_get(mv[0], NULL);
+        break;
+    default:
+        about_to_misuse();
+        rt_shared_free(mv[0]);
+        break;
+    }
+    NEED(!"the misuse returned");
+}
+
+static void misuse_in_update(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    if (misuse == FREE_IN_OWNED_UPDATE) {
+        /* the value's block and a stored value, which a free would drop */
+        void *kept = rt_alloc(64), *stored = rt_alloc_outside(32);
+        NEED(kept != NULL && stored != NULL && rt_store(mv[0], stored) == RT_OK);
+    }
+    misuse_now();
+}
+
+static void misuse_in_access(const void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    misuse_now();
+}
+
+static void misuse_in_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb, (void)ctx;
+    misuse_now();
+}
+
+static void misuse_in_a_later_door(void *value, void *ctx)
+{
+    (void)value;
+    rt_update(mv[1], misuse_in_update, ctx);
+}
+
+static void *poison_by_panic(void *s)
+{
+    rt_update_all(s, mv[1], panic_at_once, NULL);
+    return NULL;
+}
+
+static void misuse_scenario(void *unused)
+{
+    struct get_build b = {sizeof zero64, RT_OWNED, 0};
+    (void)unused;
+    init_fixed(64 * KIB);
+    switch (misuse) {
+    case NEW_KIND_2:
+    case NEW_KIND_MINUS_1:
+    case NEW_INIT_NULL:
+    case NEW_INIT_NULL_HUGE:
+    case SUPERVISED_KIND_2:
+    case SUPERVISED_BUILD_NULL:
+        misuse_now();
+        break;
+    case SUPERVISED_BUILD_NULL_IN_A_DOOR:
+        mv[0] = value_of_kind(RT_OWNED);
+        rt_update(mv[0], misuse_in_update, NULL);
+        break;
+    case PAIR_A_NULL:
+    case PAIR_B_NULL:
+    case PAIR_FN_NULL:
+    case PAIR_A_AND_FN_NULL:
+    case PAIR_SAME:
+        mv[0] = value_of_kind(misuse_kind);
+        mv[1] = value_of_kind(misuse_kind == RT_COPY ? RT_OWNED : RT_COPY);
+        misuse_now();
+        break;
+    case PAIR_SAME_POISONED:
+    case GET_OUT_NULL_POISONED:
+        mv[0] = value_of_kind(misuse_kind);
+        mv[1] = value_of_kind(RT_OWNED);
+        NEED(run_task(poison_by_panic, mv[0]) == RT_PANICKED && rt_poisoned(mv[0]));
+        misuse_now();
+        break;
+    case GET_OUT_NULL_POISONED_SUPERVISED:
+        b.kind = misuse_kind;
+        mv[0] = rt_shared_supervised(misuse_kind, sizeof zero64, build_pattern, &b, 256);
+        mv[1] = value_of_kind(RT_OWNED);
+        NEED(run_task(poison_by_panic, mv[0]) == RT_PANICKED && rt_poisoned(mv[0]));
+        misuse_now(); /* refused before the rebuild */
+        break;
+    case GET_OUT_NULL:
+        mv[0] = value_of_kind(misuse_kind);
+        misuse_now();
+        break;
+    case GET_OUT_NULL_IN_ITS_ACCESS:
+    case FREE_IN_ACCESS:
+        mv[0] = value_of_kind(misuse_kind);
+        rt_access(mv[0], misuse_in_access, NULL);
+        break;
+    case GET_OUT_NULL_IN_ITS_UPDATE:
+        mv[0] = value_of_kind(misuse_kind);
+        rt_update(mv[0], misuse_in_update, NULL);
+        break;
+    case FREE_IN_COPY_UPDATE:
+        mv[0] = value_of_kind(RT_COPY);
+        rt_update(mv[0], misuse_in_update, NULL);
+        break;
+    case FREE_IN_OWNED_UPDATE:
+        mv[0] = rt_shared_new(RT_OWNED, sizeof zero64, &zero64, 1 * KIB);
+        rt_update(mv[0], misuse_in_update, NULL);
+        break;
+    case GET_OUT_NULL_IN_A_LATER_DOOR:
+        /* in a door on a value made later: refused as a NULL out, not as
+        ** a door nested against the order */
+        mv[0] = value_of_kind(misuse_kind);
+        mv[1] = value_of_kind(RT_OWNED);
+        rt_update(mv[1], misuse_in_update, NULL);
+        break;
+    case FREE_IN_A_LATER_DOOR:
+        /* in a door on a value made later, inside a door on the value */
+        mv[0] = value_of_kind(misuse_kind);
+        mv[1] = value_of_kind(RT_OWNED);
+        rt_update(mv[0], misuse_in_a_later_door, NULL);
+        break;
+    case FREE_IN_PAIR_AS_A:
+    case FREE_IN_PAIR_AS_B:
+        mv[0] = value_of_kind(misuse_kind);
+        mv[1] = value_of_kind(misuse_kind == RT_COPY ? RT_OWNED : RT_COPY);
+        if (misuse == FREE_IN_PAIR_AS_A)
+            rt_update_all(mv[0], mv[1], misuse_in_pair, NULL);
+        else
+            rt_update_all(mv[1], mv[0], misuse_in_pair, NULL);
+        break;
+    case FREE_IN_A_DOOR_THAT_REBUILT_IT:
+        b.kind = misuse_kind;
+        mv[0] = rt_shared_supervised(misuse_kind, sizeof zero64, build_pattern, &b, 256);
+        mv[1] = value_of_kind(RT_OWNED);
+        NEED(run_task(poison_by_panic, mv[0]) == RT_PANICKED && rt_poisoned(mv[0]));
+        rt_access(mv[0], misuse_in_access, NULL); /* rebuilt, then the free */
+        break;
+    default:
+        NEED(!"a case");
+    }
+    NEED(!"the misuse was not refused");
+}
+
+static void misuse_child(void *unused)
+{
+    (void)unused;
+    die_with_the_test();
+    misuse_scenario(NULL);
+}
+
+static void misuse_must_be_refused_at_once(enum misuse m, rt_kind kind, const char *msg)
+{
+    misuse = m;
+    misuse_kind = kind;
+    struct death d = run_child(misuse_child, NULL);
+    ck_assert_msg(d.signal == SIGABRT, "case %d kind %d: expected SIGABRT, got signal %d exit %d; "
+                  "stderr: %s", (int)m, (int)kind, d.signal, d.exit_status, d.err);
+    ck_assert_msg(strstr(d.err, msg) != NULL, "case %d kind %d: stderr lacks \"%s\": %s", (int)m,
+                  (int)kind, msg, d.err);
+    ck_assert_msg(strstr(d.err, "figures unchanged at the abort\n") != NULL,
+                  "case %d kind %d: the call changed something before it refused: %s", (int)m,
+                  (int)kind, d.err);
+}
+
+START_TEST(an_argument_refused_on_sight_is_refused_before_the_call_changes_anything)
+{
+    static const struct {
+        enum misuse m;
+        const char *msg;
+    } cases[] = {
+        {NEW_KIND_2, "refrt: rt_shared_new: kind 2 is neither RT_COPY nor RT_OWNED\n"},
+        {NEW_KIND_MINUS_1, "refrt: rt_shared_new: kind -1 is neither RT_COPY nor RT_OWNED\n"},
+        {NEW_INIT_NULL, "refrt: rt_shared_new: init is NULL for a value of 8 bytes\n"},
+        {NEW_INIT_NULL_HUGE, "refrt: rt_shared_new: init is NULL for a value of "
+                             "18446744073709551615 bytes\n"},
+        {SUPERVISED_KIND_2, "refrt: rt_shared_supervised: kind 2 is neither RT_COPY nor "
+                            "RT_OWNED\n"},
+        {SUPERVISED_BUILD_NULL, "refrt: rt_shared_supervised: build is NULL\n"},
+        {SUPERVISED_BUILD_NULL_IN_A_DOOR, "refrt: rt_shared_supervised: build is NULL\n"},
+        {PAIR_A_NULL, "refrt: rt_update_all: the shared value is NULL\n"},
+        {PAIR_B_NULL, "refrt: rt_update_all: the shared value is NULL\n"},
+        {PAIR_FN_NULL, "refrt: rt_update_all: fn is NULL\n"},
+        {PAIR_A_AND_FN_NULL, "refrt: rt_update_all: the shared value is NULL\n"},
+        {PAIR_SAME, "refrt: rt_update_all: a and b are the same shared value (#"},
+        {PAIR_SAME_POISONED, "refrt: rt_update_all: a and b are the same shared value (#"},
+        {GET_OUT_NULL, "refrt: rt_get: out is NULL\n"},
+        {GET_OUT_NULL_POISONED, "refrt: rt_get: out is NULL\n"},
+        {GET_OUT_NULL_POISONED_SUPERVISED, "refrt: rt_get: out is NULL\n"},
+        {GET_OUT_NULL_IN_ITS_ACCESS, "refrt: rt_get: out is NULL\n"},
+        {GET_OUT_NULL_IN_ITS_UPDATE, "refrt: rt_get: out is NULL\n"},
+        {GET_OUT_NULL_IN_A_LATER_DOOR, "refrt: rt_get: out is NULL\n"},
+        {FREE_IN_COPY_UPDATE, "refrt: rt_shared_free: a door on shared value #1 is open"},
+        {FREE_IN_OWNED_UPDATE, "refrt: rt_shared_free: a door on shared value #1 is open"},
+        {FREE_IN_ACCESS, "refrt: rt_shared_free: a door on shared value #1 is open"},
+        {FREE_IN_PAIR_AS_A, "refrt: rt_shared_free: a door on shared value #1 is open"},
+        {FREE_IN_PAIR_AS_B, "refrt: rt_shared_free: a door on shared value #1 is open"},
+        {FREE_IN_A_LATER_DOOR, "refrt: rt_shared_free: a door on shared value #1 is open"},
+        {FREE_IN_A_DOOR_THAT_REBUILT_IT, "refrt: rt_shared_free: a door on shared value #1 is "
+                                         "open"},
+    };
+    ck_assert_int_eq(sizeof cases / sizeof cases[0], MISUSES);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ck_assert_int_eq(cases[i].m, i);
+        misuse_must_be_refused_at_once(cases[i].m, RT_COPY, cases[i].msg);
+        misuse_must_be_refused_at_once(cases[i].m, RT_OWNED, cases[i].msg);
+    }
+}
+END_TEST
+
 /* Each test in a test case of its own, so that each result line names it.
 ** The timeout bounds no figure: it ends a scenario that a deliberate fault
 ** has deadlocked in a minute rather than the 300 s of testutil's guard. */
@@ -785,5 +1156,6 @@ Suite *make_suite(void)
     ADD_TEST(s, update_all_runs_fn_on_a_and_b_in_argument_order_and_keeps_its_rules_in_every_combination);
     ADD_TEST(s, get_copies_exactly_the_value_out_on_every_kind_size_and_state);
     ADD_TEST(s, a_value_fits_a_block_of_exactly_its_chunk_and_not_one_byte_less);
+    ADD_TEST(s, an_argument_refused_on_sight_is_refused_before_the_call_changes_anything);
     return s;
 }
