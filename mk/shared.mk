@@ -1,7 +1,7 @@
 # Shared values, doors and poisoning (seed 002 D5, D6, D9, D11). The unit
-# tests are reference/tests/check_shared.c (mk/unit.mk runs them); this
-# checks that docs/poisoning.md names those tests and the faults of
-# mutants/poisoning.mut one for one.
+# tests are reference/tests/check_shared.c and check_doors.c (mk/unit.mk
+# runs them); this checks that docs/poisoning.md names those tests and the
+# faults of mutants/poisoning.mut one for one.
 
 .PHONY: check-poisoning-docs
 check-poisoning-docs:

@@ -2,16 +2,18 @@
 """poisoning_docs.py RESULTS_FILE: docs/poisoning.md matches its tests.
 
 The tables of docs/poisoning.md name, in their last column, the tests of
-reference/tests/check_shared.c and the faults of mutants/poisoning.mut.
-Three checks, one result line each ("pass <name>" or "fail <name> <why>"):
+reference/tests/check_shared.c and check_doors.c and the faults of
+mutants/poisoning.mut. Three checks, one result line each ("pass <name>" or
+"fail <name> <why>"):
 
-  poisoning-docs-tests     every test of check_shared.c is named in exactly
-                           one row of the rules and guarantees tables, and
-                           every name there is a test;
+  poisoning-docs-tests     every test of check_shared.c and check_doors.c
+                           is named in exactly one row of the rules,
+                           guarantees and combinations tables, and every
+                           name there is a test;
   poisoning-docs-faults    the fault table names every entry of the
                            catalog once, and nothing else;
   poisoning-docs-killers   every test the fault table names as a killer is
-                           a test of check_shared.c.
+                           a test of one of those files.
 """
 import pathlib
 import re
@@ -19,7 +21,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DOC = ROOT / "docs" / "poisoning.md"
-TESTS = ROOT / "reference" / "tests" / "check_shared.c"
+TESTS = [ROOT / "reference" / "tests" / name for name in ("check_shared.c", "check_doors.c")]
 CATALOG = ROOT / "mutants" / "poisoning.mut"
 
 
@@ -43,7 +45,7 @@ def names(cell):
 
 def main():
     out = pathlib.Path(sys.argv[1])
-    tests = re.findall(r"^START_TEST\((\w+)\)", TESTS.read_text(), re.M)
+    tests = [t for f in TESTS for t in re.findall(r"^START_TEST\((\w+)\)", f.read_text(), re.M)]
     faults = re.findall(r"^== (\S+)", CATALOG.read_text(), re.M)
     found = tables(DOC.read_text())
     test_rows = [r for head, body in found if head[-1] == "checked by" for r in body]
