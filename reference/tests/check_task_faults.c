@@ -15,9 +15,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "points.h"
 #include "refrt.h"
 #include "task.h"
 #include "testutil.h"
@@ -341,6 +345,167 @@ START_TEST(a_main_block_that_cannot_be_made_is_rt_inits_violation)
 }
 END_TEST
 
+/* ---- a violation is reported at once ------------------------------------ */
+
+/* A contract violation prints its line and aborts at the call: it waits
+** for nothing, not even for a lock the runtime holds on another thread,
+** or a bad call made while another thread is inside the runtime would
+** hang instead of reporting. rt_set_strategy of a strategy with no
+** block_bytes is tried while another thread holds the strategy lock,
+** parked at a named point (points.h) inside a spawn's read of the strategy
+** or inside a strategy set, from a plain thread and from a task. The
+** parked thread is never released: the violation ends the process. If
+** the violating thread sleeps in a futex wait instead (/proc), the child
+** says so and exits 3. A small harness of its own (check_interleave.c has
+** the general one): relaxed atomics, no happens-before edge. */
+struct held_lock_case {
+    const char *point;  /* where the holder parks, holding the lock */
+    int holder_spawns;  /* 1: the holder spawns; 0: it sets a strategy */
+    int violator_task;  /* 1: the violating call is made by a task */
+};
+
+static const char *park_point;
+static int park_claimed, park_parked, violator_tid, violator_go;
+
+static int ld_int(const int *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static void nap_briefly(void)
+{
+    struct timespec ts = {0, 100 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static void park_for_ever(const char *name)
+{
+    const char *at = __atomic_load_n(&park_point, __ATOMIC_RELAXED);
+    if (at == NULL || strcmp(name, at) != 0 ||
+        __atomic_exchange_n(&park_claimed, 1, __ATOMIC_RELAXED) != 0)
+        return;
+    __atomic_store_n(&park_parked, 1, __ATOMIC_RELAXED);
+    for (;;)
+        nap_briefly();
+}
+
+static void *nothing_task(void *unused)
+{
+    (void)unused;
+    return NULL;
+}
+
+static void *holder_main(void *arg)
+{
+    const struct held_lock_case *c = arg;
+    if (c->holder_spawns)
+        (void)rt_spawn(nothing_task, NULL);
+    else
+        rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    return NULL;
+}
+
+static void *violator_main(void *unused)
+{
+    (void)unused;
+    while (!ld_int(&violator_go))
+        nap_briefly();
+    __atomic_store_n(&violator_tid, (int)syscall(SYS_gettid), __ATOMIC_RELAXED);
+    rt_set_strategy((rt_strategy){NULL, NULL});
+    return NULL;
+}
+
+/* Whether thread tid sleeps in a futex wait (FUTEX_WAIT, _WAIT_BITSET). */
+static int in_futex_wait(int tid)
+{
+    char path[64], buf[256];
+    long nr = -1, op = -1;
+    FILE *f;
+
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    if (fgets(buf, sizeof buf, f) == NULL)
+        buf[0] = '\0';
+    fclose(f);
+    if (sscanf(buf, "%ld %*s %lx", &nr, &op) != 2)
+        return 0;
+    return nr == SYS_futex && ((op & 127) == 0 || (op & 127) == 9);
+}
+
+#if UNDER_SANITIZER
+#define PARK_DEADLINE_NAPS 200000 /* 20 s of 100 us naps */
+#else
+#define PARK_DEADLINE_NAPS 100000
+#endif
+
+static void violation_while_the_lock_is_held(void *arg)
+{
+    const struct held_lock_case *c = arg;
+    pthread_t holder, violator;
+    rt_task *vt = NULL;
+    long naps;
+
+    init_fixed(8 * KIB);
+    if (c->violator_task) {
+        vt = rt_spawn(violator_main, NULL); /* before anyone holds the lock */
+        ck_require(vt != NULL);
+    } else {
+        ck_require(pthread_create(&violator, NULL, violator_main, NULL) == 0);
+    }
+    __atomic_store_n(&park_point, c->point, __ATOMIC_RELAXED);
+    __atomic_store_n(&rt__point_hook, park_for_ever, __ATOMIC_RELAXED);
+    ck_require(pthread_create(&holder, NULL, holder_main, (void *)c) == 0);
+    for (naps = 0; !ld_int(&park_parked); naps++) {
+        if (naps > PARK_DEADLINE_NAPS) {
+            fprintf(stderr, "the holder never parked at %s\n", c->point);
+            _exit(4);
+        }
+        nap_briefly();
+    }
+    __atomic_store_n(&violator_go, 1, __ATOMIC_RELAXED);
+    for (naps = 0;; naps++) {
+        int tid = ld_int(&violator_tid);
+        if (tid != 0 && in_futex_wait(tid)) {
+            struct timespec ts = {0, 2 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            if (in_futex_wait(tid)) {
+                fprintf(stderr, "rt_set_strategy's violation waited for the lock held at %s\n",
+                        c->point);
+                _exit(3);
+            }
+        }
+        if (naps > PARK_DEADLINE_NAPS) {
+            fprintf(stderr, "rt_set_strategy's violation neither aborted nor waited\n");
+            _exit(5);
+        }
+        nap_briefly();
+    }
+}
+
+START_TEST(a_strategy_without_block_bytes_is_refused_at_once_while_the_strategy_lock_is_held)
+{
+    static const struct held_lock_case cases[] = {
+        {"task.block_for_new_task.locked", 1, 0},
+        {"task.block_for_new_task.locked", 1, 1},
+        {"task.set_strategy.locked", 0, 0},
+        {"task.set_strategy.locked", 0, 1},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct death d = run_child(violation_while_the_lock_is_held, (void *)&cases[i]);
+        ck_assert_msg(d.signal == SIGABRT,
+                      "case %zu (held at %s, violator a %s): expected SIGABRT, got signal %d "
+                      "exit %d; stderr: %s",
+                      i, cases[i].point, cases[i].violator_task ? "task" : "plain thread",
+                      d.signal, d.exit_status, d.err);
+        ck_assert_msg(strstr(d.err, "refrt: rt_set_strategy: block_bytes is NULL") != NULL,
+                      "case %zu: stderr lacks the violation: %s", i, d.err);
+    }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("task_faults");
@@ -353,5 +518,6 @@ Suite *make_suite(void)
     suite_add_test(s, a_channel_that_cannot_be_made_traps);
     suite_add_test(s, an_overflowing_capacity_traps_before_anything_is_allocated);
     suite_add_test(s, a_main_block_that_cannot_be_made_is_rt_inits_violation);
+    suite_add_test(s, a_strategy_without_block_bytes_is_refused_at_once_while_the_strategy_lock_is_held);
     return s;
 }
