@@ -247,6 +247,70 @@ START_TEST(a_strategys_block_bytes_runs_with_no_runtime_lock_held_and_may_set_th
 }
 END_TEST
 
+/* The bytes a receiver took off a task's count wait in its `released`
+** until the task's slow path (a charge that does not fit) or rt_held folds
+** them in: a charge that fits reads no atomic (docs/budgets.md, "Channels
+** and where the bytes count"). White-box: the block's own held figure,
+** read without settling. Through rt_alloc_outside, rt_realloc of an
+** outside value, rt_clone_outside and a join's result; then rt_held folds
+** them; then a charge that fits only once they are folded folds them. */
+static void *receive_and_free(void *arg)
+{
+    rt_free(rt_recv(arg));
+    return NULL;
+}
+
+static size_t unsettled_held(void)
+{
+    return rt__block_held(rt__task_hot("test")->task->block);
+}
+
+static void *alloc_outside_100(void *unused)
+{
+    (void)unused;
+    return rt_alloc_outside(100);
+}
+
+START_TEST(released_bytes_are_folded_in_only_by_the_slow_path_and_rt_held)
+{
+    rt_chan *c;
+    void *v, *w, *x, *y;
+
+    init_fixed(64 * KIB);
+    c = rt_chan_new(1);
+    ck_assert_ptr_nonnull(c);
+    v = rt_alloc_outside(1000);
+    ck_assert_int_eq(rt_send(c, v), RT_OK);
+    ck_assert_int_eq(run_task(receive_and_free, c, NULL), RT_OK);
+    ck_assert_uint_eq(unsettled_held(), 1000); /* still counted: not folded yet */
+
+    w = rt_alloc_outside(100);
+    ck_assert_uint_eq(unsettled_held(), 1100);
+    w = rt_realloc(w, 300);
+    ck_assert_uint_eq(unsettled_held(), 1300);
+    x = rt_clone_outside(w, 50);
+    ck_assert_uint_eq(unsettled_held(), 1350);
+    ck_assert_int_eq(run_task(alloc_outside_100, NULL, &y), RT_OK);
+    ck_assert_uint_eq(unsettled_held(), 1450);
+    ck_assert_uint_eq(rt_held(), 450); /* rt_held folds them in */
+    ck_assert_uint_eq(unsettled_held(), 450);
+
+    /* a charge that fits only once the released bytes are folded in */
+    v = rt_alloc_outside(40 * KIB);
+    ck_assert_int_eq(rt_send(c, v), RT_OK);
+    ck_assert_int_eq(run_task(receive_and_free, c, NULL), RT_OK);
+    ck_assert_uint_eq(unsettled_held(), 450 + 40 * KIB);
+    v = rt_alloc_outside(30 * KIB);
+    ck_assert_uint_eq(unsettled_held(), 450 + 30 * KIB);
+    rt_free(v);
+    rt_free(w);
+    rt_free(x);
+    rt_free(y);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(c);
+}
+END_TEST
+
 /* ---- held and the budget (D5, D6, D10) ------------------------------------ */
 
 START_TEST(held_returns_to_exactly_its_old_figure)
@@ -1580,6 +1644,7 @@ Suite *make_suite(void)
     suite_add_test(s, main_is_a_task_with_a_default_block);
     suite_add_test(s, a_fixed_strategy_sizes_every_later_block);
     suite_add_test(s, a_strategys_block_bytes_runs_with_no_runtime_lock_held_and_may_set_the_strategy);
+    suite_add_test(s, released_bytes_are_folded_in_only_by_the_slow_path_and_rt_held);
     suite_add_test(s, held_returns_to_exactly_its_old_figure);
     suite_add_test(s, a_block_exactly_full_fits_one_byte_more_panics);
     suite_add_test(s, a_task_reading_past_its_budget_panics_and_another_runs_on);
