@@ -506,6 +506,90 @@ START_TEST(a_strategy_without_block_bytes_is_refused_at_once_while_the_strategy_
 }
 END_TEST
 
+/* ---- a panic's line is out before its doors unwind ------------------------ */
+
+/* A panic prints its line, flushed (stderr may be fully buffered), before
+** it unwinds anything (docs/budgets.md, "Tasks and panics"): whatever an
+** unwind lets happen (a waiter getting the value's lock, a process killed
+** meanwhile) comes after the line is out. stderr is made fully buffered
+** and sent to a file; at the first door's unwind (the named point
+** shared.unwind.begin) the file must hold the line. A panic in a door on
+** a copy and on an owned value, on a spawned task and on main. */
+static int line_fd = -1;
+
+static void line_out_at_unwind(const char *name)
+{
+    char buf[512];
+    ssize_t n;
+
+    if (strcmp(name, "shared.unwind.begin") != 0)
+        return;
+    n = pread(line_fd, buf, sizeof buf - 1, 0);
+    buf[n > 0 ? n : 0] = '\0';
+    _exit(strstr(buf, "panicked: in the door\n") != NULL ? 7 : 3);
+}
+
+static void panics_in_the_door(void *value, void *ctx)
+{
+    (void)value;
+    (void)ctx;
+    rt_panic("in the door");
+}
+
+static void *updates_and_panics(void *arg)
+{
+    rt_shared *s = arg;
+    (void)rt_update(s, panics_in_the_door, NULL);
+    return NULL;
+}
+
+struct panic_case {
+    rt_kind kind;
+    int on_main;
+};
+
+static void panic_with_buffered_stderr(void *arg)
+{
+    const struct panic_case *c = arg;
+    static char buf[8192];
+    char path[] = "/tmp/refrt-panic-line-XXXXXX";
+    int v = 5;
+    rt_shared *s;
+
+    line_fd = mkstemp(path);
+    ck_require(line_fd >= 0);
+    unlink(path);
+    fflush(stderr);
+    dup2(line_fd, 2);
+    setvbuf(stderr, buf, _IOFBF, sizeof buf);
+    init_fixed(64 * KIB);
+    s = rt_shared_new(c->kind, sizeof v, &v, 16 * KIB);
+    ck_require(s != NULL);
+    __atomic_store_n(&rt__point_hook, line_out_at_unwind, __ATOMIC_RELAXED);
+    if (c->on_main)
+        updates_and_panics(s);
+    else
+        (void)rt_join(rt_spawn(updates_and_panics, s), NULL);
+    _exit(4); /* no unwind was reached */
+}
+
+START_TEST(a_panics_line_is_flushed_before_its_doors_unwind)
+{
+    static const struct panic_case cases[] = {
+        {RT_COPY, 0}, {RT_OWNED, 0}, {RT_COPY, 1}, {RT_OWNED, 1},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct death d = run_child(panic_with_buffered_stderr, (void *)&cases[i]);
+        ck_assert_msg(d.signal == 0 && d.exit_status == 7,
+                      "case %zu (%s, on %s): exit %d signal %d (3: the line was not out at the "
+                      "unwind; 4: no unwind); stderr: %s",
+                      i, cases[i].kind == RT_COPY ? "copy" : "owned",
+                      cases[i].on_main ? "main" : "a task", d.exit_status, d.signal, d.err);
+    }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("task_faults");
@@ -519,5 +603,6 @@ Suite *make_suite(void)
     suite_add_test(s, an_overflowing_capacity_traps_before_anything_is_allocated);
     suite_add_test(s, a_main_block_that_cannot_be_made_is_rt_inits_violation);
     suite_add_test(s, a_strategy_without_block_bytes_is_refused_at_once_while_the_strategy_lock_is_held);
+    suite_add_test(s, a_panics_line_is_flushed_before_its_doors_unwind);
     return s;
 }
