@@ -590,6 +590,59 @@ START_TEST(a_panics_line_is_flushed_before_its_doors_unwind)
 }
 END_TEST
 
+/* ---- a door is popped before its unwind runs ------------------------------ */
+
+/* A panic pops each open door, innermost first, before it calls the
+** door's unwind (docs/budgets.md, "Tasks and panics"; task.c: "Popped
+** before the call, so an unwind never sees its own door again"): while an
+** unwind runs, the innermost door is the one around it. White-box: doors
+** of the test's own (struct rt_door, internal.h) whose unwind records the
+** thread's innermost door, 1, 2 and 3 deep, on a spawned task. */
+struct seen_door {
+    struct rt_door door;
+    struct rt_door *seen; /* the innermost door while this one unwound */
+    int unwound;
+};
+
+static void record_innermost(struct rt_door *d)
+{
+    struct seen_door *sd = (struct seen_door *)d;
+    sd->seen = rt__hot_or_null()->door;
+    sd->unwound++;
+}
+
+static struct seen_door seen_doors[3];
+
+static void *opens_doors_and_panics(void *arg)
+{
+    struct rt_hot *h = rt__task_hot("test");
+    int depth = (int)(intptr_t)arg;
+
+    for (int i = 0; i < depth; i++) {
+        seen_doors[i] = (struct seen_door){{h->door, NULL, record_innermost}, NULL, 0};
+        h->door = &seen_doors[i].door;
+    }
+    rt_panic("with doors open");
+    return NULL;
+}
+
+START_TEST(a_panic_pops_each_door_before_its_unwind_runs)
+{
+    init_fixed(64 * KIB);
+    for (int depth = 1; depth <= 3; depth++) {
+        rt_task *t = rt_spawn(opens_doors_and_panics, (void *)(intptr_t)depth);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_int_eq(rt_join(t, NULL), RT_PANICKED);
+        for (int i = 0; i < depth; i++) {
+            ck_assert_int_eq(seen_doors[i].unwound, 1);
+            ck_assert_msg(seen_doors[i].seen == (i == 0 ? NULL : &seen_doors[i - 1].door),
+                          "depth %d: door %d unwound with %p innermost, not the door around it",
+                          depth, i, (void *)seen_doors[i].seen);
+        }
+    }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("task_faults");
@@ -604,5 +657,6 @@ Suite *make_suite(void)
     suite_add_test(s, a_main_block_that_cannot_be_made_is_rt_inits_violation);
     suite_add_test(s, a_strategy_without_block_bytes_is_refused_at_once_while_the_strategy_lock_is_held);
     suite_add_test(s, a_panics_line_is_flushed_before_its_doors_unwind);
+    suite_add_test(s, a_panic_pops_each_door_before_its_unwind_runs);
     return s;
 }
