@@ -248,6 +248,190 @@ START_TEST(a_second_rt_init_changes_nothing_in_any_state)
 }
 END_TEST
 
+/* A strategy's block_bytes is the program's code: the runtime holds none
+** of its locks while it runs, so it may call the runtime, rt_set_strategy
+** included. A one-shot strategy sizes one block and replaces itself with
+** a fixed one; called on a task it also reads rt_held and rt_budget. For
+** main's block at rt_init, a spawn from main, from a task and from a plain
+** thread: the block is the one-shot's size, the next is the fixed one's. */
+struct one_shot {
+    size_t first, then;
+    int calls;
+    int on_a_task; /* the spawning thread is a task: call rt_held too */
+};
+
+static size_t one_shot_bytes(void *ctx, size_t running)
+{
+    struct one_shot *o = ctx;
+    (void)running;
+    o->calls++;
+    rt_set_strategy(rt_fixed_strategy(o->then));
+    if (o->on_a_task) {
+        (void)rt_held();
+        ck_require(rt_budget() > 0);
+    }
+    return o->first;
+}
+
+static void set_one_shot(struct one_shot *o, size_t first, size_t then, int on_a_task)
+{
+    *o = (struct one_shot){first, then, 0, on_a_task};
+    rt_set_strategy((rt_strategy){one_shot_bytes, o});
+}
+
+/* Spawns report_budget twice after setting the one-shot; 0 if all is as said. */
+static int two_spawns_after_a_one_shot(struct one_shot *o, int on_a_task)
+{
+    size_t *b1, *b2;
+    rt_task *t1, *t2;
+    void *r1 = NULL, *r2 = NULL;
+
+    set_one_shot(o, 24 * KIB, 40 * KIB, on_a_task);
+    t1 = rt_spawn(report_budget, NULL);
+    t2 = rt_spawn(report_budget, NULL);
+    if (t1 == NULL || t2 == NULL)
+        return 1;
+    if (rt_join(t1, &r1) != RT_OK || rt_join(t2, &r2) != RT_OK)
+        return 2;
+    b1 = r1;
+    b2 = r2;
+    int bad = o->calls != 1 || *b1 != 24 * KIB || *b2 != 40 * KIB ? 3 : 0;
+    rt_free(b1);
+    rt_free(b2);
+    return bad;
+}
+
+static void *spawns_two_after_a_one_shot(void *arg)
+{
+    struct one_shot o;
+    int *bad = rt_alloc_outside(sizeof *bad);
+    (void)arg;
+    *bad = two_spawns_after_a_one_shot(&o, 1);
+    return bad;
+}
+
+static void *plain_spawns_two(void *arg)
+{
+    struct one_shot o;
+    rt_task *t1, *t2;
+    (void)arg;
+    set_one_shot(&o, 24 * KIB, 40 * KIB, 0);
+    t1 = rt_spawn(report_budget, NULL);
+    t2 = rt_spawn(report_budget, NULL);
+    /* a plain thread cannot join; the budgets are read from main below */
+    static rt_task *got[2];
+    got[0] = t1;
+    got[1] = t2;
+    return o.calls == 1 ? got : NULL;
+}
+
+START_TEST(a_strategys_block_bytes_runs_with_no_runtime_lock_held_and_may_set_the_strategy)
+{
+    struct one_shot o;
+    size_t *b;
+    int *bad;
+
+    /* main's block, made by rt_init */
+    set_one_shot(&o, 48 * KIB, 32 * KIB, 0);
+    rt_init();
+    ck_assert_int_eq(o.calls, 1);
+    ck_assert_uint_eq(rt_budget(), 48 * KIB);
+    ck_assert_int_eq(run_task(report_budget, NULL, (void **)&b), RT_OK);
+    ck_assert_uint_eq(*b, 32 * KIB);
+    rt_free(b);
+
+    /* spawns from main, a task */
+    ck_assert_int_eq(two_spawns_after_a_one_shot(&o, 1), 0);
+
+    /* spawns from a spawned task */
+    ck_assert_int_eq(run_task(spawns_two_after_a_one_shot, NULL, (void **)&bad), RT_OK);
+    ck_assert_int_eq(*bad, 0);
+    rt_free(bad);
+
+    /* spawns from a plain thread: their tasks are joined by main */
+    pthread_t th;
+    rt_task **got;
+    ck_assert_int_eq(pthread_create(&th, NULL, plain_spawns_two, NULL), 0);
+    ck_assert_int_eq(pthread_join(th, (void **)&got), 0);
+    ck_assert_ptr_nonnull(got);
+    ck_assert_ptr_nonnull(got[0]);
+    ck_assert_ptr_nonnull(got[1]);
+    ck_assert_int_eq(rt_join(got[0], (void **)&b), RT_OK);
+    ck_assert_uint_eq(*b, 24 * KIB);
+    rt_free(b);
+    ck_assert_int_eq(rt_join(got[1], (void **)&b), RT_OK);
+    ck_assert_uint_eq(*b, 40 * KIB);
+    rt_free(b);
+    ck_assert_int_eq(run_task(report_budget, NULL, (void **)&b), RT_OK);
+    ck_assert_uint_eq(*b, 40 * KIB); /* the fixed strategy the one-shot set */
+    rt_free(b);
+}
+END_TEST
+
+/* The bytes a receiver took off a task's count wait in its `released`
+** until the task's slow path (a charge that does not fit) or rt_held folds
+** them in: a charge that fits reads no atomic (docs/budgets.md, "Channels
+** and where the bytes count"). White-box: the block's own held figure,
+** read without settling. Through rt_alloc_outside, rt_realloc of an
+** outside value, rt_clone_outside and a join's result; then rt_held folds
+** them; then a charge that fits only once they are folded folds them. */
+static void *receive_and_free(void *arg)
+{
+    rt_free(rt_recv(arg));
+    return NULL;
+}
+
+static size_t unsettled_held(void)
+{
+    return rt__block_held(rt__task_hot("test")->task->block);
+}
+
+static void *alloc_outside_100(void *unused)
+{
+    (void)unused;
+    return rt_alloc_outside(100);
+}
+
+START_TEST(released_bytes_are_folded_in_only_by_the_slow_path_and_rt_held)
+{
+    rt_chan *c;
+    void *v, *w, *x, *y;
+
+    init_fixed(64 * KIB);
+    c = rt_chan_new(1);
+    ck_assert_ptr_nonnull(c);
+    v = rt_alloc_outside(1000);
+    ck_assert_int_eq(rt_send(c, v), RT_OK);
+    ck_assert_int_eq(run_task(receive_and_free, c, NULL), RT_OK);
+    ck_assert_uint_eq(unsettled_held(), 1000); /* still counted: not folded yet */
+
+    w = rt_alloc_outside(100);
+    ck_assert_uint_eq(unsettled_held(), 1100);
+    w = rt_realloc(w, 300);
+    ck_assert_uint_eq(unsettled_held(), 1300);
+    x = rt_clone_outside(w, 50);
+    ck_assert_uint_eq(unsettled_held(), 1350);
+    ck_assert_int_eq(run_task(alloc_outside_100, NULL, &y), RT_OK);
+    ck_assert_uint_eq(unsettled_held(), 1450);
+    ck_assert_uint_eq(rt_held(), 450); /* rt_held folds them in */
+    ck_assert_uint_eq(unsettled_held(), 450);
+
+    /* a charge that fits only once the released bytes are folded in */
+    v = rt_alloc_outside(40 * KIB);
+    ck_assert_int_eq(rt_send(c, v), RT_OK);
+    ck_assert_int_eq(run_task(receive_and_free, c, NULL), RT_OK);
+    ck_assert_uint_eq(unsettled_held(), 450 + 40 * KIB);
+    v = rt_alloc_outside(30 * KIB);
+    ck_assert_uint_eq(unsettled_held(), 450 + 30 * KIB);
+    rt_free(v);
+    rt_free(w);
+    rt_free(x);
+    rt_free(y);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(c);
+}
+END_TEST
+
 /* ---- held and the budget (D5, D6, D10) ------------------------------------ */
 
 START_TEST(held_returns_to_exactly_its_old_figure)
@@ -1581,6 +1765,8 @@ Suite *make_suite(void)
     suite_add_test(s, main_is_a_task_with_a_default_block);
     suite_add_test(s, a_fixed_strategy_sizes_every_later_block);
     suite_add_test(s, a_second_rt_init_changes_nothing_in_any_state);
+    suite_add_test(s, a_strategys_block_bytes_runs_with_no_runtime_lock_held_and_may_set_the_strategy);
+    suite_add_test(s, released_bytes_are_folded_in_only_by_the_slow_path_and_rt_held);
     suite_add_test(s, held_returns_to_exactly_its_old_figure);
     suite_add_test(s, a_block_exactly_full_fits_one_byte_more_panics);
     suite_add_test(s, a_task_reading_past_its_budget_panics_and_another_runs_on);

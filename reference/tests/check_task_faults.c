@@ -15,9 +15,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include "internal.h"
+#include "points.h"
 #include "refrt.h"
 #include "task.h"
 #include "testutil.h"
@@ -341,6 +345,304 @@ START_TEST(a_main_block_that_cannot_be_made_is_rt_inits_violation)
 }
 END_TEST
 
+/* ---- a violation is reported at once ------------------------------------ */
+
+/* A contract violation prints its line and aborts at the call: it waits
+** for nothing, not even for a lock the runtime holds on another thread,
+** or a bad call made while another thread is inside the runtime would
+** hang instead of reporting. rt_set_strategy of a strategy with no
+** block_bytes is tried while another thread holds the strategy lock,
+** parked at a named point (points.h) inside a spawn's read of the strategy
+** or inside a strategy set, from a plain thread and from a task. The
+** parked thread is never released: the violation ends the process. If
+** the violating thread sleeps in a futex wait instead (/proc), the child
+** says so and exits 3. A small harness of its own (check_interleave.c has
+** the general one): relaxed atomics, no happens-before edge. */
+struct held_lock_case {
+    const char *point;  /* where the holder parks, holding the lock */
+    int holder_spawns;  /* 1: the holder spawns; 0: it sets a strategy */
+    int violator_task;  /* 1: the violating call is made by a task */
+};
+
+static const char *park_point;
+static int park_claimed, park_parked, violator_tid, violator_go;
+
+static int ld_int(const int *p)
+{
+    return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static void nap_briefly(void)
+{
+    struct timespec ts = {0, 100 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static void park_for_ever(const char *name)
+{
+    const char *at = __atomic_load_n(&park_point, __ATOMIC_RELAXED);
+    if (at == NULL || strcmp(name, at) != 0 ||
+        __atomic_exchange_n(&park_claimed, 1, __ATOMIC_RELAXED) != 0)
+        return;
+    __atomic_store_n(&park_parked, 1, __ATOMIC_RELAXED);
+    for (;;)
+        nap_briefly();
+}
+
+static void *nothing_task(void *unused)
+{
+    (void)unused;
+    return NULL;
+}
+
+static void *holder_main(void *arg)
+{
+    const struct held_lock_case *c = arg;
+    if (c->holder_spawns)
+        (void)rt_spawn(nothing_task, NULL);
+    else
+        rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    return NULL;
+}
+
+static void *violator_main(void *unused)
+{
+    (void)unused;
+    while (!ld_int(&violator_go))
+        nap_briefly();
+    __atomic_store_n(&violator_tid, (int)syscall(SYS_gettid), __ATOMIC_RELAXED);
+    rt_set_strategy((rt_strategy){NULL, NULL});
+    return NULL;
+}
+
+/* Whether thread tid sleeps in a futex wait (FUTEX_WAIT, _WAIT_BITSET). */
+static int in_futex_wait(int tid)
+{
+    char path[64], buf[256];
+    long nr = -1, op = -1;
+    FILE *f;
+
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+    f = fopen(path, "r");
+    if (f == NULL)
+        return 0;
+    if (fgets(buf, sizeof buf, f) == NULL)
+        buf[0] = '\0';
+    fclose(f);
+    if (sscanf(buf, "%ld %*s %lx", &nr, &op) != 2)
+        return 0;
+    return nr == SYS_futex && ((op & 127) == 0 || (op & 127) == 9);
+}
+
+#if UNDER_SANITIZER
+#define PARK_DEADLINE_NAPS 200000 /* 20 s of 100 us naps */
+#else
+#define PARK_DEADLINE_NAPS 100000
+#endif
+
+static void violation_while_the_lock_is_held(void *arg)
+{
+    const struct held_lock_case *c = arg;
+    pthread_t holder, violator;
+    rt_task *vt = NULL;
+    long naps;
+
+    init_fixed(8 * KIB);
+    if (c->violator_task) {
+        vt = rt_spawn(violator_main, NULL); /* before anyone holds the lock */
+        ck_require(vt != NULL);
+    } else {
+        ck_require(pthread_create(&violator, NULL, violator_main, NULL) == 0);
+    }
+    __atomic_store_n(&park_point, c->point, __ATOMIC_RELAXED);
+    __atomic_store_n(&rt__point_hook, park_for_ever, __ATOMIC_RELAXED);
+    ck_require(pthread_create(&holder, NULL, holder_main, (void *)c) == 0);
+    for (naps = 0; !ld_int(&park_parked); naps++) {
+        if (naps > PARK_DEADLINE_NAPS) {
+            fprintf(stderr, "the holder never parked at %s\n", c->point);
+            _exit(4);
+        }
+        nap_briefly();
+    }
+    __atomic_store_n(&violator_go, 1, __ATOMIC_RELAXED);
+    for (naps = 0;; naps++) {
+        int tid = ld_int(&violator_tid);
+        if (tid != 0 && in_futex_wait(tid)) {
+            struct timespec ts = {0, 2 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            if (in_futex_wait(tid)) {
+                fprintf(stderr, "rt_set_strategy's violation waited for the lock held at %s\n",
+                        c->point);
+                _exit(3);
+            }
+        }
+        if (naps > PARK_DEADLINE_NAPS) {
+            fprintf(stderr, "rt_set_strategy's violation neither aborted nor waited\n");
+            _exit(5);
+        }
+        nap_briefly();
+    }
+}
+
+START_TEST(a_strategy_without_block_bytes_is_refused_at_once_while_the_strategy_lock_is_held)
+{
+    static const struct held_lock_case cases[] = {
+        {"task.block_for_new_task.locked", 1, 0},
+        {"task.block_for_new_task.locked", 1, 1},
+        {"task.set_strategy.locked", 0, 0},
+        {"task.set_strategy.locked", 0, 1},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct death d = run_child(violation_while_the_lock_is_held, (void *)&cases[i]);
+        ck_assert_msg(d.signal == SIGABRT,
+                      "case %zu (held at %s, violator a %s): expected SIGABRT, got signal %d "
+                      "exit %d; stderr: %s",
+                      i, cases[i].point, cases[i].violator_task ? "task" : "plain thread",
+                      d.signal, d.exit_status, d.err);
+        ck_assert_msg(strstr(d.err, "refrt: rt_set_strategy: block_bytes is NULL") != NULL,
+                      "case %zu: stderr lacks the violation: %s", i, d.err);
+    }
+}
+END_TEST
+
+/* ---- a panic's line is out before its doors unwind ------------------------ */
+
+/* A panic prints its line, flushed (stderr may be fully buffered), before
+** it unwinds anything (docs/budgets.md, "Tasks and panics"): whatever an
+** unwind lets happen (a waiter getting the value's lock, a process killed
+** meanwhile) comes after the line is out. stderr is made fully buffered
+** and sent to a file; at the first door's unwind (the named point
+** shared.unwind.begin) the file must hold the line. A panic in a door on
+** a copy and on an owned value, on a spawned task and on main. */
+static int line_fd = -1;
+
+static void line_out_at_unwind(const char *name)
+{
+    char buf[512];
+    ssize_t n;
+
+    if (strcmp(name, "shared.unwind.begin") != 0)
+        return;
+    n = pread(line_fd, buf, sizeof buf - 1, 0);
+    buf[n > 0 ? n : 0] = '\0';
+    _exit(strstr(buf, "panicked: in the door\n") != NULL ? 7 : 3);
+}
+
+static void panics_in_the_door(void *value, void *ctx)
+{
+    (void)value;
+    (void)ctx;
+    rt_panic("in the door");
+}
+
+static void *updates_and_panics(void *arg)
+{
+    rt_shared *s = arg;
+    (void)rt_update(s, panics_in_the_door, NULL);
+    return NULL;
+}
+
+struct panic_case {
+    rt_kind kind;
+    int on_main;
+};
+
+static void panic_with_buffered_stderr(void *arg)
+{
+    const struct panic_case *c = arg;
+    static char buf[8192];
+    char path[] = "/tmp/refrt-panic-line-XXXXXX";
+    int v = 5;
+    rt_shared *s;
+
+    line_fd = mkstemp(path);
+    ck_require(line_fd >= 0);
+    unlink(path);
+    fflush(stderr);
+    dup2(line_fd, 2);
+    setvbuf(stderr, buf, _IOFBF, sizeof buf);
+    init_fixed(64 * KIB);
+    s = rt_shared_new(c->kind, sizeof v, &v, 16 * KIB);
+    ck_require(s != NULL);
+    __atomic_store_n(&rt__point_hook, line_out_at_unwind, __ATOMIC_RELAXED);
+    if (c->on_main)
+        updates_and_panics(s);
+    else
+        (void)rt_join(rt_spawn(updates_and_panics, s), NULL);
+    _exit(4); /* no unwind was reached */
+}
+
+START_TEST(a_panics_line_is_flushed_before_its_doors_unwind)
+{
+    static const struct panic_case cases[] = {
+        {RT_COPY, 0}, {RT_OWNED, 0}, {RT_COPY, 1}, {RT_OWNED, 1},
+    };
+
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct death d = run_child(panic_with_buffered_stderr, (void *)&cases[i]);
+        ck_assert_msg(d.signal == 0 && d.exit_status == 7,
+                      "case %zu (%s, on %s): exit %d signal %d (3: the line was not out at the "
+                      "unwind; 4: no unwind); stderr: %s",
+                      i, cases[i].kind == RT_COPY ? "copy" : "owned",
+                      cases[i].on_main ? "main" : "a task", d.exit_status, d.signal, d.err);
+    }
+}
+END_TEST
+
+/* ---- a door is popped before its unwind runs ------------------------------ */
+
+/* A panic pops each open door, innermost first, before it calls the
+** door's unwind (docs/budgets.md, "Tasks and panics"; task.c: "Popped
+** before the call, so an unwind never sees its own door again"): while an
+** unwind runs, the innermost door is the one around it. White-box: doors
+** of the test's own (struct rt_door, internal.h) whose unwind records the
+** thread's innermost door, 1, 2 and 3 deep, on a spawned task. */
+struct seen_door {
+    struct rt_door door;
+    struct rt_door *seen; /* the innermost door while this one unwound */
+    int unwound;
+};
+
+static void record_innermost(struct rt_door *d)
+{
+    struct seen_door *sd = (struct seen_door *)d;
+    sd->seen = rt__hot_or_null()->door;
+    sd->unwound++;
+}
+
+static struct seen_door seen_doors[3];
+
+static void *opens_doors_and_panics(void *arg)
+{
+    struct rt_hot *h = rt__task_hot("test");
+    int depth = (int)(intptr_t)arg;
+
+    for (int i = 0; i < depth; i++) {
+        seen_doors[i] = (struct seen_door){{h->door, NULL, record_innermost}, NULL, 0};
+        h->door = &seen_doors[i].door;
+    }
+    rt_panic("with doors open");
+    return NULL;
+}
+
+START_TEST(a_panic_pops_each_door_before_its_unwind_runs)
+{
+    init_fixed(64 * KIB);
+    for (int depth = 1; depth <= 3; depth++) {
+        rt_task *t = rt_spawn(opens_doors_and_panics, (void *)(intptr_t)depth);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_int_eq(rt_join(t, NULL), RT_PANICKED);
+        for (int i = 0; i < depth; i++) {
+            ck_assert_int_eq(seen_doors[i].unwound, 1);
+            ck_assert_msg(seen_doors[i].seen == (i == 0 ? NULL : &seen_doors[i - 1].door),
+                          "depth %d: door %d unwound with %p innermost, not the door around it",
+                          depth, i, (void *)seen_doors[i].seen);
+        }
+    }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("task_faults");
@@ -353,5 +655,8 @@ Suite *make_suite(void)
     suite_add_test(s, a_channel_that_cannot_be_made_traps);
     suite_add_test(s, an_overflowing_capacity_traps_before_anything_is_allocated);
     suite_add_test(s, a_main_block_that_cannot_be_made_is_rt_inits_violation);
+    suite_add_test(s, a_strategy_without_block_bytes_is_refused_at_once_while_the_strategy_lock_is_held);
+    suite_add_test(s, a_panics_line_is_flushed_before_its_doors_unwind);
+    suite_add_test(s, a_panic_pops_each_door_before_its_unwind_runs);
     return s;
 }
