@@ -1444,6 +1444,123 @@ static void on_a_plain_thread(void *(*fn)(void *))
     pthread_join(t, NULL);
 }
 
+/* Every call that needs a task, made where there is none, is the violation
+** of that very call: "refrt: <the call>: this thread is not a task", on a
+** plain thread after rt_init and on main before it. A message that names
+** another function sends the reader to the wrong call. */
+static rt_shared *no_task_value; /* made by main, opened from a plain thread */
+static rt_chan *no_task_chan;
+static int no_task_byte;
+
+static void read_nothing(const void *value, void *ctx)
+{
+    (void)value;
+    (void)ctx;
+}
+
+static void write_nothing(void *value, void *ctx)
+{
+    (void)value;
+    (void)ctx;
+}
+
+static void write_nothing_2(void *va, void *vb, void *ctx)
+{
+    (void)va;
+    (void)vb;
+    (void)ctx;
+}
+
+struct task_call {
+    const char *name;
+    void (*call)(void);
+};
+
+static void call_alloc(void) { (void)rt_alloc(16); }
+static void call_realloc(void) { (void)rt_realloc(&no_task_byte, 16); }
+static void call_free(void) { rt_free(&no_task_byte); }
+static void call_held(void) { (void)rt_held(); }
+static void call_budget(void) { (void)rt_budget(); }
+static void call_alloc_outside(void) { (void)rt_alloc_outside(16); }
+static void call_clone_outside(void) { (void)rt_clone_outside(&no_task_byte, 1); }
+static void call_hand_over(void) { (void)rt_hand_over(&no_task_byte); }
+static void call_panic(void) { rt_panic("no task to end"); }
+static void call_send(void) { (void)rt_send(no_task_chan, &no_task_byte); }
+static void call_recv(void) { (void)rt_recv(no_task_chan); }
+static void call_update(void) { (void)rt_update(no_task_value, write_nothing, NULL); }
+static void call_access(void) { (void)rt_access(no_task_value, read_nothing, NULL); }
+static void call_get(void)
+{
+    int out;
+    (void)rt_get(no_task_value, &out);
+}
+static void call_update_all(void)
+{
+    (void)rt_update_all(no_task_value, no_task_value, write_nothing_2, NULL);
+}
+
+static const struct task_call task_calls[] = {
+    {"rt_alloc", call_alloc},
+    {"rt_realloc", call_realloc},
+    {"rt_free", call_free},
+    {"rt_held", call_held},
+    {"rt_budget", call_budget},
+    {"rt_alloc_outside", call_alloc_outside},
+    {"rt_clone_outside", call_clone_outside},
+    {"rt_hand_over", call_hand_over},
+    {"rt_panic", call_panic},
+    {"rt_send", call_send},
+    {"rt_recv", call_recv},
+    {"rt_update", call_update},
+    {"rt_access", call_access},
+    {"rt_get", call_get},
+    {"rt_update_all", call_update_all},
+};
+
+static void *call_it(void *call)
+{
+    ((const struct task_call *)call)->call();
+    return NULL;
+}
+
+/* Before rt_init (no value made yet): the call on main. After it: on a
+** plain thread, with the value and the channel main made. */
+static void task_call_without_a_task(void *arg)
+{
+    if (no_task_value != NULL) {
+        pthread_t t;
+        pthread_create(&t, NULL, call_it, arg);
+        pthread_join(t, NULL);
+    } else {
+        call_it(arg);
+    }
+}
+
+static void task_call_on_a_plain_thread(void *arg)
+{
+    int zero = 0;
+    rt_init();
+    no_task_value = rt_shared_new(RT_COPY, sizeof zero, &zero, 256);
+    no_task_chan = rt_chan_new(1);
+    task_call_without_a_task(arg);
+}
+
+START_TEST(a_call_that_needs_a_task_names_itself_where_there_is_none)
+{
+    for (size_t i = 0; i < sizeof task_calls / sizeof task_calls[0]; i++) {
+        char want[96];
+        snprintf(want, sizeof want, "refrt: %s: this thread is not a task", task_calls[i].name);
+        ck_assert_violation(task_call_on_a_plain_thread, (void *)&task_calls[i], want);
+        /* before rt_init: no value, no channel; the calls that need none */
+        if (strncmp(task_calls[i].name, "rt_send", 7) != 0 &&
+            strcmp(task_calls[i].name, "rt_recv") != 0 &&
+            strncmp(task_calls[i].name + 3, "update", 6) != 0 &&
+            strcmp(task_calls[i].name, "rt_access") != 0 && strcmp(task_calls[i].name, "rt_get") != 0)
+            ck_assert_violation(task_call_without_a_task, (void *)&task_calls[i], want);
+    }
+}
+END_TEST
+
 static void alloc_on_a_plain_thread(void *unused)
 {
     (void)unused;
@@ -1765,6 +1882,7 @@ Suite *make_suite(void)
     suite_add_test(s, main_is_a_task_with_a_default_block);
     suite_add_test(s, a_fixed_strategy_sizes_every_later_block);
     suite_add_test(s, a_second_rt_init_changes_nothing_in_any_state);
+    suite_add_test(s, a_call_that_needs_a_task_names_itself_where_there_is_none);
     suite_add_test(s, a_strategys_block_bytes_runs_with_no_runtime_lock_held_and_may_set_the_strategy);
     suite_add_test(s, released_bytes_are_folded_in_only_by_the_slow_path_and_rt_held);
     suite_add_test(s, held_returns_to_exactly_its_old_figure);
