@@ -509,6 +509,61 @@ static void boundaries(void *unused)
         _exit(14);
 }
 
+/* The budget counts what is held, block and outside values alike, and a
+** block never hands out a chunk past it, wherever the chunk comes from: a
+** freed chunk waiting on its list is reused only if the budget can take
+** it again. For sizes of every kind (the smallest, small lists, the
+** large list): a chunk of the size is freed, outside values then hold the
+** room down to one byte short of that chunk, and the allocation panics;
+** with the room exactly the chunk, it is served and held is the budget. */
+static const size_t reuse_sizes[] = {1, 16, 17, 100, 500, 1000, 2000, 3000, 6000};
+static size_t reuse_size; /* set before each task */
+
+static void *reuse_over_budget(void *short_by)
+{
+    size_t n = reuse_size, before = rt_held();
+    void *p = rt_alloc(n);
+    size_t chunk = rt_held() - before;
+    void *keep = rt_alloc(1); /* above it: the freed chunk stays on its list */
+    rt_free(p);
+    size_t room = rt_budget() - rt_held();
+    ck_assert_uint_ge(room, chunk);
+    void *o = rt_alloc_outside(room - chunk + (size_t)(uintptr_t)short_by);
+    ck_assert_uint_eq(rt_budget() - rt_held(), chunk - (size_t)(uintptr_t)short_by);
+    void *q = rt_alloc(n); /* must panic when one byte short */
+    ck_assert_msg(short_by == NULL, "a chunk of %zu bytes reused past the budget "
+                  "(held %zu, budget %zu)", chunk, rt_held(), rt_budget());
+    ck_assert_uint_eq(rt_held(), rt_budget());
+    rt_free(q);
+    rt_free(o);
+    rt_free(keep);
+    return NULL;
+}
+
+static void reuse_within_budget(void *unused)
+{
+    (void)unused;
+    init_fixed(16 * KIB);
+    for (size_t i = 0; i < sizeof reuse_sizes / sizeof reuse_sizes[0]; i++) {
+        reuse_size = reuse_sizes[i];
+        if (run_task(reuse_over_budget, NULL, NULL) != RT_OK)
+            _exit(20 + (int)i);
+        if (run_task(reuse_over_budget, (void *)1, NULL) != RT_PANICKED)
+            _exit(40 + (int)i);
+    }
+    if (rt__blocks_live() != 1)
+        _exit(60);
+}
+
+START_TEST(a_freed_chunk_is_reused_only_within_the_budget)
+{
+    struct death d = run_child(reuse_within_budget, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0, "signal %d exit %d: %s", d.signal,
+                  d.exit_status, d.err);
+    ck_assert_ptr_nonnull(strstr(d.err, "does not fit its budget"));
+}
+END_TEST
+
 START_TEST(a_block_exactly_full_fits_one_byte_more_panics)
 {
     struct death d = run_child(boundaries, NULL);
@@ -1887,6 +1942,7 @@ Suite *make_suite(void)
     suite_add_test(s, released_bytes_are_folded_in_only_by_the_slow_path_and_rt_held);
     suite_add_test(s, held_returns_to_exactly_its_old_figure);
     suite_add_test(s, a_block_exactly_full_fits_one_byte_more_panics);
+    suite_add_test(s, a_freed_chunk_is_reused_only_within_the_budget);
     suite_add_test(s, a_task_reading_past_its_budget_panics_and_another_runs_on);
     suite_add_test(s, a_long_task_frees_and_allocates_a_megabyte_under_sixty_four_kib);
     suite_add_test(s, realloc_keeps_contents_past_size_classes);
