@@ -129,6 +129,44 @@ START_TEST(a_value_from_an_ended_task_is_read_and_counts_against_its_receiver)
 }
 END_TEST
 
+/* How many of one sender's values may wait in channels is bounded by
+** memory alone: past 65,536 queued at once (a count of 16 bits) the
+** sender, joined and ended, still owns each one until it is received, and
+** each is read whole and counted against its receiver. */
+enum { MANY_QUEUED = 65536 + 3 };
+
+static void *sends_many_then_ends(void *arg)
+{
+    rt_chan *c = arg;
+    for (unsigned i = 0; i < MANY_QUEUED; i++) {
+        unsigned char *v = rt_alloc_outside(1);
+        *v = (unsigned char)i;
+        ck_assert_int_eq(rt_send(c, v), RT_OK);
+    }
+    ck_assert_uint_eq(rt_held(), MANY_QUEUED);
+    return NULL;
+}
+
+START_TEST(more_values_of_one_sender_than_a_short_counts_wait_and_arrive_whole)
+{
+    init_fixed(1024 * KIB);
+    rt_chan *c = rt_chan_new(MANY_QUEUED);
+    rt_task *t = rt_spawn(sends_many_then_ends, c);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    ck_assert_uint_eq(rt_held(), 0);
+    for (unsigned i = 0; i < MANY_QUEUED; i++) {
+        unsigned char *v = rt_recv(c);
+        ck_assert_ptr_nonnull(v);
+        ck_assert_uint_eq(*v, (unsigned char)i);
+        ck_assert_uint_eq(rt_held(), 1);
+        rt_free(v);
+    }
+    ck_assert_uint_eq(rt_held(), 0);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    rt_chan_free(c);
+}
+END_TEST
+
 static void *panics_after_sending(void *arg)
 {
     rt_chan *c = arg;
@@ -669,6 +707,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_received_value_moves_to_the_receivers_count);
     suite_add_test(s, the_sender_stops_counting_a_value_when_it_is_received);
     suite_add_test(s, a_value_from_an_ended_task_is_read_and_counts_against_its_receiver);
+    suite_add_test(s, more_values_of_one_sender_than_a_short_counts_wait_and_arrive_whole);
     suite_add_test(s, a_value_sent_before_a_panic_survives_it);
     suite_add_test(s, a_block_value_is_refused_and_nothing_is_sent);
     suite_add_test(s, a_closed_channel_takes_nothing_and_gives_what_it_has);

@@ -1217,6 +1217,74 @@ static void store_block_value(void *unused)
     rt_shared_free(s);
 }
 
+/* The same inside a rebuild's build: the value being built has a fresh
+** block, and a value of that block, or of the task's, is a block value
+** there too: RT_REFUSED, nothing changed, the message naming the copy. */
+struct refusing_build {
+    rt_shared *s;          /* set once made: the first build stores nothing */
+    void *task_value;      /* a value of the task's block */
+    rt_status fresh, task; /* what rt_store answered */
+    int builds;
+};
+
+static void build_and_store_block_values(void *value, void *ctx)
+{
+    struct refusing_build *b = ctx;
+    memset(value, 0, sizeof(struct holder));
+    b->builds++;
+    if (b->s == NULL)
+        return;
+    void *fresh = rt_alloc(16); /* from the fresh block: an owned value's build */
+    b->fresh = rt_store(b->s, fresh);
+    b->task = rt_store(b->s, b->task_value);
+    rt_free(fresh);
+}
+
+static void panic_in_the_door(void *value, void *ctx)
+{
+    (void)value;
+    (void)ctx;
+    rt_panic("poison it");
+}
+
+static void *poison_by_a_panic_in_place(void *s)
+{
+    rt_update(s, panic_in_the_door, NULL);
+    return NULL;
+}
+
+static void store_nothing(void *value, void *ctx)
+{
+    (void)value;
+    (void)ctx;
+}
+
+static void store_block_values_in_a_rebuild(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    struct refusing_build b = {NULL, NULL, RT_OK, RT_OK, 0};
+    rt_shared *s = rt_shared_supervised(RT_OWNED, sizeof(struct holder),
+                                        build_and_store_block_values, &b, 1 * KIB);
+    b.s = s;
+    b.task_value = rt_alloc(16);
+    NEED(run_task(poison_by_a_panic_in_place, s) == RT_PANICKED && rt_poisoned(s));
+    size_t task_before = rt_held();
+    NEED(rt_update(s, store_nothing, NULL) == RT_OK); /* rebuilt, then fn */
+    NEED(b.builds == 2 && !rt_poisoned(s));
+    NEED(b.fresh == RT_REFUSED && b.task == RT_REFUSED);
+    NEED(rt_held() == task_before);
+    rt_free(b.task_value);
+    NEED(rt_held() == 0);
+    rt_shared_free(s);
+}
+
+START_TEST(a_block_value_is_refused_by_store_in_a_rebuild_and_the_message_names_the_copy)
+{
+    RUN_OK(store_block_values_in_a_rebuild, "cannot be stored; copy it with rt_clone_outside");
+}
+END_TEST
+
 START_TEST(a_block_value_is_refused_by_store_and_the_message_names_the_copy)
 {
     RUN_OK(store_block_value, "cannot be stored; copy it with rt_clone_outside");
@@ -3445,6 +3513,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_stored_value_moves_its_bytes_from_the_task_to_the_value);
     ADD_TEST(s, a_stored_value_that_does_not_fit_poisons_the_value);
     ADD_TEST(s, a_block_value_is_refused_by_store_and_the_message_names_the_copy);
+    ADD_TEST(s, a_block_value_is_refused_by_store_in_a_rebuild_and_the_message_names_the_copy);
     ADD_TEST(s, stored_values_are_freed_with_the_state_they_were_stored_into);
     ADD_TEST(s, opposite_order_update_all_pairs_never_deadlock);
     ADD_TEST(s, a_door_entered_again_on_the_same_value_is_a_violation);
