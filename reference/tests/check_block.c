@@ -585,8 +585,9 @@ END_TEST
 #if RT_TESTING
 /* A block is one malloc: its struct, padding up to 8 bytes past a 16-byte
 ** boundary, then the arena. Nothing writes the padding: what malloc left
-** there stays through making the block, allocating every small class and
-** a large chunk, freeing them onto their lists, coalescing, growing and
+** there stays through making the block, allocating chunks of two small
+** classes, of the last one (whose list head is the struct's last field) and
+** a large one, freeing them onto their lists, coalescing, growing and
 ** moving a value, charging; so a field or a list head written past the
 ** struct shows. (Under a sanitizer malloc may not give the dirty bytes
 ** back: the padding is filled once the block is made.) */
