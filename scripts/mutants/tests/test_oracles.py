@@ -2,6 +2,7 @@
 build judged again on an ASan+UBSan build and a TSan build, a kill put down
 to what the failing suite printed, the cost of a run with no survivor,
 and the cache's verdicts by oracle."""
+import json
 import os
 import unittest
 
