@@ -36,6 +36,12 @@ static pthread_mutex_t hot_lock = RT_MUTEX_INITIALIZER;
 static int hot_state;        /* process-wide, for good once LATCHED */
 static intptr_t hot_slot;    /* the key's slot, set before DIRECT */
 
+#if RT_TESTING
+/* Where the state is, for the test that stops the first publish at its
+** store of DIRECT (check_interleave.c, with a hardware watchpoint). */
+int *const rt__hot_state = &hot_state;
+#endif
+
 #if RT_PRIM_DIRECT
 /* Never written: NULL on every thread. Initial-exec, so its offset from
 ** the thread pointer is the same on every thread. */

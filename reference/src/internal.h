@@ -145,6 +145,10 @@ extern intptr_t rt__hot_off __attribute__((visibility("hidden")));
 struct rt_hot *rt__hot_cold(void) __attribute__((visibility("hidden")));
 /* Test hook: when set, validation reads the slot through it. */
 extern void *(*rt__hot_test_read)(intptr_t off);
+#if RT_TESTING
+/* hot.c's state (UNKNOWN, DIRECT, LATCHED), for a hardware watchpoint. */
+extern int *const rt__hot_state;
+#endif
 
 static inline struct rt_hot *rt__hot_or_null(void)
 {

@@ -1749,38 +1749,51 @@ START_TEST(every_figure_is_exact_after_racing_rounds)
 }
 END_TEST
 
-/* ---- block.c: the cookie's count of blocks made ------------------------ */
+/* ---- hardware watchpoints: a thread stopped inside one statement ------- */
 
-/* No named point can sit inside one update of a variable, so this window
-** is forced with a hardware watchpoint instead: perf_event_open on the
-** counter's 4 bytes, for one thread only, with a synchronous SIGTRAP after
-** each instruction of that thread that reads or writes them. The handler
-** parks the thread at the first one. Relaxed flags only, and nothing in the
-** handler but them and nanosleep (async-signal-safe). */
+/* No named point can sit inside one update of a variable, or between two
+** stores that must stay in order, so these windows are forced with a
+** hardware watchpoint instead: perf_event_open on a few bytes, for one
+** thread only, with a synchronous SIGTRAP after each instruction of that
+** thread that touches them. The handler parks the thread at the first
+** one. Relaxed flags only, and nothing in the handler but them and
+** nanosleep (async-signal-safe). */
 #ifndef TRAP_PERF
 #define TRAP_PERF 6
 #endif
 
-static int made_traps, made_parked, made_released;
+static int traps, trap_parked, trap_released;
 
-static void made_trap(int sig, siginfo_t *si, void *uc)
+static void park_at_first_trap(int sig, siginfo_t *si, void *uc)
 {
     (void)sig;
     (void)uc;
     if (si->si_code != TRAP_PERF)
         return;
-    if (__atomic_add_fetch(&made_traps, 1, __ATOMIC_RELAXED) == 1) {
-        st(&made_parked, 1);
-        while (!ld(&made_released)) {
+    if (__atomic_add_fetch(&traps, 1, __ATOMIC_RELAXED) == 1) {
+        st(&trap_parked, 1);
+        while (!ld(&trap_released)) {
             struct timespec ts = {0, 100 * 1000};
             nanosleep(&ts, NULL);
         }
     }
 }
 
-/* Makes a block with the watchpoint on: got[0] the block, held[0] the
-** errno of perf_event_open if it failed (0 if not). */
-static void *watched_new_body(struct actor *a)
+static void on_sigtrap_park(void)
+{
+    struct sigaction sa;
+
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = park_at_first_trap;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    ck_assert_int_eq(sigaction(SIGTRAP, &sa, NULL), 0);
+}
+
+/* A watchpoint on the 4 bytes at addr for the calling thread (bp_type:
+** HW_BREAKPOINT_W or _RW): its fd, or -errno. If it fails, trap_parked is
+** set, so the test does not wait for a stop that cannot come. */
+static long watch_bytes(const void *addr, unsigned bp_type)
 {
     struct perf_event_attr pe;
     long fd;
@@ -1788,8 +1801,8 @@ static void *watched_new_body(struct actor *a)
     memset(&pe, 0, sizeof pe);
     pe.type = PERF_TYPE_BREAKPOINT;
     pe.size = sizeof pe;
-    pe.bp_type = HW_BREAKPOINT_RW;
-    pe.bp_addr = (uintptr_t)rt__block_made;
+    pe.bp_type = bp_type;
+    pe.bp_addr = (uintptr_t)addr;
     pe.bp_len = HW_BREAKPOINT_LEN_4;
     pe.sample_period = 1;
     pe.exclude_kernel = 1;
@@ -1798,8 +1811,84 @@ static void *watched_new_body(struct actor *a)
     pe.remove_on_exec = 1; /* the kernel asks it of sigtrap */
     fd = syscall(SYS_perf_event_open, &pe, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0) {
-        a->held[0] = (size_t)errno;
-        st(&made_parked, 1); /* nothing to wait for */
+        fd = -errno;
+        st(&trap_parked, 1); /* nothing to wait for */
+    }
+    return fd;
+}
+
+#define REQUIRE_WATCHPOINT(err)                                                \
+    ck_assert_msg((err) == 0, "no hardware watchpoint (perf_event_open: %s): "  \
+                  "this test cannot stop a thread inside one statement",         \
+                  strerror((int)(err)))
+
+/* ---- hot.c: the store that opens the direct path ------------------------ */
+
+/* Does the first publish with a watchpoint on the hot state's writes:
+** held[0] the errno of perf_event_open if it failed (0 if not). */
+static void *watched_first_publish_body(struct actor *a)
+{
+    long fd = watch_bytes(rt__hot_state, HW_BREAKPOINT_W);
+
+    if (fd < 0) {
+        a->held[0] = (size_t)-fd;
+        return NULL;
+    }
+    a->got[0] = rt_hot();
+    close((int)fd);
+    return NULL;
+}
+
+/* The first publish opens the direct path only with the slot it found
+** already in place: a thread that publishes the moment the path opens
+** reads that slot, agrees, and the path stays open. A is stopped right
+** after its first write of the state, inside the first publish (it holds
+** hot_lock); C then makes its state and publishes it, and must finish
+** without touching the latch. Were the state stored before the slot, C
+** would read the slot still 0, disagree and latch the path for good
+** (waiting for hot_lock until A goes on). Not in a TSan build (UNDER_TSAN:
+** A would stop holding TSan's own lock on the state, which C's first load
+** of it waits for); there a_later_publish_reads_the_slot_the_first_one_
+** published judges the order. */
+START_TEST(a_publish_the_moment_the_direct_path_opens_reads_its_slot)
+{
+    struct actor a = {0}, c = {0};
+    struct watch *latching = watch("hot.disable.before_lock", "C", 0);
+
+    rt_init();
+    on_sigtrap_park();
+    start_plain(&a, "A", watched_first_publish_body, NULL);
+    wait_flag(&trap_parked, "A stopped at its write of the hot state");
+    REQUIRE_WATCHPOINT(a.held[0]);
+    ck_assert_int_eq(ld(&traps), 1);
+    ck_assert_int_eq(__atomic_load_n(rt__hot_state, __ATOMIC_RELAXED) != 0, 1);
+    start_plain(&c, "C", publish_body, NULL);
+    WAIT_FOR(ld(&c.done) || passed(latching) > 0,
+             "C neither published nor went for the latch");
+    ck_assert_msg(passed(latching) == 0, "a publish the moment the direct path opened "
+                  "found it disagreeing and went to latch it");
+    st(&trap_released, 1);
+    join_plain(&c);
+    join_plain(&a);
+    ck_assert_int_eq(ld(&traps), 1); /* the state was written once: no latch */
+    ck_assert_ptr_nonnull(a.got[0]);
+    ck_assert_ptr_nonnull(c.got[0]);
+    ck_assert_ptr_eq(c.got[1], c.got[0]);
+    ck_assert_ptr_ne(c.got[0], a.got[0]);
+    ck_assert_int_eq(rt_hot_direct(), RT_PRIM_DIRECT);
+}
+END_TEST
+
+/* ---- block.c: the cookie's count of blocks made ------------------------ */
+
+/* Makes a block with a watchpoint on the count of blocks made: got[0] the
+** block, held[0] the errno of perf_event_open if it failed (0 if not). */
+static void *watched_new_body(struct actor *a)
+{
+    long fd = watch_bytes(rt__block_made, HW_BREAKPOINT_RW);
+
+    if (fd < 0) {
+        a->held[0] = (size_t)-fd;
         return NULL;
     }
     a->got[0] = rt__block_new(4 * KIB);
@@ -1819,29 +1908,22 @@ static void *watched_new_body(struct actor *a)
 START_TEST(a_stale_pointer_is_refused_by_the_next_block_while_another_thread_makes_one)
 {
     struct actor a = {0};
-    struct sigaction sa;
     struct rt_block *y1, *y2, *y3;
     uintptr_t was, stale;
 
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = made_trap;
-    sa.sa_flags = SA_SIGINFO;
-    sigemptyset(&sa.sa_mask);
-    ck_assert_int_eq(sigaction(SIGTRAP, &sa, NULL), 0);
+    on_sigtrap_park();
     start_plain(&a, "A", watched_new_body, NULL);
-    wait_flag(&made_parked, "A stopped at the count of blocks made");
-    ck_assert_msg(a.held[0] == 0, "no hardware watchpoint (perf_event_open: %s): "
-                  "this test cannot stop a thread inside the count's update",
-                  strerror((int)a.held[0]));
+    wait_flag(&trap_parked, "A stopped at the count of blocks made");
+    REQUIRE_WATCHPOINT(a.held[0]);
     y1 = rt__block_new(4 * KIB);
     y2 = rt__block_new(4 * KIB);
     was = (uintptr_t)y2;
     rt__block_alloc(y2, 100);
     stale = (uintptr_t)rt__block_alloc(y2, 100);
     rt__block_delete(y2);
-    st(&made_released, 1);
+    st(&trap_released, 1);
     join_plain(&a);
-    ck_assert_int_ge(ld(&made_traps), 1); /* A was stopped inside the update */
+    ck_assert_int_ge(ld(&traps), 1); /* A was stopped inside the update */
     ck_assert_ptr_nonnull(a.got[0]);
     y3 = rt__block_new(4 * KIB);
     if (!UNDER_SANITIZER)
@@ -1865,6 +1947,8 @@ Suite *make_suite(void)
     add_case(s, a_second_first_publish_waits_for_the_first);
     add_case(s, a_publish_that_waited_for_the_first_checks_its_own_slot);
     add_case(s, a_later_publish_reads_the_slot_the_first_one_published);
+    if (!UNDER_TSAN)
+        add_case(s, a_publish_the_moment_the_direct_path_opens_reads_its_slot);
     add_case(s, a_close_while_a_receiver_is_about_to_sleep_wakes_it);
     add_case(s, two_senders_never_share_a_slot);
     add_case(s, a_send_while_a_receiver_is_about_to_sleep_wakes_it);

@@ -35,6 +35,20 @@
 #ifndef UNDER_SANITIZER
 #define UNDER_SANITIZER 0
 #endif
+/* UNDER_TSAN: 1 in a TSan build, whose atomics of acquire or release
+** order run inside its runtime with a lock of its own held: a thread
+** stopped by a watchpoint right after such a store holds that lock, and
+** every other access to the variable waits for it. */
+#if defined(__SANITIZE_THREAD__)
+#define UNDER_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define UNDER_TSAN 1
+#endif
+#endif
+#ifndef UNDER_TSAN
+#define UNDER_TSAN 0
+#endif
 #include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
