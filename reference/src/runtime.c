@@ -199,6 +199,8 @@ void rt__unlock_checked(const char *fn, pthread_mutex_t *m, bool door)
         RT_POINT("runtime.door_unlock.released");
     } else {
         rt__locks.inner = NULL;
+        /* an inner lock is free: what it guarded may change now */
+        RT_POINT("runtime.unlock.released");
     }
 }
 

@@ -78,6 +78,12 @@ void (*rt__shared_between_writebacks)(rt_shared *first, rt_shared *second);
 
 static atomic_ulong next_seq = 1;
 
+#if RT_TESTING
+/* Where it is, for the test that stops a thread at its step of it
+** (check_interleave.c, with a hardware watchpoint). */
+const void *const rt__shared_next_seq = &next_seq;
+#endif
+
 /* ---- states ------------------------------------------------------------ */
 
 /* A fresh state: a block of block_bytes with a zeroed value of size bytes.

@@ -22,4 +22,8 @@ bool rt__shared_locked(rt_shared *s);
 /* The order in which s's lock is taken: values made earlier first. */
 unsigned long rt__shared_seq(const rt_shared *s);
 
+/* The count every value made takes its number from (shared.c's next_seq),
+** for a hardware watchpoint. */
+extern const void *const rt__shared_next_seq;
+
 #endif

@@ -1425,6 +1425,65 @@ START_TEST(a_read_of_a_shared_value_is_over_before_its_lock_goes)
 }
 END_TEST
 
+/* The same reads, forced, so that every build sees the order and not only
+** TSan: R is parked right after it lets go of the lock each read took (the
+** value's own lock for rt_shared_held, the door's for rt_get and for
+** rt_access), and main changes that value before R goes on. R must have
+** read what the value held before main's door: a read finished after its
+** unlock would see main's change. */
+static void *parked_reader_body(struct actor *a)
+{
+    struct reads_ctx *x = a->ctx;
+    x->held = rt_shared_held(x->w);
+    a->status[0] = rt_get(x->g, &x->got);
+    a->status[1] = rt_access(x->a, read_long, x);
+    return NULL;
+}
+
+START_TEST(a_read_is_over_when_its_lock_goes_even_if_the_value_changes_at_once)
+{
+    struct actor r = {0};
+    struct reads_ctx x = {0};
+    long seven = 7, eight = 8, out = 0;
+    char *none = NULL;
+    struct watch *held_unlocked = watch("runtime.unlock.released", "R", 1);
+    struct watch *get_unlocked = watch("runtime.door_unlock.released", "R", 1);
+    struct watch *access_unlocked = watch("runtime.door_unlock.released", "R", 2);
+
+    init_fixed(64 * KIB);
+    x.g = rt_shared_new(RT_COPY, sizeof(long), &seven, 4096);
+    x.a = rt_shared_new(RT_COPY, sizeof(long), &eight, 4096);
+    x.w = rt_shared_new(RT_OWNED, sizeof(char *), &none, 4096);
+    x.add = 100;
+    size_t fresh = rt_shared_held(x.w);
+    spawn(&r, "R", parked_reader_body, &x);
+    wait_parked(held_unlocked);
+    ck_assert_int_eq(rt_update(x.w, allocate_in_it, &x), RT_OK);
+    release(held_unlocked);
+    wait_parked(get_unlocked);
+    ck_assert_int_eq(rt_update(x.g, add_to_long, &x), RT_OK);
+    release(get_unlocked);
+    wait_parked(access_unlocked);
+    ck_assert_int_eq(rt_update(x.a, add_to_long, &x), RT_OK);
+    release(access_unlocked);
+    ck_assert_int_eq(join_task(&r, NULL), RT_OK);
+    ck_assert_int_eq(r.status[0], RT_OK);
+    ck_assert_int_eq(r.status[1], RT_OK);
+    ck_assert_uint_eq(x.held, fresh); /* each read before main's door */
+    ck_assert_int_eq(x.got, 7);
+    ck_assert_int_eq(x.seen, 8);
+    ck_assert_uint_eq(rt_shared_held(x.w), fresh + 112);
+    ck_assert_int_eq(rt_get(x.g, &out), RT_OK);
+    ck_assert_int_eq(out, 107);
+    ck_assert_int_eq(rt_get(x.a, &out), RT_OK);
+    ck_assert_int_eq(out, 108);
+    rt_shared_free(x.g);
+    rt_shared_free(x.a);
+    rt_shared_free(x.w);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
 /* ---- exact accounting after races (issue 14) ------------------------------- */
 
 /* Each round: 3 senders send 8 values each (every size distinct), add
@@ -1879,6 +1938,54 @@ START_TEST(a_publish_the_moment_the_direct_path_opens_reads_its_slot)
 }
 END_TEST
 
+/* ---- shared.c: the order values are made in ----------------------------- */
+
+/* Makes a value with a watchpoint on the count values take their numbers
+** from: got[0] the value, held[0] the errno of perf_event_open if it
+** failed (0 if not). */
+static void *watched_shared_new_body(struct actor *a)
+{
+    long seven = 7;
+    long fd = watch_bytes(rt__shared_next_seq, HW_BREAKPOINT_RW);
+
+    if (fd < 0) {
+        a->held[0] = (size_t)-fd;
+        return NULL;
+    }
+    a->got[0] = rt_shared_new(RT_COPY, sizeof(long), &seven, 4096);
+    close((int)fd);
+    return NULL;
+}
+
+/* Doors nest in the order values were made, so no two values share a
+** place in that order, also when two threads make values at once: each
+** value takes its number in one step. A is stopped at its first access to
+** the count, inside rt_shared_new; main makes a value meanwhile; A goes
+** on. A's value was made first, and the two numbers differ. Were the
+** count read and written back in two steps, both values would take the
+** number A read. Not in a TSan build (UNDER_TSAN: TSan's own lock on the
+** count would be held by the stopped thread). */
+START_TEST(two_values_made_at_once_take_two_places_in_the_order)
+{
+    struct actor a = {0};
+    long eight = 8;
+
+    init_fixed(64 * KIB);
+    on_sigtrap_park();
+    spawn(&a, "A", watched_shared_new_body, NULL);
+    wait_flag(&trap_parked, "A stopped at the count of values made");
+    REQUIRE_WATCHPOINT(a.held[0]);
+    rt_shared *m = rt_shared_new(RT_COPY, sizeof(long), &eight, 4096);
+    st(&trap_released, 1);
+    ck_assert_int_eq(join_task(&a, NULL), RT_OK);
+    ck_assert_int_ge(ld(&traps), 1);
+    ck_assert_ptr_nonnull(a.got[0]);
+    ck_assert_uint_lt(rt__shared_seq(a.got[0]), rt__shared_seq(m));
+    rt_shared_free(a.got[0]);
+    rt_shared_free(m);
+}
+END_TEST
+
 /* ---- block.c: the cookie's count of blocks made ------------------------ */
 
 /* Makes a block with a watchpoint on the count of blocks made: got[0] the
@@ -1967,6 +2074,9 @@ Suite *make_suite(void)
     add_case(s, a_panic_in_a_door_poisons_before_the_next_door_gets_in);
     add_case(s, a_door_frees_its_copy_before_another_door_can_open_on_the_value);
     add_case(s, a_read_of_a_shared_value_is_over_before_its_lock_goes);
+    add_case(s, a_read_is_over_when_its_lock_goes_even_if_the_value_changes_at_once);
+    if (!UNDER_TSAN)
+        add_case(s, two_values_made_at_once_take_two_places_in_the_order);
     add_case(s, every_figure_is_exact_after_racing_rounds);
     add_case(s, a_stale_pointer_is_refused_by_the_next_block_while_another_thread_makes_one);
     return s;
