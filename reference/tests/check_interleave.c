@@ -1058,6 +1058,58 @@ START_TEST(a_spawn_during_a_strategy_set_waits_for_it)
 }
 END_TEST
 
+/* What the strategy's lock guards is read and written inside it: a spawn
+** has read the strategy by the time it lets the lock go, and a set has
+** written it. A is parked right after the first unlock of its rt_spawn
+** (the strategy's: nothing before it in rt_spawn takes a lock), main sets
+** a strategy of 16 KiB, and A's task still gets the 8 KiB it read; then B
+** is parked right after its set's unlock, and a task main spawns meanwhile
+** gets B's 32 KiB. */
+static void *own_budget(void *arg)
+{
+    *(size_t *)arg = rt_budget(); /* read by the joiner, after the join */
+    return NULL;
+}
+
+static size_t budgets[3];
+
+static void *spawn_budget_body(struct actor *a)
+{
+    a->got[0] = rt_spawn(own_budget, &budgets[0]);
+    return NULL;
+}
+
+static size_t budget_of(rt_task *t, const size_t *budget)
+{
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    return *budget;
+}
+
+START_TEST(the_strategy_is_read_and_set_before_its_lock_goes)
+{
+    struct actor a = {0}, b = {0};
+    struct watch *read = watch("runtime.unlock.released", "A", 1);
+    struct watch *set = watch("runtime.unlock.released", "B", 1);
+
+    init_fixed(8 * KIB);
+    start_plain(&a, "A", spawn_budget_body, NULL);
+    wait_parked(read);
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    release(read);
+    join_plain(&a);
+    ck_assert_uint_eq(budget_of(a.got[0], &budgets[0]), 8 * KIB);
+
+    start_plain(&b, "B", set_strategy_body, (void *)(uintptr_t)(32 * KIB));
+    wait_parked(set);
+    ck_assert_uint_eq(budget_of(rt_spawn(own_budget, &budgets[1]), &budgets[1]), 32 * KIB);
+    release(set);
+    join_plain(&b);
+    ck_assert_uint_eq(budget_of(rt_spawn(own_budget, &budgets[2]), &budgets[2]), 32 * KIB);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
 /* A spawn inside the table of tasks not yet joined: a count of the table
 ** waits for it and counts its task; a join inside the table waits for a
 ** second spawn; the table ends exact. */
@@ -2069,6 +2121,7 @@ Suite *make_suite(void)
     add_case(s, releases_racing_settles_are_each_folded_once);
     add_case(s, a_strategy_set_during_a_spawn_waits_for_it);
     add_case(s, a_spawn_during_a_strategy_set_waits_for_it);
+    add_case(s, the_strategy_is_read_and_set_before_its_lock_goes);
     add_case(s, the_table_of_unjoined_tasks_is_changed_by_one_thread_at_a_time);
     add_case(s, doors_on_two_values_lock_them_in_one_order);
     add_case(s, a_panic_in_a_door_poisons_before_the_next_door_gets_in);
