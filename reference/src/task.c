@@ -342,9 +342,9 @@ void *rt_realloc(void *p, size_t n)
     struct rt_hot *h;
     struct rt_task *t;
 
+    h = task_hot("rt_realloc"); /* first: NULL or not, a call that needs a task */
     if (p == NULL)
         return rt_alloc(n);
-    h = task_hot("rt_realloc");
     t = h->task;
     if (h->door != NULL && h->door->block != NULL && rt__block_owns(h->door->block, p))
         return realloc_in(h->door->block, NULL, p, n);
@@ -359,9 +359,9 @@ void rt_free(void *p)
     struct rt_task *t;
     size_t i;
 
+    h = task_hot("rt_free"); /* first: rt_free(NULL) needs a task too */
     if (p == NULL)
         return;
-    h = task_hot("rt_free");
     t = h->task;
     if (h->door != NULL && h->door->block != NULL && rt__block_free(h->door->block, p))
         return;

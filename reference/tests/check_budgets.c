@@ -678,6 +678,61 @@ START_TEST(a_long_task_frees_and_allocates_a_megabyte_under_sixty_four_kib)
 }
 END_TEST
 
+/* A task's outside values sit in a table that grows when a put would
+** fill it past half (16 slots, then 32, 64). A realloc of an outside value
+** takes its entry out and puts the new pointer back: at every load of the
+** table, from one value held to past the second growth, each value held is
+** reallocated in turn (growing and shrinking by turns), and afterwards
+** every one is held with exactly its new bytes, its contents kept, and
+** comes out once. */
+#define OUTSIDE_MOST 40
+
+static size_t outside_first(int i)
+{
+    return 16 + (size_t)i; /* each its own size, so a mix-up shows */
+}
+
+static size_t outside_again(int i)
+{
+    return i % 2 == 0 ? 200 + (size_t)i : 1 + (size_t)i;
+}
+
+START_TEST(an_outside_value_reallocated_at_every_load_of_the_table_stays_held_once)
+{
+    init_fixed(1024 * KIB);
+    size_t base = rt_held();
+    unsigned char *v[OUTSIDE_MOST];
+
+    for (int k = 1; k <= OUTSIDE_MOST; k++) {
+        size_t held = base;
+        for (int i = 0; i < k; i++) {
+            v[i] = rt_alloc_outside(outside_first(i));
+            memset(v[i], i + 1, outside_first(i));
+            held += outside_first(i);
+        }
+        ck_assert_uint_eq(rt_held(), held);
+        for (int i = 0; i < k; i++) {
+            v[i] = rt_realloc(v[i], outside_again(i));
+            held += outside_again(i) - outside_first(i);
+            ck_assert_msg(rt_held() == held, "%d values held, the %dth reallocated: "
+                          "rt_held %zu, not %zu", k, i + 1, rt_held(), held);
+        }
+        for (int i = 0; i < k; i++) {
+            size_t kept = outside_again(i) < outside_first(i) ? outside_again(i)
+                                                                : outside_first(i);
+            for (size_t b = 0; b < kept; b++)
+                ck_require(v[i][b] == (unsigned char)(i + 1));
+        }
+        for (int i = k - 1; i >= 0; i--) {
+            rt_free(v[i]); /* a value the table lost would be a violation here */
+            held -= outside_again(i);
+            ck_assert_uint_eq(rt_held(), held);
+        }
+        ck_assert_uint_eq(rt_held(), base);
+    }
+}
+END_TEST
+
 START_TEST(realloc_keeps_contents_past_size_classes)
 {
     init_fixed(1024 * KIB);
@@ -1537,6 +1592,8 @@ static void call_free(void) { rt_free(&no_task_byte); }
 static void call_held(void) { (void)rt_held(); }
 static void call_budget(void) { (void)rt_budget(); }
 static void call_alloc_outside(void) { (void)rt_alloc_outside(16); }
+static void call_realloc_null(void) { (void)rt_realloc(NULL, 8); }
+static void call_free_null(void) { rt_free(NULL); }
 static void call_clone_outside(void) { (void)rt_clone_outside(&no_task_byte, 1); }
 static void call_hand_over(void) { (void)rt_hand_over(&no_task_byte); }
 static void call_panic(void) { rt_panic("no task to end"); }
@@ -1557,7 +1614,9 @@ static void call_update_all(void)
 static const struct task_call task_calls[] = {
     {"rt_alloc", call_alloc},
     {"rt_realloc", call_realloc},
+    {"rt_realloc", call_realloc_null}, /* NULL is rt_alloc, but it names the call */
     {"rt_free", call_free},
+    {"rt_free", call_free_null}, /* nothing to give back, still no task */
     {"rt_held", call_held},
     {"rt_budget", call_budget},
     {"rt_alloc_outside", call_alloc_outside},
@@ -1946,6 +2005,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_task_reading_past_its_budget_panics_and_another_runs_on);
     suite_add_test(s, a_long_task_frees_and_allocates_a_megabyte_under_sixty_four_kib);
     suite_add_test(s, realloc_keeps_contents_past_size_classes);
+    suite_add_test(s, an_outside_value_reallocated_at_every_load_of_the_table_stays_held_once);
     suite_add_test(s, nothing_and_null_are_values_too);
     suite_add_test(s, many_outside_values_are_found_whatever_order_they_go_in);
     suite_add_test(s, tasks_spawning_and_joining_at_once_lose_no_task);
