@@ -4,6 +4,7 @@
 */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -675,6 +676,43 @@ START_TEST(a_long_task_frees_and_allocates_a_megabyte_under_sixty_four_kib)
         expected += i & 0xFF;
     ck_assert_uint_eq(*sum, expected);
     rt_free(sum);
+}
+END_TEST
+
+/* A block value is refused with errno EINVAL whatever writing its message
+** did to errno: with stderr on /dev/full the write fails (ENOSPC), and
+** with stderr closed it fails too (EBADF); errno is EINVAL all the same. */
+static int hand_over_refused_errno(void *block_value, int stderr_to)
+{
+    int saved = dup(2);
+
+    ck_assert_int_ge(saved, 0);
+    if (stderr_to >= 0)
+        ck_assert_int_ge(dup2(stderr_to, 2), 0);
+    else
+        close(2);
+    errno = 0;
+    void *r = rt_hand_over(block_value);
+    int err = errno;
+    ck_assert_int_ge(dup2(saved, 2), 0);
+    close(saved);
+    ck_assert_ptr_null(r);
+    return err;
+}
+
+START_TEST(a_block_value_refused_by_rt_hand_over_sets_einval_even_if_stderr_fails)
+{
+    init_fixed(64 * KIB);
+    void *v = rt_alloc(10);
+    int full = open("/dev/full", O_WRONLY);
+
+    ck_assert_int_ge(full, 0);
+    ck_assert_int_eq(hand_over_refused_errno(v, full), EINVAL);
+    ck_assert_int_eq(hand_over_refused_errno(v, -1), EINVAL);
+    close(full);
+    size_t held = rt_held();
+    rt_free(v); /* still the task's: nothing changed */
+    ck_assert_uint_lt(rt_held(), held);
 }
 END_TEST
 
@@ -1774,6 +1812,12 @@ static void hand_over_null(void *unused)
     rt_hand_over(NULL);
 }
 
+static void *returns_nothing(void *unused)
+{
+    (void)unused;
+    return NULL;
+}
+
 static void *returns_a_block_value(void *unused)
 {
     (void)unused;
@@ -1787,11 +1831,17 @@ static void task_returns_a_block_value(void *unused)
     run_task(returns_a_block_value, NULL, NULL);
 }
 
-static void *returns_nothing(void *unused)
+/* The message names the task by its id: main's is 0, the first spawned 1,
+** so the third spawned is task 3. */
+static void third_task_returns_a_block_value(void *unused)
 {
     (void)unused;
-    return NULL;
+    init_fixed(64 * KIB);
+    ck_assert_int_eq(run_task(returns_nothing, NULL, NULL), RT_OK);
+    ck_assert_int_eq(run_task(returns_nothing, NULL, NULL), RT_OK);
+    run_task(returns_a_block_value, NULL, NULL);
 }
+
 
 static void join_twice(void *unused)
 {
@@ -1874,6 +1924,17 @@ static void clone_null_with_bytes(void *unused)
     (void)unused;
     init_fixed(64 * KIB);
     rt_clone_outside(NULL, 5);
+}
+
+/* NULL with n bytes is the violation at every n, also where n bytes could
+** never fit the budget: the call is wrong before it is too big. */
+static const size_t clone_null_sizes[] = {1, 64 * KIB - 1, 64 * KIB, 64 * KIB + 1,
+                                          SIZE_MAX / 2, SIZE_MAX};
+
+static void clone_null_with_size(void *i)
+{
+    init_fixed(64 * KIB);
+    rt_clone_outside(NULL, clone_null_sizes[(uintptr_t)i]);
 }
 
 static void *plain_thread_clones(void *unused)
@@ -1969,11 +2030,19 @@ START_TEST(misuse_gets_the_contracts_error)
     ck_assert_violation(hand_over_null, NULL, "refrt: rt_hand_over: (nil) is not a value");
     ck_assert_violation(task_returns_a_block_value, NULL,
                         "which is not an outside value it holds");
+    ck_assert_violation(third_task_returns_a_block_value, NULL,
+                        "refrt: rt_spawn: task 3 returned 0x");
     ck_assert_violation(panic_on_a_plain_thread, NULL, "refrt: rt_panic: this thread is not a task");
     ck_assert_violation(strategy_without_a_function, NULL,
                         "refrt: rt_set_strategy: block_bytes is NULL\n");
     ck_assert_violation(clone_null_with_bytes, NULL,
                         "refrt: rt_clone_outside: NULL with 5 bytes\n");
+    for (uintptr_t i = 0; i < sizeof clone_null_sizes / sizeof clone_null_sizes[0]; i++) {
+        char want[80];
+        snprintf(want, sizeof want, "refrt: rt_clone_outside: NULL with %zu bytes\n",
+                 clone_null_sizes[i]);
+        ck_assert_violation(clone_null_with_size, (void *)i, want);
+    }
     ck_assert_violation(clone_on_a_plain_thread, NULL,
                         "refrt: rt_clone_outside: this thread is not a task\n");
     ck_assert_violation(spawn_before_init, NULL, "refrt: rt_spawn: rt_init has not been called\n");
@@ -2006,6 +2075,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_long_task_frees_and_allocates_a_megabyte_under_sixty_four_kib);
     suite_add_test(s, realloc_keeps_contents_past_size_classes);
     suite_add_test(s, an_outside_value_reallocated_at_every_load_of_the_table_stays_held_once);
+    suite_add_test(s, a_block_value_refused_by_rt_hand_over_sets_einval_even_if_stderr_fails);
     suite_add_test(s, nothing_and_null_are_values_too);
     suite_add_test(s, many_outside_values_are_found_whatever_order_they_go_in);
     suite_add_test(s, tasks_spawning_and_joining_at_once_lose_no_task);
