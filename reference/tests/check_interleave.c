@@ -1110,6 +1110,38 @@ START_TEST(the_strategy_is_read_and_set_before_its_lock_goes)
 }
 END_TEST
 
+/* The table of tasks not yet joined is changed and read inside its lock:
+** A is parked right after the second unlock of its rt_spawn (the table's:
+** the strategy's is the first), and its task is counted already; then C,
+** counting, is parked right after its unlock, main spawns meanwhile, and
+** C's count is the table at its lock, without main's task. */
+START_TEST(the_table_of_unjoined_tasks_is_put_and_counted_before_its_lock_goes)
+{
+    struct actor a = {0}, c = {0};
+    struct watch *added = watch("runtime.unlock.released", "A", 2);
+    struct watch *counted = watch("runtime.unlock.released", "C", 1);
+
+    init_fixed(8 * KIB);
+    size_t before = rt__tasks_unjoined();
+    start_plain(&a, "A", spawn_one_body, NULL);
+    wait_parked(added);
+    ck_assert_uint_eq(rt__tasks_unjoined(), before + 1);
+    release(added);
+    join_plain(&a);
+    start_plain(&c, "C", count_unjoined_body, NULL);
+    wait_parked(counted);
+    rt_task *t = rt_spawn(nothing, NULL);
+    ck_assert_ptr_nonnull(t);
+    release(counted);
+    join_plain(&c);
+    ck_assert_uint_eq(c.held[0], before + 1);
+    ck_assert_uint_eq(rt__tasks_unjoined(), before + 2);
+    ck_assert_int_eq(rt_join(a.got[0], NULL), RT_OK);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    ck_assert_uint_eq(rt__tasks_unjoined(), before);
+}
+END_TEST
+
 /* A spawn inside the table of tasks not yet joined: a count of the table
 ** waits for it and counts its task; a join inside the table waits for a
 ** second spawn; the table ends exact. */
@@ -2123,6 +2155,7 @@ Suite *make_suite(void)
     add_case(s, a_spawn_during_a_strategy_set_waits_for_it);
     add_case(s, the_strategy_is_read_and_set_before_its_lock_goes);
     add_case(s, the_table_of_unjoined_tasks_is_changed_by_one_thread_at_a_time);
+    add_case(s, the_table_of_unjoined_tasks_is_put_and_counted_before_its_lock_goes);
     add_case(s, doors_on_two_values_lock_them_in_one_order);
     add_case(s, a_panic_in_a_door_poisons_before_the_next_door_gets_in);
     add_case(s, a_door_frees_its_copy_before_another_door_can_open_on_the_value);
