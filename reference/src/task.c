@@ -37,6 +37,13 @@ static rt_strategy strategy; /* block_bytes NULL: the default */
 static atomic_size_t tasks_running;
 static atomic_ulong next_id = 1; /* main's task is 0 */
 
+#if RT_TESTING
+/* Where the two counts are, for the tests that stop a thread at its step
+** of one (check_interleave.c, with a hardware watchpoint). */
+const void *const rt__tasks_running_at = &tasks_running;
+const void *const rt__next_id_at = &next_id;
+#endif
+
 /* The default: the blocks of the tasks running share 1/64 of the physical
 ** memory, each at least RT_MIN_DEFAULT_BLOCK (docs/budgets.md). */
 static size_t default_bytes(void *ctx, size_t running)

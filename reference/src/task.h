@@ -57,5 +57,11 @@ void rt__task_unref(struct rt_task *t);
 /* Tasks spawned and not yet joined, all threads: tests prove a failed
 ** spawn or a join leaves none behind. */
 size_t rt__tasks_unjoined(void);
+#if RT_TESTING
+/* task.c's count of tasks running (what a strategy is told) and the next
+** task id, for a hardware watchpoint. */
+extern const void *const rt__tasks_running_at;
+extern const void *const rt__next_id_at;
+#endif
 
 #endif

@@ -1906,6 +1906,7 @@ END_TEST
 #endif
 
 static int traps, trap_parked, trap_released;
+static int trap_park_at = 1; /* the trap that parks: the first, unless a test says */
 
 static void park_at_first_trap(int sig, siginfo_t *si, void *uc)
 {
@@ -1913,7 +1914,7 @@ static void park_at_first_trap(int sig, siginfo_t *si, void *uc)
     (void)uc;
     if (si->si_code != TRAP_PERF)
         return;
-    if (__atomic_add_fetch(&traps, 1, __ATOMIC_RELAXED) == 1) {
+    if (__atomic_add_fetch(&traps, 1, __ATOMIC_RELAXED) == ld(&trap_park_at)) {
         st(&trap_parked, 1);
         while (!ld(&trap_released)) {
             struct timespec ts = {0, 100 * 1000};
@@ -2070,6 +2071,285 @@ START_TEST(two_values_made_at_once_take_two_places_in_the_order)
 }
 END_TEST
 
+/* ---- task.c: the count of tasks running, the task ids ------------------ */
+
+/* A strategy that records the count of tasks running it is told, in call
+** order, and gives every task 8 KiB. */
+static size_t told[16];
+static int ntold;
+
+static size_t recording_bytes(void *ctx, size_t running)
+{
+    (void)ctx;
+    int i = __atomic_fetch_add(&ntold, 1, __ATOMIC_RELAXED);
+    if (i < 16)
+        __atomic_store_n(&told[i], running, __ATOMIC_RELAXED);
+    return 8 * KIB;
+}
+
+static size_t told_at(int i)
+{
+    ck_assert_int_lt(i, ld(&ntold));
+    return __atomic_load_n(&told[i], __ATOMIC_RELAXED);
+}
+
+static int tasks_go; /* the tasks below wait for it, so they stay running */
+
+static void *wait_for_go(void *arg)
+{
+    (void)arg;
+    wait_flag(&tasks_go, "go");
+    return NULL;
+}
+
+/* Spawns a task of wait_for_go with a watchpoint on `at` (reads and
+** writes): got[0] the task, held[0] the errno if perf_event_open failed. */
+static void *watched_spawn_body(struct actor *a)
+{
+    long fd = watch_bytes(a->ctx, HW_BREAKPOINT_RW);
+
+    if (fd < 0) {
+        a->held[0] = (size_t)-fd;
+        return NULL;
+    }
+    a->got[0] = rt_spawn(wait_for_go, NULL);
+    close((int)fd);
+    return NULL;
+}
+
+/* A strategy is told how many tasks run, the new one included: every task
+** counted once, also when two spawns count at once. A is stopped at its
+** first access to the count, inside its rt_spawn; main spawns B meanwhile;
+** A goes on; a third spawn C is told 4 (main, A's, B and C), and A's and
+** B's were told 2 and 3. Were the count read and written back in two steps,
+** A would write back what B's spawn made of it, and C would be told 3. Not
+** in a TSan build (UNDER_TSAN: its lock on the count). */
+START_TEST(two_spawns_at_once_are_each_counted_among_the_tasks_running)
+{
+    struct actor a = {0};
+
+    rt_set_strategy((rt_strategy){recording_bytes, NULL});
+    rt_init();
+    ck_assert_uint_eq(told_at(0), 1); /* main's own block */
+    on_sigtrap_park();
+    start_plain(&a, "A", watched_spawn_body, (void *)rt__tasks_running_at);
+    wait_flag(&trap_parked, "A stopped at the count of tasks running");
+    REQUIRE_WATCHPOINT(a.held[0]);
+    rt_task *b = rt_spawn(wait_for_go, NULL);
+    ck_assert_ptr_nonnull(b);
+    st(&trap_released, 1);
+    join_plain(&a);
+    ck_assert_ptr_nonnull(a.got[0]);
+    rt_task *c = rt_spawn(wait_for_go, NULL);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(ld(&ntold), 4);
+    ck_assert_uint_eq(told_at(1) + told_at(2), 2 + 3);
+    ck_assert_uint_ne(told_at(1), told_at(2));
+    ck_assert_uint_eq(told_at(3), 4);
+    st(&tasks_go, 1);
+    ck_assert_int_eq(rt_join(a.got[0], NULL), RT_OK);
+    ck_assert_int_eq(rt_join(b, NULL), RT_OK);
+    ck_assert_int_eq(rt_join(c, NULL), RT_OK);
+    /* the ends counted too: main and the next one */
+    rt_task *d = rt_spawn(wait_for_go, NULL);
+    ck_assert_int_eq(rt_join(d, NULL), RT_OK);
+    ck_assert_uint_eq(told_at(4), 2);
+}
+END_TEST
+
+/* Ends with a watchpoint on the count of tasks running, which its end
+** lowers: held[0] the errno if perf_event_open failed, held[1] the fd. */
+static void *end_watched(void *arg)
+{
+    struct actor *e = arg;
+    long fd = watch_bytes(rt__tasks_running_at, HW_BREAKPOINT_RW);
+
+    if (fd < 0)
+        e->held[0] = (size_t)-fd;
+    else
+        e->held[1] = (size_t)fd; /* closed by main, after the join */
+    return NULL;
+}
+
+/* A task's end takes it out of the count in one step too: E is stopped at
+** its end's access to the count; main spawns B meanwhile, told 2 (main and
+** B: E is out); E goes on; C is told 3 (main, B, C). Were the count read
+** and written back in two steps, E would write back what it read before
+** B's spawn, and C would be told 2. Not in a TSan build. */
+START_TEST(a_task_ending_while_another_is_spawned_leaves_the_count_exact)
+{
+    struct actor e = {0};
+
+    rt_set_strategy((rt_strategy){recording_bytes, NULL});
+    rt_init();
+    on_sigtrap_park();
+    rt_task *t = rt_spawn(end_watched, &e);
+    ck_assert_ptr_nonnull(t);
+    wait_flag(&trap_parked, "E stopped at its end's step of the count");
+    REQUIRE_WATCHPOINT(e.held[0]);
+    rt_task *b = rt_spawn(wait_for_go, NULL);
+    ck_assert_ptr_nonnull(b);
+    st(&trap_released, 1);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    close((int)e.held[1]);
+    rt_task *c = rt_spawn(wait_for_go, NULL);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(ld(&ntold), 4); /* main, E, B, C */
+    ck_assert_uint_eq(told_at(1), 2);
+    ck_assert_uint_eq(told_at(2), 2);
+    ck_assert_uint_eq(told_at(3), 3);
+    st(&tasks_go, 1);
+    ck_assert_int_eq(rt_join(b, NULL), RT_OK);
+    ck_assert_int_eq(rt_join(c, NULL), RT_OK);
+}
+END_TEST
+
+/* A spawn whose block cannot be made takes its task out of the count
+** again, in one step too. A's strategy call asks for more than a block
+** can be (the strategy's one-shot flag), so its spawn fails; A is stopped
+** at its second access to the count, the step back; main spawns B
+** meanwhile, told 2 (main and B); A goes on and gets ENOMEM; C is told 3.
+** Were the step back a read and a write, A would write back what it read
+** before B's spawn, and C would be told 2. Not in a TSan build. */
+static int refuse_next;
+
+static size_t refusing_bytes(void *ctx, size_t running)
+{
+    if (__atomic_exchange_n(&refuse_next, 0, __ATOMIC_RELAXED))
+        return (size_t)1 << 40; /* past the largest block: rt_spawn fails */
+    return recording_bytes(ctx, running);
+}
+
+static void *watched_failed_spawn_body(struct actor *a)
+{
+    long fd = watch_bytes(rt__tasks_running_at, HW_BREAKPOINT_RW);
+
+    if (fd < 0) {
+        a->held[0] = (size_t)-fd;
+        return NULL;
+    }
+    errno = 0;
+    a->got[0] = rt_spawn(wait_for_go, NULL);
+    a->held[1] = (size_t)errno;
+    close((int)fd);
+    return NULL;
+}
+
+START_TEST(a_spawn_that_fails_while_another_is_spawned_leaves_the_count_exact)
+{
+    struct actor a = {0};
+
+    rt_set_strategy((rt_strategy){refusing_bytes, NULL});
+    rt_init();
+    on_sigtrap_park();
+    st(&trap_park_at, 2);
+    st(&refuse_next, 1);
+    start_plain(&a, "A", watched_failed_spawn_body, NULL);
+    wait_flag(&trap_parked, "A stopped at its step back of the count");
+    REQUIRE_WATCHPOINT(a.held[0]);
+    rt_task *b = rt_spawn(wait_for_go, NULL);
+    ck_assert_ptr_nonnull(b);
+    st(&trap_released, 1);
+    join_plain(&a);
+    ck_assert_ptr_null(a.got[0]);
+    ck_assert_uint_eq(a.held[1], ENOMEM);
+    rt_task *c = rt_spawn(wait_for_go, NULL);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(ld(&ntold), 3); /* main, B, C: A's call was refused */
+    ck_assert_uint_eq(told_at(1), 2);
+    ck_assert_uint_eq(told_at(2), 3);
+    st(&tasks_go, 1);
+    ck_assert_int_eq(rt_join(b, NULL), RT_OK);
+    ck_assert_int_eq(rt_join(c, NULL), RT_OK);
+}
+END_TEST
+
+/* A task's references: its joiner's, and one for each value of its in
+** flight. A send takes one in one step, also while a receiver drops
+** another: S sends v1 on c1, then sends v2 on c2 with a watchpoint on its
+** references, and is stopped at its step; main receives v1 meanwhile,
+** which drops v1's; S goes on. S then has exactly 2 (its joiner's, v2's).
+** Were the step a read and a write, S would write back what it read
+** before main's drop, and hold 3: the task would never be freed. */
+struct refs_ctx {
+    rt_chan *c1, *c2;
+    rt_task *self;
+    int published, sent, err;
+};
+
+static void *sends_watching_its_refs(void *arg)
+{
+    struct refs_ctx *x = arg;
+
+    wait_flag(&x->published, "main's pointer to this task");
+    ck_assert_int_eq(rt_send(x->c1, rt_alloc_outside(16)), RT_OK);
+    long fd = watch_bytes(&x->self->refs, HW_BREAKPOINT_RW);
+    if (fd < 0) {
+        st(&x->err, (int)-fd);
+        return NULL;
+    }
+    ck_assert_int_eq(rt_send(x->c2, rt_alloc_outside(16)), RT_OK);
+    close((int)fd);
+    st(&x->sent, 1);
+    wait_flag(&tasks_go, "go");
+    return NULL;
+}
+
+START_TEST(a_send_while_a_receiver_drops_a_reference_counts_both)
+{
+    struct refs_ctx x = {0};
+
+    init_fixed(64 * KIB);
+    on_sigtrap_park();
+    x.c1 = rt_chan_new(4);
+    x.c2 = rt_chan_new(4);
+    rt_task *s = rt_spawn(sends_watching_its_refs, &x);
+    ck_assert_ptr_nonnull(s);
+    x.self = s;
+    st(&x.published, 1);
+    wait_flag(&trap_parked, "S stopped at its step of its references");
+    REQUIRE_WATCHPOINT(ld(&x.err));
+    void *v1 = rt_recv(x.c1);
+    ck_assert_ptr_nonnull(v1);
+    st(&trap_released, 1);
+    wait_flag(&x.sent, "S's second send");
+    ck_assert_uint_eq(atomic_load(&s->refs), 2);
+    rt_free(v1);
+    st(&tasks_go, 1);
+    ck_assert_int_eq(rt_join(s, NULL), RT_OK);
+    rt_free(rt_recv(x.c2)); /* the last reference: the task is freed */
+    rt_chan_free(x.c1);
+    rt_chan_free(x.c2);
+}
+END_TEST
+
+/* Every task has an id of its own (the panic message names it), also when
+** two are spawned at once: A is stopped at its first access to the next
+** id, main spawns B meanwhile, and the two ids differ. Not in a TSan
+** build. */
+START_TEST(two_tasks_spawned_at_once_get_two_ids)
+{
+    struct actor a = {0};
+
+    init_fixed(8 * KIB);
+    on_sigtrap_park();
+    start_plain(&a, "A", watched_spawn_body, (void *)rt__next_id_at);
+    wait_flag(&trap_parked, "A stopped at the next task id");
+    REQUIRE_WATCHPOINT(a.held[0]);
+    rt_task *b = rt_spawn(wait_for_go, NULL);
+    ck_assert_ptr_nonnull(b);
+    st(&trap_released, 1);
+    join_plain(&a);
+    rt_task *ta = a.got[0];
+    ck_assert_ptr_nonnull(ta);
+    ck_assert_uint_eq(ta->id, 1); /* A took its id first */
+    ck_assert_uint_eq(b->id, 2);
+    st(&tasks_go, 1);
+    ck_assert_int_eq(rt_join(ta, NULL), RT_OK);
+    ck_assert_int_eq(rt_join(b, NULL), RT_OK);
+}
+END_TEST
+
 /* ---- block.c: the cookie's count of blocks made ------------------------ */
 
 /* Makes a block with a watchpoint on the count of blocks made: got[0] the
@@ -2163,6 +2443,13 @@ Suite *make_suite(void)
     add_case(s, a_read_is_over_when_its_lock_goes_even_if_the_value_changes_at_once);
     if (!UNDER_TSAN)
         add_case(s, two_values_made_at_once_take_two_places_in_the_order);
+    if (!UNDER_TSAN) {
+        add_case(s, two_spawns_at_once_are_each_counted_among_the_tasks_running);
+        add_case(s, a_task_ending_while_another_is_spawned_leaves_the_count_exact);
+        add_case(s, two_tasks_spawned_at_once_get_two_ids);
+        add_case(s, a_spawn_that_fails_while_another_is_spawned_leaves_the_count_exact);
+        add_case(s, a_send_while_a_receiver_drops_a_reference_counts_both);
+    }
     add_case(s, every_figure_is_exact_after_racing_rounds);
     add_case(s, a_stale_pointer_is_refused_by_the_next_block_while_another_thread_makes_one);
     return s;
