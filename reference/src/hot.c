@@ -38,8 +38,13 @@ static intptr_t hot_slot;    /* the key's slot, set before DIRECT */
 
 #if RT_TESTING
 /* Where the state is, for the test that stops the first publish at its
-** store of DIRECT (check_interleave.c, with a hardware watchpoint). */
-int *const rt__hot_state = &hot_state;
+** store of DIRECT (check_interleave.c, with a hardware watchpoint). A
+** function, not a constant: the catalog's hot_latch_per_thread makes the
+** state _Thread_local, whose address is the calling thread's. */
+int *rt__hot_state_at(void)
+{
+    return &hot_state;
+}
 #endif
 
 #if RT_PRIM_DIRECT

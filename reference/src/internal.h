@@ -147,7 +147,7 @@ struct rt_hot *rt__hot_cold(void) __attribute__((visibility("hidden")));
 extern void *(*rt__hot_test_read)(intptr_t off);
 #if RT_TESTING
 /* hot.c's state (UNKNOWN, DIRECT, LATCHED), for a hardware watchpoint. */
-extern int *const rt__hot_state;
+int *rt__hot_state_at(void);
 #endif
 
 static inline struct rt_hot *rt__hot_or_null(void)

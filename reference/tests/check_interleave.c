@@ -1972,7 +1972,7 @@ static long watch_bytes(const void *addr, unsigned bp_type)
 ** held[0] the errno of perf_event_open if it failed (0 if not). */
 static void *watched_first_publish_body(struct actor *a)
 {
-    long fd = watch_bytes(rt__hot_state, HW_BREAKPOINT_W);
+    long fd = watch_bytes(rt__hot_state_at(), HW_BREAKPOINT_W);
 
     if (fd < 0) {
         a->held[0] = (size_t)-fd;
@@ -2005,7 +2005,7 @@ START_TEST(a_publish_the_moment_the_direct_path_opens_reads_its_slot)
     wait_flag(&trap_parked, "A stopped at its write of the hot state");
     REQUIRE_WATCHPOINT(a.held[0]);
     ck_assert_int_eq(ld(&traps), 1);
-    ck_assert_int_eq(__atomic_load_n(rt__hot_state, __ATOMIC_RELAXED) != 0, 1);
+    ck_assert_int_eq(__atomic_load_n(rt__hot_state_at(), __ATOMIC_RELAXED) != 0, 1);
     start_plain(&c, "C", publish_body, NULL);
     WAIT_FOR(ld(&c.done) || passed(latching) > 0,
              "C neither published nor went for the latch");
