@@ -1142,6 +1142,35 @@ START_TEST(the_table_of_unjoined_tasks_is_put_and_counted_before_its_lock_goes)
 }
 END_TEST
 
+/* A join takes its task out of the table before the table's lock goes: J,
+** a task joining T, is parked right after its first unlock in rt_join (the
+** table's), and T is no longer counted. */
+static void *join_ctx_body(struct actor *a)
+{
+    a->status[0] = rt_join(a->ctx, NULL);
+    return NULL;
+}
+
+START_TEST(a_join_takes_its_task_out_of_the_table_before_its_lock_goes)
+{
+    struct actor j = {0};
+    struct watch *taken = watch("runtime.unlock.released", "J", 1);
+
+    init_fixed(8 * KIB);
+    size_t before = rt__tasks_unjoined();
+    rt_task *t = rt_spawn(nothing, NULL);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_uint_eq(rt__tasks_unjoined(), before + 1);
+    spawn(&j, "J", join_ctx_body, t);
+    wait_parked(taken);
+    ck_assert_uint_eq(rt__tasks_unjoined(), before + 1); /* J is counted, T no longer */
+    release(taken);
+    ck_assert_int_eq(join_task(&j, NULL), RT_OK);
+    ck_assert_int_eq(j.status[0], RT_OK);
+    ck_assert_uint_eq(rt__tasks_unjoined(), before);
+}
+END_TEST
+
 /* A spawn inside the table of tasks not yet joined: a count of the table
 ** waits for it and counts its task; a join inside the table waits for a
 ** second spawn; the table ends exact. */
@@ -2436,6 +2465,7 @@ Suite *make_suite(void)
     add_case(s, the_strategy_is_read_and_set_before_its_lock_goes);
     add_case(s, the_table_of_unjoined_tasks_is_changed_by_one_thread_at_a_time);
     add_case(s, the_table_of_unjoined_tasks_is_put_and_counted_before_its_lock_goes);
+    add_case(s, a_join_takes_its_task_out_of_the_table_before_its_lock_goes);
     add_case(s, doors_on_two_values_lock_them_in_one_order);
     add_case(s, a_panic_in_a_door_poisons_before_the_next_door_gets_in);
     add_case(s, a_door_frees_its_copy_before_another_door_can_open_on_the_value);
