@@ -31,7 +31,9 @@ import results as results_file
 
 # The function is a literal, or a variable (a helper that reports for its
 # caller): then its row's function is `(caller)`.
-VIOLATION = re.compile(r'rt__violation\(\s*("[^"]+"|\w+)\s*,\s*((?:"(?:[^"\\]|\\.)*"\s*)+)')
+# The function's name: a literal, or an expression that holds it (fn,
+# nd->fn, d.fn: "(caller)").
+VIOLATION = re.compile(r'rt__violation\(\s*("[^"]+"|\w+(?:(?:->|\.)\w+)*)\s*,\s*((?:"(?:[^"\\]|\\.)*"\s*)+)')
 TRAP = re.compile(r"\brt__trap\(\)\s*;")
 ROW = re.compile(r"^\|\s*`([^`]+)`\s*\|\s*(`[^`]*`|trap \(`[^`]+`\))\s*\|(.*)\|(.*)\|(.*)\|\s*$")
 TEST = re.compile(r"`([^`]+)`")
