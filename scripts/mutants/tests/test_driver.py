@@ -163,9 +163,13 @@ class DriverTest(unittest.TestCase):
         log = os.path.join(root, "build", "cc", "mutants", "logs", "mutants", "hang.log")
         env = dict(os.environ)
         env.pop("MAKEFLAGS", None)
+        # A run started from a background job (`make check &`, nohup) has
+        # SIGINT ignored, and Python installs no handler for an ignored
+        # signal: the driver gets SIGINT's default back, as from a terminal.
         p = subprocess.Popen(util.driver_cmd(root, "--curated-only", "--only", "hang",
                                              "--limit", "60"),
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         # wait until the mutant's suite is running (its binary spins)
         def started():
             if not os.path.exists(log):
