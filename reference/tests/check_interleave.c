@@ -1995,18 +1995,27 @@ static long watch_bytes(const void *addr, unsigned bp_type)
                   "this test cannot stop a thread inside one statement",         \
                   strerror((int)(err)))
 
+/* An actor's watchpoint on addr: its fd, or -1 with held[0] the errno
+** (for REQUIRE_WATCHPOINT). */
+static long actor_watch(struct actor *a, const void *addr, unsigned bp_type)
+{
+    long fd = watch_bytes(addr, bp_type);
+
+    if (fd < 0)
+        a->held[0] = (size_t)-fd;
+    return fd;
+}
+
 /* ---- hot.c: the store that opens the direct path ------------------------ */
 
 /* Does the first publish with a watchpoint on the hot state's writes:
 ** held[0] the errno of perf_event_open if it failed (0 if not). */
 static void *watched_first_publish_body(struct actor *a)
 {
-    long fd = watch_bytes(rt__hot_state_at(), HW_BREAKPOINT_W);
+    long fd = actor_watch(a, rt__hot_state_at(), HW_BREAKPOINT_W);
 
-    if (fd < 0) {
-        a->held[0] = (size_t)-fd;
+    if (fd < 0)
         return NULL;
-    }
     a->got[0] = rt_hot();
     close((int)fd);
     return NULL;
@@ -2060,12 +2069,10 @@ END_TEST
 static void *watched_shared_new_body(struct actor *a)
 {
     long seven = 7;
-    long fd = watch_bytes(rt__shared_next_seq, HW_BREAKPOINT_RW);
+    long fd = actor_watch(a, rt__shared_next_seq, HW_BREAKPOINT_RW);
 
-    if (fd < 0) {
-        a->held[0] = (size_t)-fd;
+    if (fd < 0)
         return NULL;
-    }
     a->got[0] = rt_shared_new(RT_COPY, sizeof(long), &seven, 4096);
     close((int)fd);
     return NULL;
@@ -2131,17 +2138,18 @@ static void *wait_for_go(void *arg)
     return NULL;
 }
 
-/* Spawns a task of wait_for_go with a watchpoint on `at` (reads and
-** writes): got[0] the task, held[0] the errno if perf_event_open failed. */
+/* Spawns a task of wait_for_go with a watchpoint on a->ctx (reads and
+** writes): got[0] the task (NULL if the spawn failed) and held[1] the
+** errno it left, held[0] the errno if perf_event_open failed. */
 static void *watched_spawn_body(struct actor *a)
 {
-    long fd = watch_bytes(a->ctx, HW_BREAKPOINT_RW);
+    long fd = actor_watch(a, a->ctx, HW_BREAKPOINT_RW);
 
-    if (fd < 0) {
-        a->held[0] = (size_t)-fd;
+    if (fd < 0)
         return NULL;
-    }
+    errno = 0;
     a->got[0] = rt_spawn(wait_for_go, NULL);
+    a->held[1] = (size_t)errno;
     close((int)fd);
     return NULL;
 }
@@ -2191,11 +2199,9 @@ END_TEST
 static void *end_watched(void *arg)
 {
     struct actor *e = arg;
-    long fd = watch_bytes(rt__tasks_running_at, HW_BREAKPOINT_RW);
+    long fd = actor_watch(e, rt__tasks_running_at, HW_BREAKPOINT_RW);
 
-    if (fd < 0)
-        e->held[0] = (size_t)-fd;
-    else
+    if (fd >= 0)
         e->held[1] = (size_t)fd; /* closed by main, after the join */
     return NULL;
 }
@@ -2249,21 +2255,6 @@ static size_t refusing_bytes(void *ctx, size_t running)
     return recording_bytes(ctx, running);
 }
 
-static void *watched_failed_spawn_body(struct actor *a)
-{
-    long fd = watch_bytes(rt__tasks_running_at, HW_BREAKPOINT_RW);
-
-    if (fd < 0) {
-        a->held[0] = (size_t)-fd;
-        return NULL;
-    }
-    errno = 0;
-    a->got[0] = rt_spawn(wait_for_go, NULL);
-    a->held[1] = (size_t)errno;
-    close((int)fd);
-    return NULL;
-}
-
 START_TEST(a_spawn_that_fails_while_another_is_spawned_leaves_the_count_exact)
 {
     struct actor a = {0};
@@ -2273,7 +2264,7 @@ START_TEST(a_spawn_that_fails_while_another_is_spawned_leaves_the_count_exact)
     on_sigtrap_park();
     st(&trap_park_at, 2);
     st(&refuse_next, 1);
-    start_plain(&a, "A", watched_failed_spawn_body, NULL);
+    start_plain(&a, "A", watched_spawn_body, (void *)rt__tasks_running_at);
     wait_flag(&trap_parked, "A stopped at its step back of the count");
     REQUIRE_WATCHPOINT(a.held[0]);
     rt_task *b = rt_spawn(wait_for_go, NULL);
@@ -2385,12 +2376,10 @@ END_TEST
 ** block, held[0] the errno of perf_event_open if it failed (0 if not). */
 static void *watched_new_body(struct actor *a)
 {
-    long fd = watch_bytes(rt__block_made, HW_BREAKPOINT_RW);
+    long fd = actor_watch(a, rt__block_made, HW_BREAKPOINT_RW);
 
-    if (fd < 0) {
-        a->held[0] = (size_t)-fd;
+    if (fd < 0)
         return NULL;
-    }
     a->got[0] = rt__block_new(4 * KIB);
     close((int)fd);
     return NULL;
