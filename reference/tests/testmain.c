@@ -46,18 +46,34 @@ static int listed(const char *list, const char *name)
     return 0;
 }
 
+/* RT_ONLY_CASES: the mutant driver's witness runs (docs/mutants.md,
+** "Oracles") run only the cases that killed a mutant last time, on the
+** unmutated build and then on the mutant. A program whose cases it names
+** none of runs them all: the list is the union over several programs. */
+static const char *only_cases(void)
+{
+    const char *only = getenv("RT_ONLY_CASES");
+    for (int i = 0; only != NULL && i < case_count; i++)
+        if (listed(only, case_names[i]))
+            return only;
+    return NULL;
+}
+
 /* RT_FAIL_FAST: the mutant driver needs one failure, not all of them. The
 ** cases run one at a time (Check keeps the results of every run) until
-** one fails. The cases RT_FIRST_CASES names (those that killed the
-** function's mutants so far) run first: a kill then costs the program's
-** start and one case, not every case before the one that fails. */
-static void run_until_a_failure(SRunner *sr)
+** one fails (with fail_fast 0, to the end). The cases RT_FIRST_CASES names
+** (those that killed the function's mutants so far) run first: a kill
+** then costs the program's start and one case, not every case before the
+** one that fails. */
+static void run_one_at_a_time(SRunner *sr, int fail_fast, const char *only)
 {
     const char *first = getenv("RT_FIRST_CASES");
     for (int pass = first != NULL ? 0 : 1; pass < 2; pass++) {
-        for (int i = 0; i < case_count && srunner_ntests_failed(sr) == 0; i++) {
+        for (int i = 0; i < case_count; i++) {
             int named = first != NULL && listed(first, case_names[i]);
-            if (named == (pass == 0))
+            if (fail_fast && srunner_ntests_failed(sr) > 0)
+                break;
+            if (named == (pass == 0) && (only == NULL || listed(only, case_names[i])))
                 srunner_run(sr, NULL, case_names[i], CK_SILENT);
         }
     }
@@ -66,13 +82,14 @@ static void run_until_a_failure(SRunner *sr)
 
 /* Runs the suite in fork mode. With RT_RESULTS set, appends one
 ** "pass <test>" or "fail <test> <where>: <msg>" line a test to that file;
-** with RT_XML set, writes Check's XML log there (not with RT_FAIL_FAST,
-** whose runs would each write it anew). */
+** with RT_XML set, writes Check's XML log there (not with RT_FAIL_FAST
+** or RT_ONLY_CASES, whose runs would each write it anew). */
 int main(void)
 {
     const char *results = getenv("RT_RESULTS");
     const char *xml = getenv("RT_XML");
     int fail_fast = getenv("RT_FAIL_FAST") != NULL;
+    const char *only;
     SRunner *sr;
     int failed;
 
@@ -82,10 +99,11 @@ int main(void)
     ** still set its own). */
     setenv("CK_DEFAULT_TIMEOUT", "300", 0);
     sr = srunner_create(make_suite());
+    only = only_cases();
 
     srunner_set_fork_status(sr, CK_FORK);
-    if (fail_fast && case_count > 0) {
-        run_until_a_failure(sr);
+    if ((fail_fast || only != NULL) && case_count > 0) {
+        run_one_at_a_time(sr, fail_fast, only);
     } else {
         if (xml != NULL)
             srunner_set_xml(sr, xml);

@@ -15,7 +15,7 @@ import sys
 import time
 
 from . import cache as cache_mod
-from . import catalog, hang, kills, operators, project, report, semantic, tce
+from . import catalog, hang, kills, operators, project, report, semantic, tce, witness
 from . import config as config_mod
 from .model import (COMPILE_ERROR, GENERATED, IGNORED, KILLED, NO_COVERAGE, PENDING,
                     SURVIVED, apply_edits)
@@ -326,9 +326,6 @@ def judge(oracle, survivors, ctx):
     # A mutant compiled under -Werror in the plain build; what a sanitizer
     # makes the compiler warn of is no verdict (build.lenient).
     ovars = project.lenient(dict(ctx["make_vars"], **own))
-    # only the suites that reach a survivor are run unmutated (and kept,
-    # with the copy, while the inputs are the same)
-    needed = [s for s in ctx["suites"] if any(s in m.covered_by for m in to_run)]
     kept = state.setdefault("oracles", {})
     ob = kept.get(oracle)
     if ob and os.path.isdir(obase):
@@ -336,6 +333,14 @@ def judge(oracle, survivors, ctx):
     else:
         ob = None
         project.snapshot(ctx["root"], obase)      # with nothing built in it
+    # the kill map's witnesses first (witness.py): what killed a mutant on
+    # this build last time, alone, before every suite's unmutated run
+    to_run = judge_by_witness(oracle, to_run, ctx, obase, ologs, ovars, ob)
+    if not to_run:
+        return
+    # only the suites that reach a survivor are run unmutated (and kept,
+    # with the copy, while the inputs are the same)
+    needed = [s for s in ctx["suites"] if any(s in m.covered_by for m in to_run)]
     missing = [s for s in needed if ob is None or (s not in ob["suites"] and s not in ob["failed"])]
     if ob is None or missing:
         print(f"mutants: {oracle}: {len(to_run)} survivors to judge; the unmutated run "
@@ -421,6 +426,82 @@ def judge(oracle, survivors, ctx):
             shutil.rmtree(os.path.join(work, f"work-{oracle}"), ignore_errors=True)
     time_by_verdict([m for m, _ in items], oracle)
     phase(f"mutant runs ({oracle})")
+
+
+def judge_by_witness(oracle, to_run, ctx, obase, ologs, ovars, ob):
+    """Runs the mutants of to_run that the kill map says this oracle killed
+    with only what killed them (witness.py), in the oracle's copy obase;
+    ob is its kept unmutated run, if any. Settles those killed (or timed
+    out) there; returns the others, for the whole judgement."""
+    groups = witness.by_suite(to_run, oracle, ctx["kill_map"])
+    if not groups:
+        return to_run
+    args, phase = ctx["args"], ctx["phase"]
+    cache, keys = ctx["cache"], ctx["keys"]
+    shape = {s: witness.restriction(ms, ctx["kill_map"]) for s, ms in groups.items()}
+    kept = (ob or {}).get("suites", {})
+    # a suite whose whole unmutated run is kept passed every part of itself
+    fresh = {s: r for s, r in shape.items() if s not in kept}
+    n = sum(len(ms) for ms in groups.values())
+    print(f"mutants: {oracle}: {n} of {len(to_run)} survivors first by what killed each "
+          f"last time (the kill map), unmutated then mutated: "
+          + ", ".join(f"{s} ({' '.join(p + c) or 'whole'})" for s, (p, c) in shape.items()),
+          file=sys.stderr)
+    log = os.path.join(ologs, "witness.log")
+    os.makedirs(ologs, exist_ok=True)
+    build_s, times, noise = witness.unmutated(obase, ovars, fresh, log, jobs=args.jobs)
+    if build_s is None:
+        return to_run               # the whole judgement says why, once
+    times.update({s: kept[s] for s in shape if s in kept})
+    noise.update({s: ob["noise"].get(s, []) for s in shape if s in kept})
+    phase(f"witness unmutated runs ({oracle})")
+    for s in [s for s in shape if s not in times]:
+        print(f"mutants: {oracle}: the witness of {s} did not hold unmutated (see {log}): "
+              f"its {len(groups[s])} mutants are judged whole", file=sys.stderr)
+    items = [(m, [s]) for s, ms in groups.items() if s in times for m in ms]
+    if not items:
+        return to_run
+    plain = ctx["base_run"].get("suites", {})
+    base = ORACLE_CASE_SECONDS
+    case = {s: max(base, math.ceil(base * kept[s] / plain[s] if s in kept and plain.get(s)
+                                   else 3 * base)) for s in times}
+    limit = args.limit or 3 * (build_s + sum(times.values())) + 10
+    runner = Runner(obase, os.path.join(ctx["work"], f"work-{oracle}"), ovars, times, limit,
+                    ologs, jobs=args.jobs, ledger=ctx["ledger"], per_suite=not args.limit,
+                    oracle=oracle, noise=noise, case_seconds=case,
+                    oracle_vars=oracle_vars(oracle))
+    runner.kills = ctx["kill_map"]
+    runner.restrict = {s: witness.env(*shape[s]) for s in times}
+    runner.confirm_alone = False
+    progress = report.Progress(len(items))
+    settled = set()
+    with open(os.path.join(ctx["logdir"], "times.tsv"), "a") as tsv:
+        def done(m):
+            # a survivor of its witness is judged whole next; one whose
+            # build fails here fails the same way there (judge's done)
+            final = m.status != SURVIVED
+            if m.status == COMPILE_ERROR:
+                m.status, m.kind = SURVIVED, ""
+                m.status_reason = (f"every suite that reaches it passed; its {oracle} build "
+                                   f"does not compile")
+            if final:
+                runner.learn(m)
+                record(m, oracle)
+                cache.put(keys[m.id], m)
+                settled.add(m.id)
+            progress.update(m)
+            tsv.write(time_line(m))
+            tsv.flush()
+        for m, _ in items:
+            m.tried, m.kind = [], ""
+        try:
+            runner.run_all(items, done)
+        finally:
+            cache.save()
+            shutil.rmtree(os.path.join(ctx["work"], f"work-{oracle}"), ignore_errors=True)
+    time_by_verdict([m for m, _ in items], f"{oracle} witness")
+    phase(f"witness mutant runs ({oracle})")
+    return [m for m in to_run if m.id not in settled]
 
 
 def say_unstable(base_run):
@@ -797,9 +878,14 @@ def run_locked(args, root, make_vars, build, work):
     time_by_verdict([m for m, _ in todo], "plain")
     phase("mutant runs (plain)")
 
-    # 6. Survivors of a run without coverage: one no suite reaches is NoCoverage.
+    # 6. Survivors of a run without coverage: one no suite reaches is
+    # NoCoverage. When each is a catalog entry held back for an oracle
+    # whose kill the kill map holds, the coverage waits: the oracles'
+    # witness runs kill them in seconds, and it is taken only if one
+    # survives them (6d).
     survivors = [m for m in mutants if m.status == SURVIVED]
-    if survivors and cov is None and suites and cfg.coverage_vars is not None:
+    def coverage_of(survivors):
+        nonlocal cov
         # kept while the inputs are the same (a run whose every mutant
         # came from the cache took none)
         cov = state.get("coverage") if reuse else None
@@ -819,6 +905,12 @@ def run_locked(args, root, make_vars, build, work):
             if m.id in keys:
                 cache.put(keys[m.id], m)
         cache.save()
+    deferred = False
+    if survivors and cov is None and suites and cfg.coverage_vars is not None:
+        deferred = all(held_back(m, args.oracles) and m.id in kill_map
+                       and kill_map[m.id].oracle in args.oracles[1:] for m in survivors)
+        if not deferred:
+            coverage_of(survivors)
 
     # 6b. The cascade: a survivor of the plain build is judged again by each
     # further oracle, in its own build, with the suites that reach it.
@@ -861,6 +953,10 @@ def run_locked(args, root, make_vars, build, work):
                 cache.save()
                 shutil.rmtree(os.path.join(work, "work"), ignore_errors=True)
         phase("mutant runs (plain, after the oracles)")
+    # 6d. Coverage put off (6): a survivor of every oracle may be one no
+    # suite reaches.
+    if deferred and any(m.status == SURVIVED for m in mutants):
+        coverage_of([m for m in mutants if m.status == SURVIVED])
     for m in mutants:
         if m.status == SURVIVED:
             m.status_reason = survivor_reason(m, args.oracles)

@@ -39,7 +39,7 @@ KEYS = {
     "build": {"command", "dir_var", "parallel", "vars", "lenient", "mutant_env"},
     "suites": {"names", "list", "run", "passes", "results", "reports", "hints", "runs"},
     "suites.hints": {"fail_fast", "case_timeout", "first_programs", "first_cases", "run_case",
-                     "program", "expected"},
+                     "program", "expected", "only_programs", "only_cases"},
     "coverage": {"make_vars", "cc"},
     "tce": {"targets", "flags"},
     "catalog": {"files", "ledger", "kills"},

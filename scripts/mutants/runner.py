@@ -176,6 +176,12 @@ class Runner:
         # {mutant id: kills.Kill}: what gave each mutant its verdict in an
         # earlier run (the kill map), tried first
         self.kills = {}
+        # {suite: hints}: a witness run's (witness.py), which runs only
+        # the programs and cases that killed last time
+        self.restrict = {}
+        # whether a survivor of the schema is built alone to confirm it (a
+        # witness run's survivor is judged whole next, which does)
+        self.confirm_alone = True
 
     # ---- which suite first ------------------------------------------------
 
@@ -304,6 +310,9 @@ class Runner:
             case_limit = math.ceil(self.case_seconds.get(suite, CASE_SECONDS) * load)
             env.update(project.hints(case_timeout=str(case_limit), expected=project.expected_file(
                 self.work, suite, self.expected.get(suite))))
+            for name in filter(None, (project.hint("only_programs"), project.hint("only_cases"))):
+                env.pop(name, None)
+            env.update(self.restrict.get(suite, {}))
             if suite in self.expected and not project.hint("expected"):
                 # stopped at its first failure, a suite that passes by its
                 # results would differ from them: it runs whole
@@ -523,7 +532,7 @@ class Runner:
             self._named(self._suites(mutant, suites, self.schema_slots[slot], log, start,
                                      env=project.schema_env(str(self.numbers[mutant.id])),
                                      make_vars=self.schema_vars))
-            if mutant.status == SURVIVED and mutant.id not in self.ledger:
+            if mutant.status == SURVIVED and mutant.id not in self.ledger and self.confirm_alone:
                 # a survivor must survive on its own, not only in the schema
                 return self.run_alone(mutant, suites, slot)
             return mutant

@@ -179,6 +179,116 @@ class KillMapTest(unittest.TestCase):
         self.assertEqual(closing(again), closing(first))
 
 
+class WitnessTest(unittest.TestCase):
+    """A mutant the kill map says an oracle killed meets that oracle's
+    killing suite first, alone (witness.py): that suite's unmutated run on
+    the oracle's build, then the mutant on it; every other suite's
+    unmutated run under the oracle is spared. A witness that no longer
+    kills costs its own run, and the whole judgement follows."""
+
+    def map_says(self, root, line):
+        with open(os.path.join(root, "mutants", "kills.tsv"), "w") as f:
+            f.write("# id\toracle\tsuite\tprogram\tcase\n" + line + "\n")
+        conf = os.path.join(root, "mutants", "driver.toml")
+        with open(conf) as f:
+            text = f.read()
+        with open(conf, "w") as f:
+            f.write(text.replace('ledger = "mutants/equivalent"',
+                                 'ledger = "mutants/equivalent"\nkills = "mutants/kills.tsv"'))
+
+    def test_a_kill_in_the_map_runs_only_its_witness_unmutated(self):
+        root = util.fixture_copy(self)
+        self.map_says(root, "uaf\tasan\tcheck-box\t-\t-")
+        p = util.run_driver(root, "--curated-only", "--only", "uaf", "--oracles", "plain,asan")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("asan: 1 of 1 survivors first by what killed each last time (the kill "
+                      "map), unmutated then mutated: check-box (whole)", p.stderr)
+        # no unmutated run of check-calc or check-count under ASan
+        self.assertNotIn("the unmutated run (SANITIZE=address,undefined)", p.stderr)
+        self.assertRegex(p.stderr, r"phases: .*witness unmutated runs \(asan\) [\d.]+ s, "
+                                   r"witness mutant runs \(asan\) ")
+        self.assertNotRegex(p.stderr, r"phases: .* unmutated run \(asan\)")
+        uaf = report_of(root)["uaf"]
+        self.assertEqual((uaf["status"], uaf["killedBy"]), ("Killed", ["check-box", "oracle:asan"]),
+                         uaf)
+        self.assertIn("AddressSanitizer", uaf["statusReason"])
+        self.assertEqual(times_of(root)[("uaf", "asan")], ("Killed", "asan"))
+
+    def test_a_witness_that_no_longer_kills_leads_to_the_whole_judgement(self):
+        # the map says ASan killed the race in check-count: ASan's witness
+        # run passes with the mutant, so ASan judges it whole (every suite
+        # that reaches it, after their unmutated run), and TSan, next,
+        # kills it as before
+        root = util.fixture_copy(self)
+        self.map_says(root, "race\tasan\tcheck-count\t-\t-")
+        p = util.run_driver(root, "--curated-only", "--only", "race")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("asan: 1 of 1 survivors first by what killed each last time (the kill "
+                      "map), unmutated then mutated: check-count (whole)", p.stderr)
+        self.assertIn("asan witness: time by verdict (job seconds): Survived 1", p.stderr)
+        self.assertIn("asan: 1 survivors to judge; the unmutated run (SANITIZE=address,undefined)",
+                      p.stderr)
+        race = report_of(root)["race"]
+        self.assertEqual((race["status"], race["killedBy"]),
+                         ("Killed", ["check-count", "oracle:tsan"]), race)
+        times = times_of(root)
+        self.assertEqual(times[("race", "asan")], ("Survived", "-"))
+        self.assertEqual(times[("race", "tsan")], ("Killed", "tsan"))
+
+    def test_a_survivor_of_every_oracle_is_one_with_a_stale_witness_too(self):
+        # clamp_from_ten survives every oracle; a map naming ASan for it
+        # changes nothing but the order
+        root = util.fixture_copy(self)
+        args = ("--curated-only", "--only", "clamp_from_ten", "--oracles", "plain,asan")
+        before = util.run_driver(root, *args)
+        self.map_says(root, "clamp_from_ten\tasan\tcheck-calc\t-\t-")
+        after = util.run_driver(root, *args, "--no-cache")
+        self.assertEqual(closing(after), closing(before))
+        clamp = report_of(root)["clamp_from_ten"]
+        self.assertEqual(clamp["status"], "Survived")
+        self.assertEqual(after.returncode, 1, after.stderr)
+        # the coverage waited for the witness, and was taken when it
+        # did not kill: the survivor is told from one no suite reaches
+        self.assertRegex(after.stderr, r"phases: .*witness mutant runs \(asan\) .*, coverage ")
+        self.assertEqual(clamp["coveredBy"], ["check-calc"], clamp)
+
+    def test_a_run_whose_witnesses_kill_takes_no_coverage(self):
+        root = util.fixture_copy(self)
+        self.map_says(root, "uaf\tasan\tcheck-box\t-\t-")
+        p = util.run_driver(root, "--curated-only", "--only", "uaf")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotRegex(p.stderr, r"phases: .*coverage")
+
+    def test_what_a_witness_runs_is_the_union_of_what_killed(self):
+        from mutants import kills, witness
+        ms = [Mutant(i, "curated", "x", "", [], Location(1, 1, 1, 1)) for i in ("a", "b", "c")]
+        for m in ms:
+            m.covered_by = ["check-unit"]
+        k = {"a": kills.Kill("asan", "check-unit", "check_x", "one"),
+             "b": kills.Kill("asan", "check-unit", "check_y", "two"),
+             "c": kills.Kill("tsan", "check-unit", "check_z", "three")}
+        self.assertEqual(witness.by_suite(ms, "asan", k), {"check-unit": ms[:2]})
+        self.assertEqual(witness.restriction(ms[:2], k), (["check_x", "check_y"], ["one", "two"]))
+        # a kill that named no case: every case of the programs runs
+        k["b"] = kills.Kill("asan", "check-unit", "check_y", "")
+        self.assertEqual(witness.restriction(ms[:2], k), (["check_x", "check_y"], []))
+        k["b"] = kills.Kill("asan", "check-unit", "", "")
+        self.assertEqual(witness.restriction(ms[:2], k), ([], []))
+        # a suite that no longer reaches the mutant is no witness of it
+        ms[0].covered_by = ["check-other"]
+        self.assertEqual(witness.by_suite(ms, "asan", k), {"check-unit": [ms[1]]})
+
+    def test_a_witness_holds_only_when_it_ran_what_it_was_for(self):
+        from mutants import witness
+        ok = {"unit:one": True, "unit:two": True}
+        self.assertTrue(witness.held(0, ok, ["one"]))
+        self.assertTrue(witness.held(0, ok, []))
+        self.assertFalse(witness.held(1, ok, ["one"]))           # it failed unmutated
+        self.assertFalse(witness.held(0, {}, []))                # it ran nothing
+        self.assertFalse(witness.held(0, ok, ["three"]))         # the case is gone
+        self.assertFalse(witness.held(0, {"unit:one": True, "unit:two": False}, ["one"]))
+
+
 class WeakenedOrderTest(unittest.TestCase):
     def test_a_weakened_order_passes_three_target_tce_and_tsan_kills_it(self):
         # ref_drop's acq_rel decrement weakened to acquire, release and
