@@ -278,6 +278,38 @@ class WitnessTest(unittest.TestCase):
         ms[0].covered_by = ["check-other"]
         self.assertEqual(witness.by_suite(ms, "asan", k), {"check-unit": [ms[1]]})
 
+    def test_a_mutant_first_runs_only_its_last_kill_where_the_tree_can(self):
+        # Runner.first_try: a run of only the program and case that killed
+        # the mutant on this build last time, before any whole suite
+        import tempfile
+        from mutants import config, kills
+        from mutants.runner import Runner
+        with open(os.path.join(util.FIXTURE, "mutants", "driver.toml")) as f:
+            text = f.read()
+        with tempfile.TemporaryDirectory() as tmp:
+            conf = os.path.join(tmp, "driver.toml")
+            with open(conf, "w") as f:
+                f.write(text.replace('run_case = "CK_RUN_CASE"\n',
+                                     'run_case = "CK_RUN_CASE"\nonly_programs = "RT_ONLY_PROGRAMS"\n'
+                                     'only_cases = "RT_ONLY_CASES"\n'))
+            project.configure(config.load(conf))
+        self.addCleanup(util.configure_fixture)
+        m = Mutant("m", "curated", "x", "", [], Location(1, 1, 1, 1))
+        r = Runner("/nonexistent", "/nonexistent", {}, {}, 10, "/nonexistent")
+        self.assertIsNone(r.first_try(m, ["check-unit"]))           # no kill known
+        r.kills = {"m": kills.Kill("plain", "check-unit", "check_x", "one")}
+        self.assertEqual(r.first_try(m, ["check-unit", "check-box"]),
+                         ("check-unit", {"RT_ONLY_PROGRAMS": "check_x", "RT_ONLY_CASES": "one"}))
+        self.assertIsNone(r.first_try(m, ["check-box"]))            # that suite no longer reaches it
+        r.kills = {"m": kills.Kill("plain", "check-unit", "", "")}
+        self.assertIsNone(r.first_try(m, ["check-unit"]))           # nothing less than the suite
+        r.kills = {"m": kills.Kill("asan", "check-unit", "check_x", "one")}
+        self.assertIsNone(r.first_try(m, ["check-unit"]))           # killed on another build
+        r.oracle = "asan"
+        self.assertEqual(r.first_try(m, ["check-unit"])[0], "check-unit")
+        r.restrict = {"check-unit": {"RT_ONLY_PROGRAMS": "check_x"}}
+        self.assertIsNone(r.first_try(m, ["check-unit"]))           # a witness run already is one
+
     def test_a_witness_holds_only_when_it_ran_what_it_was_for(self):
         from mutants import witness
         ok = {"unit:one": True, "unit:two": True}
