@@ -62,6 +62,13 @@ size_t rt__tasks_unjoined(void);
 ** task id, for a hardware watchpoint. */
 extern const void *const rt__tasks_running_at;
 extern const void *const rt__next_id_at;
+/* The pointer table's operations (task.c), on a table the test owns:
+** hold returns false when the table cannot grow; find returns cap when p
+** is not held; remove empties slot i and returns its bytes. */
+bool rt__table_hold(struct outside_table *o, void *p, size_t bytes);
+size_t rt__table_find(const struct outside_table *o, const void *p);
+size_t rt__table_remove(struct outside_table *o, size_t i);
+size_t rt__table_home(const struct outside_table *o, const void *p);
 #endif
 
 #endif

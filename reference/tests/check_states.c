@@ -18,6 +18,10 @@
 **   neighbours to merge on the left, the right and both sides: rt_held
 **   exact after each step and freed memory allocated again (D10), up to the
 **   budget exactly.
+** - The pointer table itself, with addresses the test chooses (a row, and
+**   a cluster that wraps past the table's end): every entry found after
+**   each put, removal and put again, up to 400 (5 growths), in three
+**   orders.
 ** - The table of outside values at each load 0 to 70 (past two growths),
 **   after deletions: rt_held exact, each value freed or handed over.
 ** - Channels empty, full and closed with waiters on either side: the
@@ -35,7 +39,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "refrt.h"
+#include "task.h"
 #include "testutil.h"
 
 #define KIB ((size_t)1024)
@@ -566,6 +572,110 @@ START_TEST(freed_neighbours_merge_on_the_left_the_right_and_both_sides)
 }
 END_TEST
 
+/* ---- the pointer table itself, with addresses the test chooses ---------- */
+
+/* The values' table above gets its addresses from malloc, so which of them
+** collide, and where a cluster of them wraps past the table's end, changes
+** from run to run. Here the test chooses them: 16-byte aligned as
+** malloc's, hashed and compared by the table, never read. */
+#define FAKE_MAX 400
+
+static void *fake(size_t k)
+{
+    return (void *)(uintptr_t)(0x100000u + 16u * k);
+}
+
+/* Every entry is found where the table says, with its bytes; every other
+** is not; the count is exact and the table at most half full. One check
+** for the whole table (each of Check's assertions costs a write to its
+** parent): the first entry that is wrong is named. */
+static void the_table_holds_exactly(const struct outside_table *o, void *const *ps,
+                                    const int *in, size_t n)
+{
+    size_t count = 0;
+    for (size_t k = 0; k < n; k++) {
+        size_t i = rt__table_find(o, ps[k]);
+        int right = in[k] ? i < o->cap && o->slots[i].p == ps[k] && o->slots[i].bytes == k + 1
+                          : i == o->cap;
+        if (!right)
+            ck_abort_msg("entry %zu (%p, %s): found at %zu of %zu", k, ps[k],
+                         in[k] ? "held" : "not held", i, o->cap);
+        count += (size_t)in[k];
+    }
+    ck_assert_uint_eq(o->count, count);
+    ck_assert_uint_le(o->count * 2, o->cap);
+}
+
+/* Puts ps[order[0..n)] in a fresh table, checking every entry after each
+** (and so after each growth); takes every third out and puts it back;
+** then takes them all out in another order, checking after each. */
+static void table_through_every_load(void *const *ps, const size_t *order, size_t n)
+{
+    struct outside_table o = {0};
+    int in[FAKE_MAX] = {0};
+    for (size_t j = 0; j < n; j++) {
+        size_t k = order[j];
+        ck_assert(rt__table_hold(&o, ps[k], k + 1));
+        in[k] = 1;
+        the_table_holds_exactly(&o, ps, in, n);
+    }
+    for (size_t j = 0; j < n; j += 3) {
+        size_t k = order[j];
+        ck_assert_uint_eq(rt__table_remove(&o, rt__table_find(&o, ps[k])), k + 1);
+        in[k] = 0;
+        the_table_holds_exactly(&o, ps, in, n);
+    }
+    for (size_t j = 0; j < n; j += 3) {
+        size_t k = order[j];
+        ck_assert(rt__table_hold(&o, ps[k], k + 1));
+        in[k] = 1;
+        the_table_holds_exactly(&o, ps, in, n);
+    }
+    for (size_t j = 0; j < n; j++) {
+        size_t k = order[(j * 7 + 3) % n]; /* 7 is prime to every n used */
+        ck_assert_uint_eq(rt__table_remove(&o, rt__table_find(&o, ps[k])), k + 1);
+        in[k] = 0;
+        the_table_holds_exactly(&o, ps, in, n);
+    }
+    ck_assert_uint_eq(o.count, 0);
+    free(o.slots);
+}
+
+START_TEST(the_table_finds_every_entry_whatever_collides_at_every_load)
+{
+    /* two sets: addresses in a row, and addresses whose home in the first
+    ** table (16 slots) is its last slot or its first, one cluster that
+    ** wraps past the end and, as the table doubles, keeps splitting into
+    ** clusters that wrap or sit side by side */
+    static void *row[FAKE_MAX], *wrapping[FAKE_MAX];
+    struct outside_table sixteen = {.cap = 16};
+    size_t order[FAKE_MAX], n = 0;
+    for (size_t k = 0; k < FAKE_MAX; k++)
+        row[k] = fake(k);
+    for (size_t k = 0; n < FAKE_MAX; k++) {
+        size_t home = rt__table_home(&sixteen, fake(k));
+        if (home == 15 || home == 0)
+            wrapping[n++] = fake(k);
+    }
+    void *const *sets[] = {row, wrapping};
+    for (size_t s = 0; s < 2; s++) {
+        size_t sizes[] = {9, 33, 130, FAKE_MAX}; /* up to and past 1 to 5 growths */
+        for (size_t z = 0; z < sizeof sizes / sizeof *sizes; z++) {
+            size_t m = sizes[z];
+            for (size_t j = 0; j < m; j++)
+                order[j] = j; /* in order */
+            table_through_every_load(sets[s], order, m);
+            for (size_t j = 0; j < m; j++)
+                order[j] = m - 1 - j; /* backwards */
+            table_through_every_load(sets[s], order, m);
+            for (size_t j = 0; j < m; j++)
+                order[j] = (j * 101) % m; /* 101 is prime to every m used: a permutation */
+            table_through_every_load(sets[s], order, m);
+        }
+    }
+}
+END_TEST
+
 /* ---- the table of outside values at each load -------------------------- */
 
 #define TABLE_MAX 70
@@ -969,6 +1079,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_chunk_given_twice_on_top_is_a_violation_at_every_depth);
     suite_add_test(s, the_block_is_reused_in_every_shape_of_its_free_lists);
     suite_add_test(s, freed_neighbours_merge_on_the_left_the_right_and_both_sides);
+    suite_add_test(s, the_table_finds_every_entry_whatever_collides_at_every_load);
     suite_add_test(s, outside_values_are_found_at_every_load_of_their_table);
     suite_add_test(s, outside_values_stay_found_when_deletions_and_insertions_interleave);
     suite_add_test(s, a_receiver_waiting_on_an_empty_channel_gets_the_value_and_its_bytes);
