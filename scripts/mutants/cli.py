@@ -1020,6 +1020,8 @@ def run_locked(args, root, make_vars, build, work):
         sample = [m for m, _ in todo][::step][:args.naive_sample]
         times = runner.naive(sample, suites)
         naive = sum(times) / len(times)
+        print(f"mutants: the naive sample took {sum(times):.1f} s, past the run's time above",
+              file=sys.stderr)
         median = sorted(times)[len(times) // 2]
         every = sum(1 for m in mutants if m.status != COMPILE_ERROR)
         wall_naive = naive * every / max(1, args.jobs)
