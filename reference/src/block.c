@@ -263,8 +263,8 @@ static RT_COLD void coalesce(struct rt_block *b)
 /* The bump cannot serve this size, or the size is large: a freed large
 ** chunk (first fit), else the bump, else a freed chunk of a bigger small
 ** class; failing all three, the freed chunks are coalesced and all three
-** tried again. Returns a chunk of exactly `bytes`, or NULL: the block is
-** full. */
+** tried again, with the size's own class too. Returns a chunk of exactly
+** `bytes`, or NULL: the block is full. */
 static RT_COLD unsigned char *alloc_slow(struct rt_block *b, size_t bytes)
 {
     unsigned char *c;
@@ -281,7 +281,11 @@ static RT_COLD unsigned char *alloc_slow(struct rt_block *b, size_t bytes)
             b->bump += bytes;
             return c;
         }
-        for (size_t i = bytes / GRANULE; bytes <= SMALL_MAX && i < SMALL_CLASSES; i++) {
+        /* the first time, the bigger classes (the fast path found its own
+        ** empty); after the coalesce its own as well, where a run merged to
+        ** exactly this size went */
+        for (size_t i = bytes / GRANULE - (size_t)pass; bytes <= SMALL_MAX && i < SMALL_CLASSES;
+             i++) {
             RT_COST(RT_COST_FREE_STEPS, 1);
             if (b->small[i] != NULL)
                 return take(b, &b->small[i], bytes);

@@ -725,6 +725,40 @@ START_TEST(freed_neighbours_are_coalesced_before_the_block_is_full)
 }
 END_TEST
 
+/* The request that finds the block full coalesces it, and a run merged to
+** exactly its size serves that same request (the next one would find it on
+** its list anyway): for a task's block the runtime asks twice, but a
+** value's block, in a door, is asked once, and a refusal there poisons the
+** value for nothing (D10, D11). Every small size and a large one, merged
+** from 16-byte chunks, and from a 16 and a 48. */
+START_TEST(a_run_merged_to_exactly_the_size_asked_serves_that_same_request)
+{
+    for (size_t k = 2; k <= 80; k++) { /* runs of 32 to 1280 bytes */
+        struct rt_block *b = rt__block_new(4 * KIB);
+        unsigned char *c[256];
+        for (int i = 0; i < 256; i++) /* 256 chunks of 16: the arena carved whole */
+            ck_require((c[i] = rt__block_alloc(b, 8)) != NULL);
+        ck_require(rt__block_alloc(b, 0) == NULL);
+        for (size_t i = 100; i < 100 + k; i++)
+            ck_require(rt__block_free(b, c[i]));
+        unsigned char *p = rt__block_alloc(b, k * 16 - 8);
+        ck_assert_msg(p == c[100], "a run of %zu bytes, asked for in one request: got %p, not %p",
+                      k * 16, (void *)p, (void *)c[100]);
+        ck_require(rt__block_held(b) == 4 * KIB);
+        rt__block_delete(b);
+    }
+    struct rt_block *b = rt__block_new(4 * KIB);
+    unsigned char *a = rt__block_alloc(b, 8), *m = rt__block_alloc(b, 40);
+    unsigned char *rest = rt__block_alloc(b, 4 * KIB - 64 - 8);
+    ck_assert_ptr_nonnull(rest);
+    ck_assert_ptr_null(rt__block_alloc(b, 0));
+    ck_assert(rt__block_free(b, a));
+    ck_assert(rt__block_free(b, m));
+    ck_assert_ptr_eq(rt__block_alloc(b, 56), a); /* 16 + 48 = 64 */
+    rt__block_delete(b);
+}
+END_TEST
+
 START_TEST(a_live_chunk_between_keeps_its_neighbours_apart)
 {
     struct rt_block *b = rt__block_new(4 * KIB);
@@ -882,6 +916,7 @@ Suite *make_suite(void)
     suite_add_test(s, the_top_chunk_grows_in_place_up_to_exactly_full);
     suite_add_test(s, charges_count_against_the_budget);
     suite_add_test(s, freed_neighbours_are_coalesced_before_the_block_is_full);
+    suite_add_test(s, a_run_merged_to_exactly_the_size_asked_serves_that_same_request);
     suite_add_test(s, a_live_chunk_between_keeps_its_neighbours_apart);
     suite_add_test(s, drifting_sizes_do_not_strand_the_budget);
     suite_add_test(s, a_long_loop_stays_inside_sixty_four_kib);
