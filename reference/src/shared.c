@@ -94,9 +94,11 @@ static void state_make(struct state *st, size_t size, size_t block_bytes, const 
     memset(st, 0, sizeof *st);
     st->block = rt__block_new(block_bytes);
     if (st->block == NULL) {
-        /* rt__block_new refuses a size past 2^36 once rounded down to 16;
-        ** any other NULL is its malloc failing */
-        if ((block_bytes & ~(size_t)15) > ((size_t)1 << 36))
+        /* rt__block_new refuses a size of 2^36 or more once rounded down
+        ** to 16 (the largest block is 2^36 - 16: its chunk's size must fit
+        ** the header's 32 bits of granules); any other NULL is its malloc
+        ** failing */
+        if ((block_bytes & ~(size_t)15) >= ((size_t)1 << 36))
             rt__violation(fn, "block_bytes %zu is more than a block can be", block_bytes);
         rt__trap();
     }
