@@ -96,9 +96,10 @@ static void state_make(struct state *st, size_t size, size_t block_bytes, const 
     if (st->block == NULL) {
         /* rt__block_new refuses a size of 2^36 or more once rounded down
         ** to 16 (the largest block is 2^36 - 16: its chunk's size must fit
-        ** the header's 32 bits of granules); any other NULL is its malloc
-        ** failing */
-        if ((block_bytes & ~(size_t)15) >= ((size_t)1 << 36))
+        ** the header's 32 bits of granules), which, 2^36 being a multiple
+        ** of 16, is block_bytes of 2^36 or more; any other NULL is its
+        ** malloc failing */
+        if (block_bytes >= ((size_t)1 << 36))
             rt__violation(fn, "block_bytes %zu is more than a block can be", block_bytes);
         rt__trap();
     }
