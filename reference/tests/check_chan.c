@@ -384,6 +384,89 @@ START_TEST(freeing_a_channel_leaves_nothing_allocated)
 }
 END_TEST
 
+/* A task that sends on a closed channel (empty, or full with a value main
+** sent), is refused, frees its value and ends: once it is joined and the
+** channel freed, nothing it made is left (RT_CLOSED changes nothing, and
+** a refused send holds no reference to its task). */
+static void *sends_on_a_closed_channel(void *arg)
+{
+    void *v = rt_alloc_outside(64);
+    if (rt_send(arg, v) != RT_CLOSED)
+        return (void *)1;
+    rt_free(v);
+    return NULL;
+}
+
+static void closed_channel_refuses_a_task(int full)
+{
+    rt_chan *c = rt_chan_new(1);
+    void *out = (void *)2;
+    if (full && rt_send(c, rt_alloc_outside(8)) != RT_OK)
+        ck_abort_msg("main's send");
+    rt_chan_close(c);
+    if (rt_join(rt_spawn(sends_on_a_closed_channel, c), &out) != RT_OK || out != NULL)
+        ck_abort_msg("the sender was not refused, or did not end well");
+    if (full)
+        rt_free(rt_recv(c));
+    rt_chan_free(c);
+}
+
+START_TEST(a_send_refused_as_closed_leaves_nothing_allocated)
+{
+    init_fixed(64 * KIB);
+    for (int full = 0; full <= 1; full++) {
+        closed_channel_refuses_a_task(full); /* tables made once, kept */
+        long before = allocs_live();
+        for (int i = 0; i < 3; i++)
+            closed_channel_refuses_a_task(full);
+        long after = allocs_live();
+        ck_assert_int_eq(after, before);
+    }
+}
+END_TEST
+
+/* A task whose sent value was received has that room again for what it
+** receives next, though it made no call that settles in between (D9: the
+** bytes leave the sender once the value is received; the receive folds
+** them in before it charges). 3000 bytes sent, received by main, then 2000
+** received, in a block of 4096: fits once the 3000 are gone. */
+struct sent_then_received {
+    rt_chan *to_main, *to_task;
+    size_t held_after;
+};
+
+static void *sends_then_receives(void *arg)
+{
+    struct sent_then_received *x = arg;
+    void *v = rt_alloc_outside(3000);
+    if (rt_send(x->to_main, v) != RT_OK)
+        return (void *)1;
+    void *w = rt_recv(x->to_task); /* main took v before it sent this */
+    x->held_after = rt_held();
+    rt_free(w);
+    return NULL;
+}
+
+START_TEST(a_receive_fits_in_the_room_a_received_send_gave_back)
+{
+    struct sent_then_received x = {NULL, NULL, 0};
+    void *out = (void *)2;
+    init_fixed(4 * KIB);
+    x.to_main = rt_chan_new(1);
+    x.to_task = rt_chan_new(1);
+    rt_task *t = rt_spawn(sends_then_receives, &x);
+    ck_assert_ptr_nonnull(t);
+    rt_free(rt_recv(x.to_main));
+    ck_assert_int_eq(rt_send(x.to_task, rt_alloc_outside(2000)), RT_OK);
+    ck_assert_int_eq(rt_join(t, &out), RT_OK);
+    ck_assert_ptr_null(out);
+    ck_assert_uint_eq(x.held_after, 2000);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(x.to_main);
+    rt_chan_free(x.to_task);
+}
+END_TEST
+
 /* ---- a receiver the value does not fit (seed step 9) ---------------------- */
 
 struct doomed {
@@ -716,6 +799,8 @@ Suite *make_suite(void)
     suite_add_test(s, closing_an_empty_channel_wakes_its_receivers);
     suite_add_test(s, freeing_a_channel_frees_what_is_queued);
     suite_add_test(s, freeing_a_channel_leaves_nothing_allocated);
+    suite_add_test(s, a_send_refused_as_closed_leaves_nothing_allocated);
+    suite_add_test(s, a_receive_fits_in_the_room_a_received_send_gave_back);
     suite_add_test(s, a_receiver_the_value_does_not_fit_panics_and_the_next_gets_it);
     suite_add_test(s, a_receiver_that_panics_wakes_the_next_one);
     suite_add_test(s, many_senders_into_a_small_channel_lose_nothing);

@@ -937,6 +937,68 @@ START_TEST(a_lock_held_at_exit_fires)
 }
 END_TEST
 
+/* A program may exit from inside a door's fn (exit in an rt_update, in an
+** rt_access, in both values' fn of rt_update_all, in a supervised build):
+** the doors' locks are still held then, and that is no failure; the inner
+** locks, never held across a call, are all free. */
+static void exit_in_update(void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    exit(0);
+}
+
+static void exit_in_access(const void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    exit(0);
+}
+
+static void exit_in_update_all(void *va, void *vb, void *ctx)
+{
+    (void)va;
+    (void)vb;
+    (void)ctx;
+    exit(0);
+}
+
+static int exit_where;
+
+static void exits_inside_a_door(void)
+{
+    int64_t zero = 0;
+
+    rt_init();
+    rt_shared *a = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    rt_shared *b = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    switch (exit_where) {
+    case 0:
+        rt_update(a, exit_in_update, NULL);
+        break;
+    case 1:
+        rt_update(b, exit_in_update, NULL);
+        break;
+    case 2:
+        rt_access(a, exit_in_access, NULL);
+        break;
+    case 3:
+        rt_update_all(a, b, exit_in_update_all, NULL);
+        break;
+    default:
+        rt_shared_supervised(RT_OWNED, sizeof zero, exit_in_update, NULL, 4 * KIB);
+        break;
+    }
+    _exit(3); /* fn did not run */
+}
+
+START_TEST(a_program_that_exits_inside_a_door_holds_no_lock_it_should_not)
+{
+    for (exit_where = 0; exit_where < 5; exit_where++)
+        run_silent(exits_inside_a_door, NULL); /* the child is a fork: it sees exit_where */
+}
+END_TEST
+
 /* A door's fn that leaves a door's lock of its own: found as the door
 ** closes. */
 static void takes_a_door_lock(void *v, void *ctx)
@@ -1014,6 +1076,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_lock_held_past_its_task_fires);
     suite_add_test(s, a_lock_held_past_its_thread_fires);
     suite_add_test(s, a_lock_held_at_exit_fires);
+    suite_add_test(s, a_program_that_exits_inside_a_door_holds_no_lock_it_should_not);
     suite_add_test(s, a_lock_held_past_its_door_fires);
     suite_add_test(s, a_lock_held_past_a_panic_fires);
     return s;

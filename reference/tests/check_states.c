@@ -423,26 +423,36 @@ START_TEST(closing_a_stale_copy_of_a_closed_region_is_rt_region_closes_violation
 END_TEST
 
 /* The thread keeps `depth` chunks, the last given on top, and gives that
-** one again: a violation at every depth the cache can take a give (the
-** check looks at the top, wherever the stack's bottom is). */
+** one again, with a range of no bytes, one, half the chunk or all of it: a
+** violation at every depth the cache can take a give (the check looks at
+** the top, wherever the stack's bottom is), whatever the range. */
+struct give_again {
+    int depth;
+    size_t used;
+};
+
 static void give_the_top_again(void *arg)
 {
-    int depth = *(const int *)arg;
+    const struct give_again *g = arg;
     unsigned char *c[SLOTS];
     rt_init();
-    for (int i = 0; i < depth; i++)
+    for (int i = 0; i < g->depth; i++)
         c[i] = rt_chunk_take();
-    for (int i = 0; i < depth; i++)
+    for (int i = 0; i < g->depth; i++)
         rt_chunk_give(c[i], c[i] + 1);
-    if ((int)rt_chunk_kept() != depth)
+    if ((int)rt_chunk_kept() != g->depth)
         _exit(3); /* not the state the violation must be seen in */
-    rt_chunk_give(c[depth - 1], c[depth - 1]);
+    rt_chunk_give(c[g->depth - 1], c[g->depth - 1] + g->used);
 }
 
 START_TEST(a_chunk_given_twice_on_top_is_a_violation_at_every_depth)
 {
+    static const size_t used[] = {0, 1, RT_CHUNK_SIZE / 2, RT_CHUNK_SIZE};
     for (int depth = 1; depth < (int)SLOTS; depth++)
-        ck_assert_violation(give_the_top_again, &depth, "refrt: rt_chunk_give: chunk 0x");
+        for (size_t u = 0; u < sizeof used / sizeof *used; u++) {
+            struct give_again g = {depth, used[u]};
+            ck_assert_violation(give_the_top_again, &g, "refrt: rt_chunk_give: chunk 0x");
+        }
 }
 END_TEST
 
