@@ -667,6 +667,29 @@ START_TEST(the_table_finds_every_entry_whatever_collides_at_every_load)
         if (home == 15 || home == 0)
             wrapping[n++] = fake(k);
     }
+    /* a growth whose calloc fails: false, the table as it was, and the
+    ** same put succeeds once calloc does */
+    {
+        struct outside_table o = {0};
+        int in[FAKE_MAX] = {0};
+        for (size_t k = 0; k < 8; k++) { /* 16 slots, 8 held: the 9th grows it */
+            ck_assert(rt__table_hold(&o, row[k], k + 1));
+            in[k] = 1;
+        }
+        fail_nth(1);
+        bool held = rt__table_hold(&o, row[8], 9);
+        unsigned long asked = fail_calls();
+        fail_nth(0);
+        ck_assert(!held);
+        ck_assert_uint_eq(asked, 1);
+        ck_assert_uint_eq(o.cap, 16);
+        the_table_holds_exactly(&o, row, in, 9);
+        ck_assert(rt__table_hold(&o, row[8], 9));
+        in[8] = 1;
+        ck_assert_uint_eq(o.cap, 32);
+        the_table_holds_exactly(&o, row, in, 9);
+        free(o.slots);
+    }
     void *const *sets[] = {row, wrapping};
     for (size_t s = 0; s < 2; s++) {
         size_t sizes[] = {9, 33, 130, FAKE_MAX}; /* up to and past 1 to 5 growths */

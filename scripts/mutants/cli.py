@@ -461,10 +461,15 @@ def judge_by_witness(oracle, to_run, ctx, obase, ologs, ovars, ob):
     items = [(m, [s]) for s, ms in groups.items() if s in times for m in ms]
     if not items:
         return to_run
+    # Check's bound a case: from the suite's slow-down when its whole run is
+    # kept, as in judge; else from the witness's own unmutated run, which
+    # ran only the cases named (three times it: a TSan mutant's reports
+    # slow its case, and on 2 Dec 2026 a bound of 15 s called one that TSan
+    # had killed before a Timeout)
     plain = ctx["base_run"].get("suites", {})
     base = ORACLE_CASE_SECONDS
-    case = {s: max(base, math.ceil(base * kept[s] / plain[s] if s in kept and plain.get(s)
-                                   else 3 * base)) for s in times}
+    case = {s: max(base, math.ceil(base * kept[s] / plain[s])) if s in kept and plain.get(s)
+            else max(3 * base, math.ceil(3 * times[s])) for s in times}
     limit = args.limit or 3 * (build_s + sum(times.values())) + 10
     runner = Runner(obase, os.path.join(ctx["work"], f"work-{oracle}"), ovars, times, limit,
                     ologs, jobs=args.jobs, ledger=ctx["ledger"], per_suite=not args.limit,
