@@ -145,6 +145,16 @@ class OracleLineTest(unittest.TestCase):
         self.assertEqual(closing(again), closing(p))
 
 
+def names_the_kill_map(root):
+    """Makes the fixture copy's configuration name its mutants/kills.tsv."""
+    conf = os.path.join(root, "mutants", "driver.toml")
+    with open(conf) as f:
+        text = f.read()
+    with open(conf, "w") as f:
+        f.write(text.replace('ledger = "mutants/equivalent"',
+                             'ledger = "mutants/equivalent"\nkills = "mutants/kills.tsv"'))
+
+
 class KillMapTest(unittest.TestCase):
     """Every run writes its kills (kills.tsv beside report.json); a tree
     whose configuration names a kill map tries its suite first, and sends a
@@ -165,12 +175,7 @@ class KillMapTest(unittest.TestCase):
         # the tree keeps the map (make mutants-kills) and names it
         kills.main([os.path.join(root, "mutants", "kills.tsv"),
                     os.path.join(root, "build", "cc", "mutants", "kills.tsv")])
-        conf = os.path.join(root, "mutants", "driver.toml")
-        with open(conf) as f:
-            text = f.read()
-        with open(conf, "w") as f:
-            f.write(text.replace('ledger = "mutants/equivalent"',
-                                 'ledger = "mutants/equivalent"\nkills = "mutants/kills.tsv"'))
+        names_the_kill_map(root)
         again = util.run_driver(root, *args, "--no-cache")
         times, rep = times_of(root), report_of(root)
         self.assertNotIn(("uaf", "plain"), times)          # straight to ASan
@@ -189,12 +194,7 @@ class WitnessTest(unittest.TestCase):
     def map_says(self, root, line):
         with open(os.path.join(root, "mutants", "kills.tsv"), "w") as f:
             f.write("# id\toracle\tsuite\tprogram\tcase\n" + line + "\n")
-        conf = os.path.join(root, "mutants", "driver.toml")
-        with open(conf) as f:
-            text = f.read()
-        with open(conf, "w") as f:
-            f.write(text.replace('ledger = "mutants/equivalent"',
-                                 'ledger = "mutants/equivalent"\nkills = "mutants/kills.tsv"'))
+        names_the_kill_map(root)
 
     def test_a_kill_in_the_map_runs_only_its_witness_unmutated(self):
         root = util.fixture_copy(self)
