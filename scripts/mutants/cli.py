@@ -301,6 +301,16 @@ def vars_text(make_vars):
     return " ".join(f"{k}={v}" for k, v in make_vars.items())
 
 
+def unbuilt_is_survivor(m, oracle):
+    """A mutant whose build fails on an oracle's build built in the plain
+    one: the sanitizer's build of it failing says nothing of the mutant,
+    which stays a survivor, its reason says why."""
+    if m.status == COMPILE_ERROR:
+        m.status, m.kind = SURVIVED, ""
+        m.status_reason = (f"every suite that reaches it passed; its {oracle} build "
+                           f"does not compile")
+
+
 def judge(oracle, survivors, ctx):
     """Judges the survivors by one further oracle: a copy of the unmutated
     tree built with the oracle's sanitizers (WORK/base-<oracle>), its own
@@ -406,12 +416,7 @@ def judge(oracle, survivors, ctx):
     progress = report.Progress(len(items))
     with open(os.path.join(ctx["logdir"], "times.tsv"), "a") as tsv:
         def done(m):
-            if m.status == COMPILE_ERROR:
-                # it built in the plain build: the sanitizer's build of it
-                # failing says nothing of the mutant
-                m.status, m.kind = SURVIVED, ""
-                m.status_reason = (f"every suite that reaches it passed; its {oracle} build "
-                                   f"does not compile")
+            unbuilt_is_survivor(m, oracle)
             runner.learn(m)
             record(m, oracle)
             cache.put(keys[m.id], m)
@@ -485,10 +490,7 @@ def judge_by_witness(oracle, to_run, ctx, obase, ologs, ovars, ob):
             # a survivor of its witness is judged whole next; one whose
             # build fails here fails the same way there (judge's done)
             final = m.status != SURVIVED
-            if m.status == COMPILE_ERROR:
-                m.status, m.kind = SURVIVED, ""
-                m.status_reason = (f"every suite that reaches it passed; its {oracle} build "
-                                   f"does not compile")
+            unbuilt_is_survivor(m, oracle)
             if final:
                 runner.learn(m)
                 record(m, oracle)

@@ -524,12 +524,19 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False):
             failed.append(s)
             continue
         times[s] = secs
-        said = read_from(log, at) + "\n" + reports_since(tree, since)
-        noise[s] = sorted({normal_line(line) for _, line in markers(said)})
+        noise[s] = noise_since(tree, log, at, since)
         if by_results:
             results[s] = agreed(runs)
     return {"build": build_s, "suites": times, "failed": failed, "noise": noise,
             "results": results}
+
+
+def noise_since(tree, log, at, since):
+    """The marker lines (normalised) a passing suite printed since offset at
+    of its log and wrote to its reports since time since: what a kill on
+    that suite is not put down to."""
+    said = read_from(log, at) + "\n" + reports_since(tree, since)
+    return sorted({normal_line(line) for _, line in markers(said)})
 
 
 def agreed(runs):

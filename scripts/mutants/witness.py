@@ -77,7 +77,5 @@ def unmutated(tree, make_vars, witnesses, log, jobs=1, timeout=None):
                                         env=env(programs, cases), jobs=jobs, timeout=timeout)
         if held(status, project.result_set(tree), cases):
             times[suite] = secs
-            said = project.read_from(log, at) + "\n" + project.reports_since(tree, since)
-            noise[suite] = sorted({project.normal_line(line)
-                                   for _, line in project.markers(said)})
+            noise[suite] = project.noise_since(tree, log, at, since)
     return build_s, times, noise
