@@ -17,6 +17,7 @@
 */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -29,6 +30,7 @@
 #include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -1925,11 +1927,13 @@ END_TEST
 
 /* No named point can sit inside one update of a variable, or between two
 ** stores that must stay in order, so these windows are forced with a
-** hardware watchpoint instead: perf_event_open on a few bytes, for one
-** thread only, with a synchronous SIGTRAP after each instruction of that
-** thread that touches them. The handler parks the thread at the first
-** one. Relaxed flags only, and nothing in the handler but them and
-** nanosleep (async-signal-safe). */
+** watchpoint instead: a trap on the watching thread only, right after
+** each instruction of it that touches a few bytes. The handler parks the
+** thread at the first one (or at the trap_park_at-th). Relaxed flags
+** only, and nothing in the handlers but them, reads of the registers and
+** instruction bytes the kernel hands them, and nanosleep
+** (async-signal-safe). The watchpoint is the hardware's where it fires
+** (perf_event_open, a synchronous SIGTRAP), else one in software. */
 #ifndef TRAP_PERF
 #define TRAP_PERF 6
 #endif
@@ -1937,12 +1941,8 @@ END_TEST
 static int traps, trap_parked, trap_released;
 static int trap_park_at = 1; /* the trap that parks: the first, unless a test says */
 
-static void park_at_first_trap(int sig, siginfo_t *si, void *uc)
+static void trap_hit(void)
 {
-    (void)sig;
-    (void)uc;
-    if (si->si_code != TRAP_PERF)
-        return;
     if (__atomic_add_fetch(&traps, 1, __ATOMIC_RELAXED) == ld(&trap_park_at)) {
         st(&trap_parked, 1);
         while (!ld(&trap_released)) {
@@ -1952,21 +1952,33 @@ static void park_at_first_trap(int sig, siginfo_t *si, void *uc)
     }
 }
 
-static void on_sigtrap_park(void)
+static void park_at_first_trap(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    (void)uc;
+    if (si->si_code == TRAP_PERF)
+        trap_hit();
+}
+
+static void on_trap(void (*handler)(int, siginfo_t *, void *), struct sigaction *old)
 {
     struct sigaction sa;
 
     memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = park_at_first_trap;
+    sa.sa_sigaction = handler;
     sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
-    ck_assert_int_eq(sigaction(SIGTRAP, &sa, NULL), 0);
+    ck_assert_int_eq(sigaction(SIGTRAP, &sa, old), 0);
 }
 
-/* A watchpoint on the 4 bytes at addr for the calling thread (bp_type:
-** HW_BREAKPOINT_W or _RW): its fd, or -errno. If it fails, trap_parked is
-** set, so the test does not wait for a stop that cannot come. */
-static long watch_bytes(const void *addr, unsigned bp_type)
+static void on_sigtrap_park(void)
+{
+    on_trap(park_at_first_trap, NULL);
+}
+
+/* A hardware watchpoint on the 4 bytes at addr for the calling thread
+** (bp_type: HW_BREAKPOINT_W or _RW): its fd, or -errno. */
+static long hardware_watch(const void *addr, unsigned bp_type)
 {
     struct perf_event_attr pe;
     long fd;
@@ -1983,17 +1995,350 @@ static long watch_bytes(const void *addr, unsigned bp_type)
     pe.sigtrap = 1;
     pe.remove_on_exec = 1; /* the kernel asks it of sigtrap */
     fd = syscall(SYS_perf_event_open, &pe, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    if (fd < 0) {
-        fd = -errno;
-        st(&trap_parked, 1); /* nothing to wait for */
+    return fd < 0 ? -errno : fd;
+}
+
+/* Whether a hardware watchpoint opened here also fires: some machines
+** open one and never trap (a virtual machine that keeps the debug
+** registers to itself: so on 2 Dec 2026, where gdb's "watch" never
+** stopped either). Asked once a process, on a byte of its own. */
+static volatile int probe_byte;
+static int probe_traps;
+
+static void count_probe_trap(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    (void)uc;
+    if (si->si_code == TRAP_PERF)
+        __atomic_add_fetch(&probe_traps, 1, __ATOMIC_RELAXED);
+}
+
+static int hardware_watchpoints_fire(void)
+{
+    static int known = -1;
+    struct sigaction old;
+
+    if (known >= 0)
+        return known;
+    on_trap(count_probe_trap, &old);
+    long fd = hardware_watch((const void *)&probe_byte, HW_BREAKPOINT_W);
+    probe_byte = 1;
+    if (fd >= 0)
+        close((int)fd);
+    ck_assert_int_eq(sigaction(SIGTRAP, &old, NULL), 0);
+    known = ld(&probe_traps) > 0;
+    return known;
+}
+
+#if defined(__x86_64__)
+/* The watchpoint in software: the watching thread runs one instruction at
+** a time (x86-64's trap flag, a SIGTRAP after each), and after each the
+** handler decides whether it touched the watched bytes, as the hardware
+** would: it decodes the instruction's memory operand (ModRM, SIB,
+** displacement, RIP-relative, %fs) against the registers it ran with,
+** and the decoding must account for the instruction's exact length, which
+** the next trap's address gives (an instruction that branched is not
+** judged: a call or a return touches only the stack). lea, nop and the
+** prefetches touch nothing; VEX and EVEX instructions are not decoded
+** (they are glibc's vector string functions, which move no counter). A
+** write watch also asks that the bytes changed: the counters watched are
+** written only to change them. Other threads, which inherit the trap flag
+** through clone, clear it at their first trap. */
+#define TRAP_FLAG 0x100
+
+static struct {
+    int armed;
+    const volatile unsigned char *addr;
+    int writes_only;
+    uintptr_t fs_base;          /* the watching thread's %fs */
+    uintptr_t rip;              /* where the last trap left it: 0 at the first */
+    greg_t regs[NGREG];         /* the registers it held there */
+    unsigned char bytes[4];     /* the watched bytes then */
+} sw;
+static _Thread_local int sw_watching;
+
+static const int greg_of[16] = {REG_RAX, REG_RCX, REG_RDX, REG_RBX, REG_RSP, REG_RBP,
+                                REG_RSI, REG_RDI, REG_R8,  REG_R9,  REG_R10, REG_R11,
+                                REG_R12, REG_R13, REG_R14, REG_R15};
+
+struct operand {
+    uintptr_t at;
+    size_t size;
+};
+
+/* Skips the legacy prefixes and REX of the instruction at p (len bytes):
+** the offset of its opcode; *rex, *narrow (0x66) and *fs (0x64) set. */
+static size_t skip_prefixes(const unsigned char *p, size_t len, unsigned *rex, int *narrow,
+                            int *fs)
+{
+    size_t i = 0;
+
+    for (; i < len; i++) {
+        unsigned b = p[i];
+        if (b == 0x66)
+            *narrow = 1;
+        else if (b == 0x64)
+            *fs = 1;
+        else if (!(b == 0x67 || b == 0xF0 || b == 0xF2 || b == 0xF3 || b == 0x2E ||
+                   b == 0x36 || b == 0x3E || b == 0x26 || b == 0x65))
+            break;
     }
+    if (i < len && (p[i] & 0xF0) == 0x40)
+        *rex = p[i++];
+    return i;
+}
+
+/* The bytes an instruction with opcode op (0x1xx: after 0F) moves. */
+static size_t operand_size(unsigned op, unsigned rex, int narrow)
+{
+    if (op == 0x110 || op == 0x111 || op == 0x128 || op == 0x129 || op == 0x16F ||
+        op == 0x17F)
+        return 16;
+    return (rex & 8) ? 8 : narrow ? 2 : 4;
+}
+
+/* The memory operand of the len-byte instruction at p, run with regs and
+** followed by next; 0 if it has none or its bytes do not decode to
+** exactly len. */
+static int memory_operand(const unsigned char *p, size_t len, const greg_t *regs,
+                          uintptr_t next, struct operand *out)
+{
+    unsigned rex = 0;
+    int narrow = 0, fs = 0;
+    size_t i = skip_prefixes(p, len, &rex, &narrow, &fs);
+
+    if (i >= len || p[i] == 0xC4 || p[i] == 0xC5 || p[i] == 0x62)
+        return 0;
+    unsigned op = p[i++];
+    if (op == 0x0F) {
+        if (i >= len)
+            return 0;
+        op = 0x100 | p[i++];
+        if ((op == 0x138 || op == 0x13A) && i++ >= len)
+            return 0;
+    }
+    if (op == 0x8D || op == 0x11F || op == 0x118 || op == 0x10D || i >= len)
+        return 0;
+    unsigned modrm = p[i++], mod = modrm >> 6, rm = modrm & 7;
+    if (mod == 3)
+        return 0;
+    uintptr_t at = 0;
+    int rip = 0, disp32 = mod == 2;
+    if (rm == 4) {
+        if (i >= len)
+            return 0;
+        unsigned sib = p[i++], base = sib & 7, index = ((sib >> 3) & 7) | ((rex & 2) << 2);
+        if (index != 4)
+            at += (uintptr_t)regs[greg_of[index]] << (sib >> 6);
+        if (base == 5 && mod == 0)
+            disp32 = 1;
+        else
+            at += (uintptr_t)regs[greg_of[base | ((rex & 1) << 3)]];
+    } else if (rm == 5 && mod == 0) {
+        rip = disp32 = 1;
+    } else {
+        at += (uintptr_t)regs[greg_of[rm | ((rex & 1) << 3)]];
+    }
+    int32_t disp = 0;
+    if (mod == 1 && i < len) {
+        disp = (int8_t)p[i++];
+    } else if (disp32 && i + 4 <= len) {
+        uint32_t d = (uint32_t)p[i] | (uint32_t)p[i + 1] << 8 | (uint32_t)p[i + 2] << 16 |
+                     (uint32_t)p[i + 3] << 24;
+        disp = (int32_t)d;
+        i += 4;
+    } else if (mod == 1 || disp32) {
+        return 0;
+    }
+    size_t imm = len - i;
+    if (imm != 0 && imm != 1 && imm != 2 && imm != 4)
+        return 0;
+    out->at = (rip ? next : at + (fs ? sw.fs_base : 0)) + (uintptr_t)(intptr_t)disp;
+    out->size = operand_size(op, rex, narrow);
+    return 1;
+}
+
+/* Relaxed, as every access to what the runtime shares: no data race, and
+** no happens-before edge for TSan to take from the watch. */
+static unsigned char watched_byte(int i)
+{
+    return __atomic_load_n(&sw.addr[i], __ATOMIC_RELAXED);
+}
+
+static int watched_bytes_changed(void)
+{
+    for (int i = 0; i < 4; i++)
+        if (watched_byte(i) != sw.bytes[i])
+            return 1;
+    return 0;
+}
+
+/* Whether the instruction the last trap stopped at, now run, touched the
+** watched bytes (next: where it left the thread). */
+static int last_instruction_touched(uintptr_t next)
+{
+    struct operand o;
+    uintptr_t w = (uintptr_t)sw.addr;
+
+    if (sw.rip == 0 || next <= sw.rip || next - sw.rip > 15)
+        return 0;
+    if (!memory_operand((const unsigned char *)sw.rip, next - sw.rip, sw.regs, next, &o))
+        return 0;
+    if (o.at + o.size <= w || o.at >= w + 4)
+        return 0;
+    return !sw.writes_only || watched_bytes_changed();
+}
+
+/* Whether the instruction about to run is a system call that blocks
+** SIGTRAP (glibc blocks every signal as a thread ends): the trap after it
+** would end the process, so the stepping ends there. */
+static int blocks_sigtrap_next(const greg_t *g)
+{
+    const unsigned char *p = (const unsigned char *)g[REG_RIP];
+    const unsigned long *set = (const unsigned long *)g[REG_RSI];
+
+    return p[0] == 0x0F && p[1] == 0x05 && g[REG_RAX] == SYS_rt_sigprocmask &&
+           (g[REG_RDI] == SIG_BLOCK || g[REG_RDI] == SIG_SETMASK) && set != NULL &&
+           (set[0] >> (SIGTRAP - 1) & 1);
+}
+
+static void step_trap(int sig, siginfo_t *si, void *ucv)
+{
+    ucontext_t *uc = ucv;
+    greg_t *g = uc->uc_mcontext.gregs;
+
+    (void)sig;
+    if (si->si_code == TRAP_PERF) {
+        trap_hit();
+        return;
+    }
+    if (!sw_watching || !ld(&sw.armed)) {
+        g[REG_EFL] &= ~(greg_t)TRAP_FLAG;
+        return;
+    }
+    if (last_instruction_touched((uintptr_t)g[REG_RIP]))
+        trap_hit();
+    sw.rip = (uintptr_t)g[REG_RIP];
+    for (int i = 0; i < NGREG; i++)
+        sw.regs[i] = g[i];
+    for (int i = 0; i < 4; i++)
+        sw.bytes[i] = watched_byte(i);
+    if (blocks_sigtrap_next(g))
+        g[REG_EFL] &= ~(greg_t)TRAP_FLAG;
+}
+
+/* around_thread_create (testutil.h): no stepping over a pthread_create of
+** the watching thread, which the new thread would inherit. */
+static void step_around_thread_create(int before)
+{
+    if (!sw_watching || !ld(&sw.armed))
+        return;
+    if (before)
+        __asm__ volatile("pushfq; andq $~0x100, (%%rsp); popfq" ::: "memory", "cc");
+    else
+        __asm__ volatile("pushfq; orq $0x100, (%%rsp); popfq" ::: "memory", "cc");
+}
+/* Watches the 4 bytes at addr from this thread on, in software: an fd to
+** give unwatch, or -errno. */
+static long software_watch(const void *addr, unsigned bp_type)
+{
+    long fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return -errno;
+    sw.addr = addr;
+    sw.writes_only = bp_type == HW_BREAKPOINT_W;
+    sw.rip = 0;
+    __asm__ volatile("mov %%fs:0, %0" : "=r"(sw.fs_base));
+    sw_watching = 1;
+    st(&sw.armed, 1);
+    on_trap(step_trap, NULL);
+    around_thread_create = step_around_thread_create;
+    __asm__ volatile("pushfq; orq $0x100, (%%rsp); popfq" ::: "memory", "cc");
     return fd;
 }
 
+static void software_unwatch(void)
+{
+    st(&sw.armed, 0); /* the watching thread's next trap clears its flag */
+}
+
+#else
+static long software_watch(const void *addr, unsigned bp_type)
+{
+    (void)addr;
+    (void)bp_type;
+    return -ENOTSUP; /* the hardware's never fires, and no software one here */
+}
+
+static void software_unwatch(void)
+{
+}
+#endif
+
+/* A watchpoint on the 4 bytes at addr for the calling thread (bp_type:
+** HW_BREAKPOINT_W or _RW): an fd for unwatch, or -errno. If it fails,
+** trap_parked is set, so the test does not wait for a stop that cannot
+** come. */
+static long watch_bytes(const void *addr, unsigned bp_type)
+{
+    long fd = hardware_watchpoints_fire() ? hardware_watch(addr, bp_type)
+                                          : software_watch(addr, bp_type);
+
+    if (fd < 0)
+        st(&trap_parked, 1); /* nothing to wait for */
+    return fd;
+}
+
+/* Ends a watch_bytes watch (from any thread). */
+static void unwatch(long fd)
+{
+    if (!hardware_watchpoints_fire())
+        software_unwatch();
+    close((int)fd);
+}
+
 #define REQUIRE_WATCHPOINT(err)                                                \
-    ck_assert_msg((err) == 0, "no hardware watchpoint (perf_event_open: %s): "  \
-                  "this test cannot stop a thread inside one statement",         \
+    ck_assert_msg((err) == 0, "no watchpoint (%s): "                           \
+                  "this test cannot stop a thread inside one statement",       \
                   strerror((int)(err)))
+
+/* What every test below rests on: a watchpoint traps once after each
+** access of the watching thread to its 4 bytes (a read only if it
+** watches reads, a read-modify-write once), never for the bytes beside
+** them, and not after it is ended; whichever kind this machine gives. */
+static int watched_words[4];
+
+static int traps_for(unsigned bp_type)
+{
+    int *w = watched_words;
+
+    __atomic_store_n(&traps, 0, __ATOMIC_RELAXED);
+    long fd = watch_bytes(&w[1], bp_type);
+    if (fd < 0)
+        return (int)fd;
+    __atomic_store_n(&w[0], 1, __ATOMIC_RELAXED);                   /* beside: none */
+    __atomic_store_n(&w[2], __atomic_load_n(&w[0], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+    (void)__atomic_load_n(&w[1], __ATOMIC_RELAXED);                 /* a read */
+    __atomic_store_n(&w[1], 5, __ATOMIC_RELAXED);                   /* a write */
+    __atomic_fetch_add(&w[1], 1, __ATOMIC_SEQ_CST);                 /* one update */
+    unwatch(fd);
+    __atomic_store_n(&w[1], 7, __ATOMIC_RELAXED);                   /* ended: none */
+    return __atomic_load_n(&traps, __ATOMIC_RELAXED);
+}
+
+START_TEST(a_watchpoint_traps_after_each_access_to_its_bytes_and_no_other)
+{
+    on_sigtrap_park();
+    st(&trap_park_at, -1); /* count, never park */
+    int rw = traps_for(HW_BREAKPOINT_RW);
+    REQUIRE_WATCHPOINT(rw < 0 ? -rw : 0);
+    int w = traps_for(HW_BREAKPOINT_W);
+    ck_assert_int_eq(rw, 3);
+    ck_assert_int_eq(w, 2);
+    ck_assert_int_eq(watched_words[1], 7);
+}
+END_TEST
 
 /* An actor's watchpoint on addr: its fd, or -1 with held[0] the errno
 ** (for REQUIRE_WATCHPOINT). */
@@ -2017,7 +2362,7 @@ static void *watched_first_publish_body(struct actor *a)
     if (fd < 0)
         return NULL;
     a->got[0] = rt_hot();
-    close((int)fd);
+    unwatch(fd);
     return NULL;
 }
 
@@ -2074,7 +2419,7 @@ static void *watched_shared_new_body(struct actor *a)
     if (fd < 0)
         return NULL;
     a->got[0] = rt_shared_new(RT_COPY, sizeof(long), &seven, 4096);
-    close((int)fd);
+    unwatch(fd);
     return NULL;
 }
 
@@ -2150,7 +2495,7 @@ static void *watched_spawn_body(struct actor *a)
     errno = 0;
     a->got[0] = rt_spawn(wait_for_go, NULL);
     a->held[1] = (size_t)errno;
-    close((int)fd);
+    unwatch(fd);
     return NULL;
 }
 
@@ -2226,7 +2571,7 @@ START_TEST(a_task_ending_while_another_is_spawned_leaves_the_count_exact)
     ck_assert_ptr_nonnull(b);
     st(&trap_released, 1);
     ck_assert_int_eq(rt_join(t, NULL), RT_OK);
-    close((int)e.held[1]);
+    unwatch((long)e.held[1]);
     rt_task *c = rt_spawn(wait_for_go, NULL);
     ck_assert_ptr_nonnull(c);
     ck_assert_int_eq(ld(&ntold), 4); /* main, E, B, C */
@@ -2309,7 +2654,7 @@ static void *sends_watching_its_refs(void *arg)
         return NULL;
     }
     ck_assert_int_eq(rt_send(x->c2, rt_alloc_outside(16)), RT_OK);
-    close((int)fd);
+    unwatch(fd);
     st(&x->sent, 1);
     wait_flag(&tasks_go, "go");
     return NULL;
@@ -2381,7 +2726,7 @@ static void *watched_new_body(struct actor *a)
     if (fd < 0)
         return NULL;
     a->got[0] = rt__block_new(4 * KIB);
-    close((int)fd);
+    unwatch(fd);
     return NULL;
 }
 
@@ -2436,6 +2781,7 @@ Suite *make_suite(void)
     add_case(s, a_second_first_publish_waits_for_the_first);
     add_case(s, a_publish_that_waited_for_the_first_checks_its_own_slot);
     add_case(s, a_later_publish_reads_the_slot_the_first_one_published);
+    add_case(s, a_watchpoint_traps_after_each_access_to_its_bytes_and_no_other);
     if (!UNDER_TSAN)
         add_case(s, a_publish_the_moment_the_direct_path_opens_reads_its_slot);
     add_case(s, a_close_while_a_receiver_is_about_to_sleep_wakes_it);

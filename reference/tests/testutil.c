@@ -160,10 +160,19 @@ void *__wrap_realloc(void *p, size_t n)
     return q;
 }
 
+void (*around_thread_create)(int before);
+
 int __wrap_pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
                           void *arg)
 {
-    return failing_now() ? EAGAIN : __real_pthread_create(t, attr, fn, arg);
+    void (*around)(int) = around_thread_create;
+
+    if (around)
+        around(1);
+    int err = failing_now() ? EAGAIN : __real_pthread_create(t, attr, fn, arg);
+    if (around)
+        around(0);
+    return err;
 }
 
 long __real_sysconf(int name);

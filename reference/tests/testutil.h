@@ -139,6 +139,13 @@ long allocs_live(void);
 ** as on a system that cannot tell; fail_sysconf(-1) ends every fake. */
 void fake_sysconf(int name, long value);
 void fail_sysconf(int name);
+/* Called with 1 before and 0 after every pthread_create that passes
+** through testutil (NULL: nothing is called). check_interleave.c's
+** software watchpoint runs a thread one instruction at a time: a thread
+** that thread creates would inherit the trap flag with every signal still
+** blocked, and its first trap would end the process, so it stops stepping
+** over the creation. */
+extern void (*around_thread_create)(int before);
 
 /* Keys: the unit binaries are also linked with --wrap for
 ** pthread_key_create, pthread_key_delete, pthread_getspecific and
