@@ -94,6 +94,23 @@ def run_program(prog, cfg, results, reports):
     print(f"conformance: {prog.name}: {status} {shown}")
 
 
+def chosen(programs, only, first):
+    """The programs to run, in order, under the mutant driver's hints, read
+    as a Check program reads them (reference/tests/testmain.c), a result's
+    name "<program>:<expectation>" standing for a case's: RT_ONLY_CASES,
+    the programs whose results it names, unless it names none of them (a
+    witness run's list is the union over several suites); RT_FIRST_CASES,
+    the programs whose results it names first. A kill's first try then
+    runs one program, not the 20 of the suite."""
+    def named(words):
+        return {w.split(":", 1)[0] for w in (words or "").split()}
+    only_names, first_names = named(only), named(first)
+    if only_names & {p.name for p in programs}:
+        programs = [p for p in programs if p.name in only_names]
+    return ([p for p in programs if p.name in first_names]
+            + [p for p in programs if p.name not in first_names])
+
+
 def expected_results(path, name):
     """{check: passed, or None when either counts} from a file of "pass
     <name>:<check>", "fail <name>:<check>" and "any <name>:<check>" lines
@@ -171,6 +188,7 @@ def main():
         except expect.DeclarationError as e:
             results.record(f"{name}:declaration", False, str(e))
 
+    programs = chosen(programs, os.environ.get("RT_ONLY_CASES"), os.environ.get("RT_FIRST_CASES"))
     have_strace = ensure_tool("strace", results) if any(p.needs("strace") for p in programs) else True
     # The mutant driver needs one failure, not all of them; judging another
     # implementation by its results (make gate-kit), one result that differs
