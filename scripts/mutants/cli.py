@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from . import cache as cache_mod
 from . import catalog, hang, kills, operators, project, report, semantic, tce, witness
@@ -84,6 +85,9 @@ def parse_args(argv):
     p.add_argument("--schema-min", type=int, default=SCHEMA_MIN, metavar="N",
                    help=f"a schema build only for at least N mutants (default {SCHEMA_MIN})")
     p.add_argument("--no-cache", action="store_true", help="rerun every mutant")
+    p.add_argument("--full-tce", action="store_true",
+                   help="compare every generated mutant's object code, also those the kill "
+                        "map says were killed (which TCE otherwise only checks to compile)")
     p.add_argument("--tce-only", action="store_true",
                    help="stop after trivial compiler equivalence: print its verdicts, "
                         "its time and the mutants a single target would have pruned")
@@ -406,7 +410,7 @@ def judge(oracle, survivors, ctx):
               and m.path.endswith(".c")]
     if len(schema) >= args.schema_min and not args.no_schemata and project.CFG.mutant_env:
         texts = ctx["texts"]
-        schema = [m for m in schema if m.origin == GENERATED or compiles(ctx, m)]
+        schema = compiling(ctx, schema, args.jobs)
         in_schema = runner.build_schema(texts, schema, [s for s in needed if s in times])
         print(f"mutants: {oracle}: {len(in_schema)} of {len(items)} in one schema build "
               f"({time.monotonic() - started:.1f} s), the others built alone"
@@ -532,12 +536,44 @@ def take_coverage(tree, suites, logdir, make_vars, args, base_run):
     return cov
 
 
-def compiles(ctx, m):
-    """Whether a curated entry compiles (a schema holds only those that do)."""
+def coverage_waits(args, pending, kill_map):
+    """Whether the coverage build waits until a mutant survives. It tells
+    which suites reach each mutant, so that one none reaches is NoCoverage
+    with no run; a killed mutant needs none of it. A curated-only run
+    (make check) waits; so does a run whose kill map names the kill of at
+    least half its pending mutants: those are killed in seconds by what
+    killed them before, and the coverage (45 s of the gate of 2 Dec 2026,
+    which had no mutant that no suite reaches) is taken only if one
+    survives (6). A tree with no map, or a changed one, takes it first."""
+    if args.curated_only:
+        return True
+    known = sum(1 for m in pending if m.id in kill_map)
+    return bool(pending) and 2 * known >= len(pending)
+
+
+def compiling(ctx, mutants, jobs):
+    """The mutants a schema may hold: the generated ones (TCE compiled each
+    under the tree's flags) and the curated entries that compile, each
+    compiled once a run (the oracles' schemas ask again), on every job at
+    once. An entry the kill map says was killed is only checked to compile
+    (-fsyntax-only), as TCE checks a generated one (tce.py): the schema is
+    built with warnings not fatal, and what it needs is that the entry
+    parses and type-checks."""
+    known = ctx.setdefault("compiles", {})
     texts, cfg = ctx["texts"], project.CFG
-    return tce.object_digest(ctx["cc"], ctx["tree"], apply_edits(texts[m.path], m.edits),
-                             cfg.include_dirs(ctx["make_vars"]),
-                             tce.flags_of(cfg.tce_flags)[0])[0]
+    flags = tce.flags_of(cfg.tce_flags)[0]
+    include = cfg.include_dirs(ctx["make_vars"])
+    killed = ctx.get("killed", set())
+
+    def compiles(m):
+        how = flags + ["-fsyntax-only"] if m.id in killed else flags
+        return tce.object_digest(ctx["cc"], ctx["tree"], apply_edits(texts[m.path], m.edits),
+                                 include, how)[0] is not None
+    todo = [m for m in mutants if m.origin != GENERATED and m.id not in known]
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        for m, ok in zip(todo, pool.map(compiles, todo)):
+            known[m.id] = ok
+    return [m for m in mutants if m.origin == GENERATED or known[m.id]]
 
 
 def _interrupted(signum, frame):
@@ -602,9 +638,11 @@ def tce_line(judged, generated):
         ("compile_error", lambda m: m.status == COMPILE_ERROR))}
     compiled = ", ".join(f"{judged['compiled'][t]} for {t}" for t in judged["targets"])
     kept = sum(judged["cached"].values())
+    checked = (f" ({judged['checked']} the kill map says were killed only checked to compile)"
+               if judged.get("checked") else "")
     return (f"mutants: TCE on {', '.join(judged['targets']) or 'no target'}: "
             f"{n['equivalent']} equivalent, {n['duplicate']} duplicates, "
-            f"{n['compile_error']} do not compile, of {len(generated)}; "
+            f"{n['compile_error']} do not compile, of {len(generated)}{checked}; "
             f"{len(judged['split'])} equal on {judged['targets'][0] if judged['targets'] else '-'}"
             f" and told apart by another target; compiled {compiled}"
             f"{f' ({kept} found in tce.json or compiled already)' if kept else ''}; "
@@ -730,6 +768,7 @@ def run_locked(args, root, make_vars, build, work):
 
     cc = (make_vars.get("CC") or "cc").split()[0]
     generated = [m for m in mutants if m.origin == GENERATED]
+    checked = set()         # the kill map's kills, which TCE only checked to compile
     if generated:
         memo_path = os.path.join(work, "tce.json")
         memo = {}
@@ -739,9 +778,17 @@ def run_locked(args, root, make_vars, build, work):
                     memo = json.load(f)
             except ValueError:
                 memo = {}
+        # The kill map's kills are only checked to compile (tce.py: a killed
+        # mutant is no equivalent one); the mutants its duplicates' lines
+        # name are compared, so that those duplicates are found again.
+        if cfg.kills and not (args.full_tce or args.tce_only):
+            dups = kills.load(os.path.join(tree, cfg.kills), duplicates=True)
+            named = set(dups) | set(dups.values())
+            checked = {mid for mid in kill_map if mid not in named}
         judged = tce.prune(generated, texts, tree, cc=cc, jobs=args.jobs, memo=memo,
                            include_dirs=cfg.include_dirs(make_vars), claimed=cfg.tce_targets,
-                           flags=cfg.tce_flags)
+                           flags=cfg.tce_flags, killed=checked)
+        checked = {m.id for m in generated if m.id in checked and m.status == PENDING}
         with open(memo_path + ".tmp", "w") as f:
             json.dump(memo, f)
         os.replace(memo_path + ".tmp", memo_path)
@@ -785,9 +832,9 @@ def run_locked(args, root, make_vars, build, work):
             pending.append(m)
 
     # 4. The unmutated run and its coverage, when something is left to run
-    # (kept while the inputs are the same). A curated-only run (make check)
-    # takes the coverage only if a mutant survives: until then every
-    # suite may run, cheapest first.
+    # (kept while the inputs are the same). The coverage may wait for a
+    # survivor (coverage_waits): until then every suite may run, the kill
+    # map's first.
     def save_state():
         with open(state_path + ".tmp", "w") as f:
             json.dump(state, f)
@@ -811,7 +858,8 @@ def run_locked(args, root, make_vars, build, work):
                      "baseline": base_run}
             save_state()
         cov = state.get("coverage")
-        if cov is None and not args.curated_only and cfg.coverage_vars is not None:
+        if cov is None and not coverage_waits(args, pending, kill_map) and \
+                cfg.coverage_vars is not None:
             cov = state["coverage"] = take_coverage(tree, suites, logdir, make_vars, args,
                                                     base_run)
             save_state()
@@ -854,10 +902,11 @@ def run_locked(args, root, make_vars, build, work):
     schema = [m for m, _ in todo if len({e.path for e in m.edits}) == 1
               and m.path.endswith(".c")]
     # a schema costs a whole build and a pass of every suite: worth it for many
-    ctx = dict(texts=texts, cc=cc, tree=tree, make_vars=make_vars)
+    ctx = dict(texts=texts, cc=cc, tree=tree, make_vars=make_vars, compiles={},
+               killed=set() if args.full_tce else set(kill_map))
     if len(schema) >= args.schema_min and not args.no_schemata and cfg.mutant_env:
         # a curated entry that does not compile would break the schema: built alone
-        schema = [m for m in schema if m.origin == GENERATED or compiles(ctx, m)]
+        schema = compiling(ctx, schema, args.jobs)
         in_schema = runner.build_schema(texts, schema, suites)
         print(f"mutants: {len(in_schema)} of {len(todo)} in one schema build "
               f"({time.monotonic() - run_started:.1f} s), the others built alone"
@@ -884,6 +933,27 @@ def run_locked(args, root, make_vars, build, work):
     run_seconds = time.monotonic() - run_started
     time_by_verdict([m for m, _ in todo], "plain")
     phase("mutant runs (plain)")
+
+    # 5b. A mutant TCE only checked to compile (the kill map said it was
+    # killed) that survives is compared now, before any verdict: it may have
+    # come to be equivalent since, as a run without the map would find.
+    late_tce = [m for m in generated if m.id in checked and m.status == SURVIVED]
+    if late_tce:
+        for m in late_tce:
+            m.status = PENDING
+        again = tce.prune(late_tce, texts, tree, cc=cc, jobs=args.jobs,
+                          include_dirs=cfg.include_dirs(make_vars), claimed=cfg.tce_targets,
+                          flags=cfg.tce_flags)
+        for m in late_tce:
+            if m.status == PENDING:
+                m.status = SURVIVED
+            elif m.id in keys:
+                cache.put(keys[m.id], m)
+        print(f"mutants: TCE of the {len(late_tce)} survivors it had only checked to compile: "
+              f"{sum(m.equivalent for m in late_tce)} equivalent, "
+              f"{sum(bool(m.duplicate_of) for m in late_tce)} duplicates; "
+              f"{again['seconds']:.1f} s", file=sys.stderr)
+        phase("TCE of survivors")
 
     # 6. Survivors of a run without coverage: one no suite reaches is
     # NoCoverage. When each is a catalog entry held back for an oracle
@@ -940,7 +1010,8 @@ def run_locked(args, root, make_vars, build, work):
                     make_vars=make_vars,
                     suites=suites, base_run=base_run, state=state, save_state=save_state,
                     ledger=ledger, cache=cache, keys=keys, texts=texts, phase=phase,
-                    warnings=warnings, cc=cc, kill_map=kill_map))
+                    warnings=warnings, cc=cc, kill_map=kill_map,
+                    compiles=ctx["compiles"]))
     # 6c. Held back for an oracle that did not kill it: the plain build
     # judges it after all.
     late = [(m, m.covered_by) for m, _ in held if m.status == SURVIVED]

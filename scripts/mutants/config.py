@@ -37,7 +37,8 @@ KEYS = {
     "sources": {"mutate", "include", "test_only"},
     "sources.test_only": {"define", "statements"},
     "build": {"command", "dir_var", "parallel", "vars", "lenient", "mutant_env"},
-    "suites": {"names", "list", "run", "passes", "results", "reports", "hints", "runs"},
+    "suites": {"names", "list", "run", "passes", "results", "reports", "hints", "runs",
+               "direct"},
     "suites.hints": {"fail_fast", "case_timeout", "first_programs", "first_cases", "run_case",
                      "program", "expected", "only_programs", "only_cases"},
     "coverage": {"make_vars", "cc"},
@@ -114,6 +115,15 @@ class Config:
         self.reports = s.get("reports")
         self.runs = int(s.get("runs", 1))
         self.hints = dict(s.get("hints", {}))
+        # {suite: (argv words, {variable: value})}: how one program of the
+        # suite runs with no make, for a first try in a schema's copy
+        self.direct = {}
+        for suite, d in s.get("direct", {}).items():
+            if not isinstance(d, dict) or "run" not in d:
+                raise ConfigError(f"{self.where}: suites.direct.{suite} needs run "
+                                  f"(and may give env)")
+            self.direct[suite] = (_words(d["run"], f"suites.direct.{suite}.run"),
+                                  {k: str(v) for k, v in d.get("env", {}).items()})
         if self.passes == RESULTS and not self.results:
             raise ConfigError(f"{self.where}: suites.passes = \"results\" needs suites.results "
                               f"(the folder of the pass/fail lines to compare)")

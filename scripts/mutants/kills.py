@@ -7,8 +7,19 @@ case named for a mutant run before the others, and a mutant that the
 plain build let through and a sanitizer killed goes to that sanitizer
 first, as a catalog entry's `oracle:` line sends it. The verdict is the
 run's own, every time: an entry that no longer kills costs the suites it
-names once, and then every other suite runs as it would have. So a stale
-or missing map makes a run slower, never different.
+names once, and then every other suite runs as it would have.
+
+It also spares TCE most of its compilations (tce.py): a mutant the map
+says was killed is only checked to compile, not compared, and run; one
+that survives is compared after all, before any verdict. So a stale or
+missing map never changes a survivor, an equivalent mutant or one that
+does not compile. What a stale map can change is a count: two mutants it
+says were killed that have come to have one object code are both run
+and killed, where a run without the map would call the second a
+duplicate. Duplicates are written to the map too (tce duplicate <id>),
+and the mutant a duplicate's line names is compiled whole, so that with
+the map of the tree as it is, a run finds every duplicate it would find
+without it.
 
 Every run writes the kills it saw to kills.tsv beside report.json;
 `python3 -m mutants.kills OUT IN...` merges such files (a later one's
@@ -17,12 +28,19 @@ import os
 import sys
 from dataclasses import dataclass
 
-from .model import KILLED, TIMEOUT
+from .model import IGNORED, KILLED, TIMEOUT
+
+# A duplicate's line: "<id> tce duplicate <the mutant it duplicates> -". TCE
+# compiles a mutant the map says was killed only as far as it must to build
+# (tce.py); one that a duplicate's line names is compiled whole, so that the
+# duplicate is found again.
+TCE, DUPLICATE = "tce", "duplicate"
 
 HEADER = ("# The kill map (scripts/mutants/kills.py): for each mutant, the oracle,\n"
-          "# suite, test program and case that gave it its verdict last time. Read\n"
-          "# only to choose what a run tries first; written by make mutants-kills.\n"
-          "# id\toracle\tsuite\tprogram\tcase\n")
+          "# suite, test program and case that gave it its verdict last time, or\n"
+          "# (tce duplicate <id>) the mutant it duplicated. Read only to choose\n"
+          "# what a run tries first and compiles whole; written by make mutants-kills.\n"
+          "# id\toracle\tsuite\tprogram\tcase[\talone: killed built alone, not in a schema]\n")
 
 
 @dataclass(frozen=True)
@@ -31,10 +49,16 @@ class Kill:
     suite: str = ""
     program: str = ""
     case: str = ""
+    # "alone": the kill came from the mutant built alone, after it had
+    # passed every suite in the schema (a schema reads its mutant's number
+    # from the environment, which a constructor that runs before main may
+    # not see yet): the next run builds it alone at once
+    where: str = ""
 
 
-def load(path):
-    """{mutant id: Kill} from a kill map; {} when there is none."""
+def load(path, duplicates=False):
+    """{mutant id: Kill} from a kill map; {} when there is none. With
+    duplicates, {duplicate's id: the id it duplicates} instead."""
     out = {}
     if not path or not os.path.exists(path):
         return out
@@ -43,24 +67,44 @@ def load(path):
             if not line.strip() or line.startswith("#"):
                 continue
             cells = line.rstrip("\n").split("\t")
-            cells += [""] * (5 - len(cells))
-            mid, oracle, suite, program, case = (c if c != "-" else "" for c in cells[:5])
-            if mid and suite:
-                out[mid] = Kill(oracle or "plain", suite, program, case)
+            cells += [""] * (6 - len(cells))
+            mid, oracle, suite, program, case, where = (c if c != "-" else "" for c in cells[:6])
+            if (oracle == TCE) != duplicates or not (mid and suite):
+                continue
+            out[mid] = program if duplicates else Kill(oracle or "plain", suite, program, case,
+                                                       where)
     return out
+
+
+def failed_test(lines):
+    """The test the first failure line names ("<results>: <test> <why>",
+    project.failed_lines): a Check case, a fuzzer input's "<dir>/<file>",
+    a conformance program; "" when there is none."""
+    for line in lines:
+        words = line.split(": ", 1)[-1].split()
+        if words:
+            return words[0]
+    return ""
 
 
 def of(mutants, program_re, case_re):
     """The kills of a run's mutants: {id: Kill} for each one killed or timed
-    out, with the first program and case its reason names."""
+    out, with the first program and case its reason names; where it names
+    no case the Check way (a fuzzer input, a case of a program the
+    configuration's program pattern does not name), the test its suite's
+    first failure line names. A suite that reads no case hint runs whole
+    for such a first try, which costs what the whole suite costs."""
     out = {}
     for m in mutants:
+        if m.status == IGNORED and m.duplicate_of:
+            out[m.id] = Kill(TCE, DUPLICATE, m.duplicate_of, "")
         if m.status not in (KILLED, TIMEOUT) or not m.killed_by:
             continue
         programs = program_re.findall(m.status_reason)
         cases = case_re.findall(m.status_reason)
+        case = cases[0] if cases else failed_test(m.failed)
         out[m.id] = Kill(m.build or "plain", m.killed_by[0], programs[0] if programs else "",
-                         cases[0] if cases else "")
+                         case, "alone" if m.alone_after_schema else "")
     return out
 
 
@@ -70,7 +114,8 @@ def write(path, kills):
         f.write(HEADER)
         for mid in sorted(kills):
             k = kills[mid]
-            f.write("\t".join([mid, k.oracle, k.suite, k.program or "-", k.case or "-"]) + "\n")
+            f.write("\t".join([mid, k.oracle, k.suite, k.program or "-", k.case or "-"]
+                               + (["alone"] if k.where else [])) + "\n")
     os.replace(path + ".tmp", path)
 
 
@@ -78,6 +123,7 @@ def merge(paths):
     out = {}
     for p in paths:
         out.update(load(p))
+        out.update({d: Kill(TCE, DUPLICATE, of, "") for d, of in load(p, duplicates=True).items()})
     return out
 
 

@@ -72,6 +72,12 @@ class Mutant:
     # plain build meets first (a race's TSan), every other still after
     first_oracle: str = ""
     first_why: str = ""            # what sent it there: its oracle: line, else the kill map
+    # the failure lines of the suite that killed it ("<results>: <test>
+    # <why>", project.failed_lines), this run's only: the kill map names
+    # the test of the first when no case is named the Check way
+    failed: List[str] = field(default_factory=list)
+    # judged built alone after it passed every suite in the schema (kills.py)
+    alone_after_schema: bool = False
 
     @property
     def path(self):

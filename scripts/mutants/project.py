@@ -303,9 +303,12 @@ def _wait(p, timeout, idle, watch=None):
         return p.wait(timeout=timeout)
     start = last = time.monotonic()
     seen = None
+    # a poll every quarter of the idle bound: a deadlock is stopped within
+    # 1.25 times the bound of its start
+    poll = min(0.5, idle / 4)
     while True:
         try:
-            return p.wait(timeout=0.5)
+            return p.wait(timeout=poll)
         except subprocess.TimeoutExpired:
             pass
         now = time.monotonic()
@@ -320,8 +323,19 @@ def _wait(p, timeout, idle, watch=None):
             return IDLE
 
 
+def direct_command(suite, program, build=BUILD_IN_COPY):
+    """(argv, environment) that runs one test program of suite with no
+    make (suites.direct), or None when the configuration gives none."""
+    d = CFG.direct.get(suite)
+    if d is None or not program:
+        return None
+    values = {"build": build, "program": program}
+    return ([config_mod.expand(w, values) for w in d[0]],
+            {k: config_mod.expand(v, values) for k, v in d[1].items()})
+
+
 def run_make(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1, idle=None,
-             on_hang=None, cores=False, watch=None):
+             on_hang=None, cores=False, watch=None, argv=None):
     """Runs make TARGET in tree in its own process group; returns
     (exit status or None on timeout, seconds). The whole group is killed
     on a timeout, so a hanging test leaves nothing behind. With idle, a
@@ -331,8 +345,9 @@ def run_make(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1
     side. on_hang(pids) is called with the session's processes, still
     running, before a run that hung (either way) is killed; cores lets its
     programs write core files (hang.py reads them); watch(session) is
-    called at each poll of an idle-bounded run."""
-    cmd, extra = command(tree, build, make_vars, target, jobs=jobs)
+    called at each poll of an idle-bounded run. argv: a command to run
+    instead of make's (direct_command)."""
+    cmd, extra = (argv, {}) if argv else command(tree, build, make_vars, target, jobs=jobs)
     if cores:
         cmd = ["sh", "-c", 'ulimit -c unlimited 2>/dev/null; exec "$@"', "sh"] + cmd
     if timeout is not None:

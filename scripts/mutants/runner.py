@@ -34,15 +34,18 @@ SUITE_TIMES, SUITE_SLACK = 3, 5
 # no process of the suite uses the CPU any more. Such a suite is stopped
 # after this many seconds of it, long before its limit. A test that waits
 # on purpose (for a thread to fall asleep) spins or sleeps for
-# milliseconds, never for seconds.
-IDLE_SECONDS = 2
+# milliseconds, never for a second, and a process that waits for the CPU
+# is not idle. Each deadlock's Timeout pays this bound (2 s until 2 Dec
+# 2026, when the gate had 56 Timeouts).
+IDLE_SECONDS = 1
 # A test case that loops is stopped by Check after this many seconds
 # (RT_CASE_TIMEOUT, testmain.c), reported as "Test timeout expired" and
 # recorded as a Timeout. The slowest case of the plain build takes 0.5 s
-# with the machine at a load of 7 (Check's XML durations, 1 Dec 2026), so
-# 3 s is six times that; a hang found sooner makes a whole run minutes
-# shorter (a Timeout costs its bound and gdb's look).
-CASE_SECONDS = 3
+# with the machine at a load of 7 (Check's XML durations, 1 Dec 2026), and
+# the bound is scaled by the load (load_factor), so 2 s is four times that
+# at any load; a hang found sooner makes a whole run shorter (a Timeout
+# costs its bound and gdb's look). 3 s until 2 Dec 2026.
+CASE_SECONDS = 2
 # The same bound's base on a sanitizer's build, times the suite's slow-down
 # there: a case slows under ASan more than its suite may (the properties'
 # heaviest case ran past 3 s times its suite's slow-down, 9 s, under a
@@ -51,7 +54,7 @@ CASE_SECONDS = 3
 ORACLE_CASE_SECONDS = 5
 # A case still running this long before Check's timeout is read by gdb
 # (hang.CaseWatch), so that a loop Check stops has its stacks too.
-CASE_LOOK_EARLY = 1.5
+CASE_LOOK_EARLY = 1.0
 
 
 def load_factor():
@@ -282,7 +285,18 @@ class Runner:
             return None
         only = witness.env([known.program] if known.program else [],
                            [known.case] if known.case else [])
-        return (known.suite, only) if only else None
+        if not only:
+            return None
+        # One case of one program, in a schema's copy where every program is
+        # built: run with no make (suites.direct), as the suite's recipe
+        # runs it. make's own start and recipe cost 0.11 s of the 0.14 s of
+        # such a run (2 Dec 2026), and most kills are such a run.
+        direct = None
+        if known.case and project.hint("run_case") and mutant.id in self.numbers:
+            direct = project.direct_command(known.suite, known.program)
+            if direct:
+                direct = (direct[0], dict(direct[1], **project.hints(run_case=known.case)))
+        return known.suite, only, direct
 
     def suite_limit(self, suite, load=1.0):
         """Seconds a suite may run for one mutant, its own time scaled by the
@@ -317,15 +331,19 @@ class Runner:
             first_programs=" ".join(self.first_programs(mutant)),
             first_cases=" ".join(self.first_cases(mutant)) or None))
         mutant.build, mutant.kind = self.oracle, ""
-        plan = [(s, None) for s in self.order_of(mutant, suites)]
+        plan = [(s, None, None) for s in self.order_of(mutant, suites)]
         first = self.first_try(mutant, suites)
         if first:
             plan.insert(0, first)
-        for suite, only in plan:
+        for suite, only, direct in plan:
             if self.stopping.is_set():
                 raise KeyboardInterrupt
             project.clear_results(tree)
-            mutant.tried.append(suite if only is None else f"{suite} (its last kill)")
+            if direct and not (tree in self.schema_slots and os.access(
+                    os.path.join(tree, direct[0][0]), os.X_OK)):
+                direct = None           # built alone: make relinks the program first
+            mutant.tried.append(suite if only is None else f"{suite} (its last kill"
+                                + ("; its program alone)" if direct else ")"))
             left = deadline - time.monotonic()
             load = load_factor()
             own = self.suite_limit(suite, load)
@@ -340,13 +358,19 @@ class Runner:
                 # results would differ from them: it runs whole
                 env.pop(project.hint("fail_fast"), None)
             run = dict(make_vars=make_vars or self.make_vars, env=env, log=log, tree=tree)
+            argv = None
+            if direct:
+                argv = direct[0]
+                run["env"] = dict(env, **direct[1])
+                if project.results_dir(tree):
+                    os.makedirs(project.results_dir(tree), exist_ok=True)
             looks, mark = [], _size(log)
             at, since = project.size_of(log), time.time()
             cases, again_note = hang.CaseWatch(tree, case_limit - CASE_LOOK_EARLY), ""
             status, _ = project.run_make(tree, project.BUILD_IN_COPY, run["make_vars"], suite,
-                                         log, timeout=max(1, min(left, own)), env=env,
+                                         log, timeout=max(1, min(left, own)), env=run["env"],
                                          idle=IDLE_SECONDS, on_hang=self._looker(tree, looks),
-                                         watch=cases, cores=self.cores)
+                                         watch=cases, cores=self.cores, argv=argv)
             if self.stopping.is_set():
                 raise KeyboardInterrupt
             looked = self._record_look(looks, log)
@@ -375,6 +399,7 @@ class Runner:
                 status, changes = project.compare(tree, self.expected[suite])
             if status != 0:
                 failed = _failed_tests(tree) if changes is None else changes
+                mutant.failed = list(failed[:3])
                 looped = failed and all("Test timeout expired" in f for f in failed)
                 mutant.status, mutant.killed_by = (TIMEOUT if looped else KILLED), [suite]
                 mutant.status_reason = (
@@ -550,12 +575,20 @@ class Runner:
     def run_in_schema(self, mutant, suites, slot):
         start = time.monotonic()
         log = self._log(mutant)
+        known = self.kills.get(mutant.id)
         try:
+            if known and known.where == "alone" and known.oracle == self.oracle \
+                    and self.confirm_alone:
+                # passed every suite in the schema last time and was killed
+                # built alone: built alone at once (kills.Kill.where)
+                mutant.alone_after_schema = True
+                return self.run_alone(mutant, suites, slot)
             self._named(self._suites(mutant, suites, self.schema_slots[slot], log, start,
                                      env=project.schema_env(str(self.numbers[mutant.id])),
                                      make_vars=self.schema_vars))
             if mutant.status == SURVIVED and mutant.id not in self.ledger and self.confirm_alone:
                 # a survivor must survive on its own, not only in the schema
+                mutant.alone_after_schema = True
                 return self.run_alone(mutant, suites, slot)
             return mutant
         finally:

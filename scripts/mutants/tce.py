@@ -38,8 +38,10 @@ from concurrent.futures import ThreadPoolExecutor
 from .model import COMPILE_ERROR, IGNORED, apply_edits
 
 # What every compilation adds to a tree's flags ([tce] flags): no unwind
-# tables (they hold nothing a test sees), the text read as C from stdin.
-MECHANICS = ["-fno-asynchronous-unwind-tables", "-x", "c"]
+# tables (they hold nothing a test sees), pipes between the compiler's
+# passes (no temporary files; the same object, checked on every source),
+# the text read as C from stdin.
+MECHANICS = ["-fno-asynchronous-unwind-tables", "-pipe", "-x", "c"]
 
 
 def flags_of(tree_flags):
@@ -74,6 +76,8 @@ def object_digest(cc, tree, text, include_dirs, flags=FLAGS):
         message = p.stderr.decode(errors="replace").strip()
         if p.returncode != 0:
             return None, message
+        if not os.path.exists(out):
+            return "no object (-fsyntax-only)", message
         with open(out, "rb") as f:
             return hashlib.sha256(f.read()).hexdigest(), message
 
@@ -162,7 +166,7 @@ def _first_error(message):
 
 
 def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
-          claimed=CLAIMED, say=_say, flags=None):
+          claimed=CLAIMED, say=_say, flags=None, killed=()):
     """Marks equivalent, duplicate and non-compiling mutants among single-file
     C mutants, judged on every target of targets(cc, claimed). memo
     ({key: [digest, message]}) keeps compiler verdicts by content (the
@@ -175,12 +179,22 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
     "compiled": {name: compilations}, "cached": {name: verdicts from memo},
     "split": [(id, what)]: the mutants equal on the first target, to the
     original or to an earlier mutant, that another target tells apart,
-    "seconds": wall seconds}."""
+    "checked": the mutants of killed only checked to compile, "seconds":
+    wall seconds}.
+
+    killed: ids of mutants a test killed in an earlier run (the kill map,
+    less the mutants its duplicates' lines name). A killed mutant is not
+    equivalent, so each is only checked to compile on the first target
+    (-fsyntax-only under the tree's flags: a quarter of a compilation,
+    which a schema build needs), never compared, and run; the caller
+    compares one that survives after all (prune again, without killed).
+    Duplicates among them would go unseen: the kill map's duplicate lines
+    keep the mutants they name out of killed."""
     started = time.monotonic()
     present, missing = targets(cc, claimed)
     summary = {"targets": [n for n, _ in present], "missing": missing,
                "compiled": {n: 0 for n, _ in present}, "cached": {n: 0 for n, _ in present},
-               "split": [], "seconds": 0.0}
+               "split": [], "checked": 0, "seconds": 0.0}
     if not present:
         say(f"mutants: TCE: {missing[0][1]}: no equivalence judged")
         return summary
@@ -196,9 +210,11 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
     used, lock = {}, threading.Lock()
     first_flags, other_flags = flags_of(flags) if flags is not None else (FLAGS, OTHER_FLAGS)
 
-    def compiler(index):
+    def compiler(index, syntax=False):
         name, command = present[index]
         flags = first_flags if index == 0 else other_flags
+        if syntax:
+            flags = flags + ["-fsyntax-only"]
         context = json.dumps([identity(command), flags, headers])
 
         def digest(text):
@@ -207,7 +223,8 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
             if kept is None:
                 kept = list(object_digest(command, tree, text, include_dirs, flags))
             with lock:
-                summary["cached" if key in memo else "compiled"][name] += 1
+                if not syntax:
+                    summary["cached" if key in memo else "compiled"][name] += 1
                 memo[key] = used[key] = kept
             return tuple(kept)
         return digest
@@ -215,10 +232,11 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
     text_of = {m.id: apply_edits(texts[m.path], m.edits) for m in singles}
     with ThreadPoolExecutor(max(1, jobs)) as pool:
         # 1. The first target: every file and every mutant.
-        first = compiler(0)
+        first, check = compiler(0), compiler(0, syntax=True)
+        killed = set(killed)
         originals = dict(zip(paths, pool.map(lambda p: first(texts[p]), paths)))
-        results = dict(zip([m.id for m in singles],
-                           pool.map(lambda m: first(text_of[m.id]), singles)))
+        results = dict(zip([m.id for m in singles], pool.map(
+            lambda m: (check if m.id in killed else first)(text_of[m.id]), singles)))
         # A mutant's signature: its object digest on each target so far;
         # the original's is keyed by its path.
         sig, orig_sig, judged = {}, {}, []
@@ -233,7 +251,12 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
                 m.status = COMPILE_ERROR
                 m.status_reason = _first_error(message)
                 continue
-            sig[m.id] = (d,)
+            if m.id in killed:
+                # killed before: compiles, equal to nothing, run
+                sig[m.id] = (("checked", m.id),)
+                summary["checked"] += 1
+            else:
+                sig[m.id] = (d,)
             judged.append(m)
 
         def classes():

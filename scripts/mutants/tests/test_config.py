@@ -94,6 +94,34 @@ class ExampleLibrary(unittest.TestCase):
         # a loop that never ends is a timeout, read by gdb
         self.assertIn("mutants: timeouts by hang class: infinite loop 6", self.p.stdout)
 
+    def test_a_kill_the_map_holds_spares_tce_and_changes_no_verdict(self):
+        # The map says the equivalent mutant and a killed one were killed:
+        # TCE only checks both compile; the killed one is killed again, and
+        # the equivalent one, surviving, is compared then and found
+        # equivalent, as the run without the map found it.
+        eq = next(m for m in self.mutants if m["status"] == "Ignored"
+                  and m["statusReason"].startswith("equivalent"))
+        kill = next(m for m in self.mutants if m["status"] == "Killed")
+        tree = os.path.join(self.tmp, "mapped")
+        shutil.copytree(EXAMPLE, tree)
+        with open(os.path.join(tree, "driver.toml"), "a") as f:
+            f.write('[catalog]\nkills = "kills.tsv"\n')
+        with open(os.path.join(tree, "kills.tsv"), "w") as f:
+            for m in (eq, kill):
+                f.write(f"{m['id']}\tplain\ttest\t-\t-\n")
+        p = run("--config", os.path.join(tree, "driver.toml"), "--build",
+                os.path.join(self.tmp, "mapped-work"), "--jobs", "2", "--html", "no",
+                "--only", eq["id"], "--only", kill["id"])
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        self.assertIn("(2 the kill map says were killed only checked to compile)", p.stderr)
+        self.assertIn("mutants: TCE of the 1 survivors it had only checked to compile: "
+                      "1 equivalent, 0 duplicates", p.stderr)
+        with open(os.path.join(self.tmp, "mapped-work", "mutants", "report.json")) as f:
+            got = {m["id"]: m for f in json.load(f)["files"].values() for m in f["mutants"]}
+        self.assertEqual(got[eq["id"]]["status"], "Ignored")
+        self.assertTrue(got[eq["id"]]["statusReason"].startswith("equivalent"))
+        self.assertEqual(got[kill["id"]]["status"], "Killed")
+
     def test_what_the_tree_does_not_name_is_said_off(self):
         off = re.findall(r"^mutants: (.+?) off: ", self.p.stderr, re.M)
         self.assertEqual(off, ["catalog", "ledger", "build folder"])
@@ -184,6 +212,15 @@ class Keys(unittest.TestCase):
         env_cfg = self.load('[build]\ncommand = "./build.sh"\nvars = "env"\n')
         self.assertEqual(env_cfg.command(env_cfg.build_command, "b", {"CC": "cc"}),
                          (["./build.sh"], {"CC": "cc"}))
+
+    def test_a_direct_command_names_its_program_and_needs_a_run(self):
+        cfg = self.load('[suites.direct]\ncheck-unit = {run = "{build}/unit/{program} -v", '
+                        'env = {R = "{build}/results/unit"}}\n')
+        self.assertEqual(cfg.direct, {"check-unit": (["{build}/unit/{program}", "-v"],
+                                                     {"R": "{build}/results/unit"})})
+        with self.assertRaises(config.ConfigError) as e:
+            self.load('[suites.direct]\ncheck-unit = {env = {R = "x"}}\n')
+        self.assertIn("suites.direct.check-unit needs run", str(e.exception))
 
     def test_sources_by_glob_and_make_variable(self):
         cfg = self.load('[sources]\nmutate = ["{IMPL_SRC}/*.c"]\n')

@@ -4,6 +4,7 @@ to what the failing suite printed, the cost of a run with no survivor,
 and the cache's verdicts by oracle."""
 import json
 import os
+import re
 import unittest
 
 from mutants import cache, project, report
@@ -184,6 +185,57 @@ class KillMapTest(unittest.TestCase):
         self.assertEqual(closing(again), closing(first))
 
 
+class KillNamesTest(unittest.TestCase):
+    def test_a_kill_names_its_case_the_check_way_else_by_its_first_failure(self):
+        import re
+        from mutants import kills
+        prog, case = re.compile(r"\b(check_\w+)\.c:\d+"), re.compile(
+            r"(\w+) (?:\S*/)?(?:check_\w+)\.c:\d+")
+        unit = Mutant("u", "generated", "x", "", [], Location(1, 1, 1, 1), status=KILLED,
+                      killed_by=["check-unit"], status_reason="functional: killed by "
+                      "check-unit: unit: one_case reference/tests/check_x.c:12: no")
+        unit.failed = ["unit: one_case reference/tests/check_x.c:12: no"]
+        fuzz = Mutant("f", "generated", "x", "", [], Location(1, 1, 1, 1), status=KILLED,
+                      killed_by=["check-fuzz-replay"], status_reason="functional: killed by "
+                      "check-fuzz-replay: fuzz-replay: fuzz/corpus/builds-01 a panic")
+        fuzz.failed = ["fuzz-replay: fuzz/corpus/builds-01 a panic"]
+        cached = Mutant("c", "generated", "x", "", [], Location(1, 1, 1, 1), status=KILLED,
+                        killed_by=["check-taskblock"], status_reason="killed by check-taskblock")
+        got = kills.of([unit, fuzz, cached], prog, case)
+        self.assertEqual(got["u"], kills.Kill("plain", "check-unit", "check_x", "one_case"))
+        self.assertEqual(got["f"], kills.Kill("plain", "check-fuzz-replay", "",
+                                              "fuzz/corpus/builds-01"))
+        self.assertEqual(got["c"], kills.Kill("plain", "check-taskblock", "", ""))
+        self.assertEqual(kills.failed_test(["portable-unit: a_case x.c:3: m"]), "a_case")
+        self.assertEqual(kills.failed_test([]), "")
+
+    def test_a_duplicate_is_written_and_read_apart_from_the_kills(self):
+        import tempfile
+        from mutants import kills
+        from mutants.model import IGNORED
+        dup = Mutant("d", "generated", "x", "", [], Location(1, 1, 1, 1), status=IGNORED,
+                     duplicate_of="k")
+        killed = Mutant("k", "generated", "x", "", [], Location(1, 1, 1, 1), status=KILLED,
+                        killed_by=["check-unit"], status_reason="killed by check-unit")
+        alone = Mutant("a", "generated", "x", "", [], Location(1, 1, 1, 1), status=KILLED,
+                       killed_by=["check-box"], status_reason="killed by check-box",
+                       alone_after_schema=True)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "alone.tsv")
+            kills.write(path, kills.of([alone, killed], re.compile("x^"), re.compile("x^")))
+            got = kills.load(path)
+            self.assertEqual((got["a"].where, got["k"].where), ("alone", ""))
+            path = os.path.join(tmp, "kills.tsv")
+            kills.write(path, kills.of([dup, killed], re.compile("x^"), re.compile("x^")))
+            self.assertEqual(set(kills.load(path)), {"k"})          # what a run tries first
+            self.assertEqual(kills.load(path, duplicates=True), {"d": "k"})
+            other = os.path.join(tmp, "more.tsv")
+            kills.write(other, {"e": kills.Kill("plain", "check-box", "", "")})
+            kills.main([path, other])
+            self.assertEqual(set(kills.load(path)), {"k", "e"})
+            self.assertEqual(kills.load(path, duplicates=True), {"d": "k"})
+
+
 class WitnessTest(unittest.TestCase):
     """A mutant the kill map says an oracle killed meets that oracle's
     killing suite first, alone (witness.py): that suite's unmutated run on
@@ -291,7 +343,9 @@ class WitnessTest(unittest.TestCase):
             with open(conf, "w") as f:
                 f.write(text.replace('run_case = "CK_RUN_CASE"\n',
                                      'run_case = "CK_RUN_CASE"\nonly_programs = "RT_ONLY_PROGRAMS"\n'
-                                     'only_cases = "RT_ONLY_CASES"\n'))
+                                     'only_cases = "RT_ONLY_CASES"\n')
+                        + '[suites.direct]\ncheck-unit = {run = "{build}/unit/{program}",'
+                        ' env = {RESULTS = "{build}/results/unit"}}\n')
             project.configure(config.load(conf))
         self.addCleanup(util.configure_fixture)
         m = Mutant("m", "curated", "x", "", [], Location(1, 1, 1, 1))
@@ -299,7 +353,20 @@ class WitnessTest(unittest.TestCase):
         self.assertIsNone(r.first_try(m, ["check-unit"]))           # no kill known
         r.kills = {"m": kills.Kill("plain", "check-unit", "check_x", "one")}
         self.assertEqual(r.first_try(m, ["check-unit", "check-box"]),
-                         ("check-unit", {"RT_ONLY_PROGRAMS": "check_x", "RT_ONLY_CASES": "one"}))
+                         ("check-unit", {"RT_ONLY_PROGRAMS": "check_x", "RT_ONLY_CASES": "one"},
+                          None))
+        # in a schema (where every program is built): the program itself,
+        # with no make, its case named, its results where the suite's go
+        r.numbers = {"m": 1}
+        self.assertEqual(r.first_try(m, ["check-unit"])[2],
+                         (["build/m/unit/check_x"],
+                          {"RESULTS": "build/m/results/unit", "CK_RUN_CASE": "one"}))
+        r.kills = {"m": kills.Kill("plain", "check-unit", "check_x", "")}
+        self.assertIsNone(r.first_try(m, ["check-unit"])[2])        # no case: the suite's make
+        r.kills = {"m": kills.Kill("plain", "check-box", "check_x", "one")}
+        self.assertIsNone(r.first_try(m, ["check-box"])[2])         # no direct command given
+        r.numbers = {}
+        r.kills = {"m": kills.Kill("plain", "check-unit", "check_x", "one")}
         self.assertIsNone(r.first_try(m, ["check-box"]))            # that suite no longer reaches it
         r.kills = {"m": kills.Kill("plain", "check-unit", "", "")}
         self.assertIsNone(r.first_try(m, ["check-unit"]))           # nothing less than the suite
@@ -485,3 +552,52 @@ class OracleOrderTest(unittest.TestCase):
     def test_only_the_oracles_asked_for(self):
         self.assertEqual(self.order("MemoryOrderWeakened", ("plain", "asan")), ["asan"])
         self.assertEqual(self.order("CallDeletion", ("plain",)), [])
+
+
+class RunCostTest(unittest.TestCase):
+    """What a run takes before its mutant runs: when the coverage build
+    waits, and the curated entries' compile check a schema needs."""
+
+    def test_the_coverage_waits_when_the_kill_map_knows_most_mutants(self):
+        import argparse
+        from mutants import kills
+        from mutants.cli import coverage_waits
+        ms = [Mutant(f"m{i}", "generated", "x", "", [], Location(1, 1, 1, 1)) for i in range(4)]
+        whole = argparse.Namespace(curated_only=False)
+        k = kills.Kill("plain", "check-unit", "check_x", "one")
+        self.assertFalse(coverage_waits(whole, ms, {}))                       # no map: first
+        self.assertFalse(coverage_waits(whole, ms, {"m0": k}))                # a quarter known
+        self.assertTrue(coverage_waits(whole, ms, {"m0": k, "m1": k}))        # half
+        self.assertTrue(coverage_waits(argparse.Namespace(curated_only=True), ms, {}))
+        self.assertFalse(coverage_waits(whole, [], {"m0": k}))                # nothing to run
+
+    def test_a_schema_holds_the_curated_entries_that_compile_each_compiled_once(self):
+        from mutants import tce
+        from mutants.cli import compiling
+        from mutants.model import Edit
+        util.configure_fixture()
+        path = "reference/src/calc.c"
+        with open(os.path.join(util.FIXTURE, path)) as f:
+            text = f.read()
+        at = text.index("int twice")
+        good = Mutant("good", "curated", "x", "", [Edit(path, at, at + 3, "int")],
+                      Location(1, 1, 1, 1))
+        bad = Mutant("bad", "curated", "x", "", [Edit(path, at, at + 3, "int int")],
+                     Location(1, 1, 1, 1))
+        gen = Mutant("gen", "generated", "x", "", [Edit(path, at, at + 3, "no such")],
+                     Location(1, 1, 1, 1))
+        ctx = dict(texts={path: text}, cc="cc", tree=util.FIXTURE, make_vars={}, compiles={})
+        self.assertEqual([m.id for m in compiling(ctx, [good, bad, gen], 2)], ["good", "gen"])
+        self.assertEqual(ctx["compiles"], {"good": True, "bad": False})
+        calls = []
+        real = tce.object_digest
+        tce.object_digest = lambda *a, **k: calls.append(a) or real(*a, **k)
+        self.addCleanup(setattr, tce, "object_digest", real)
+        self.assertEqual([m.id for m in compiling(ctx, [bad, good], 2)], ["good"])
+        self.assertEqual(calls, [])                     # an oracle's schema asks again: no compile
+        # the kill map's kills: checked to parse and type-check only, and
+        # one that does not is still left out
+        ctx = dict(ctx, compiles={}, killed={"good", "bad"})
+        self.assertEqual([m.id for m in compiling(ctx, [good, bad], 2)], ["good"])
+        self.assertEqual(len(calls), 2)
+        self.assertTrue(all("-fsyntax-only" in c[4] for c in calls))

@@ -54,13 +54,31 @@ def mutant(mid, old, new, code=CODE):
 
 
 class TceTest(unittest.TestCase):
-    def prune(self, mutants, code=CODE, claimed=tce.CLAIMED, memo=None):
+    def prune(self, mutants, code=CODE, claimed=tce.CLAIMED, memo=None, killed=()):
         self.said = []
         with tempfile.TemporaryDirectory() as tree:
             self.summary = tce.prune(mutants, {"x.c": code}, tree, cc="gcc", jobs=2,
                                      include_dirs=(), claimed=claimed, memo=memo,
-                                     say=self.said.append)
+                                     say=self.said.append, killed=killed)
         return mutants
+
+    def test_a_mutant_killed_before_is_only_checked_to_compile(self):
+        # the kill map's kills: not compared, so neither equivalent nor a
+        # duplicate, and compiled on no target; one that does not compile
+        # any more is still a CompileError
+        ms = [mutant("dead", "a + 1", "a - 1"), mutant("le5", "a < 5", "a <= 5"),
+              mutant("le5b", "a < 5", "a <= 5"), mutant("bad", "return a;", "return b;")]
+        dead, le5, le5b, bad = self.prune(ms, killed={"dead", "le5", "bad"})
+        self.assertEqual((dead.status, le5.status, le5b.status), (PENDING, PENDING, PENDING))
+        self.assertEqual(bad.status, COMPILE_ERROR)
+        self.assertEqual(self.summary["checked"], 2)
+        self.assertEqual(self.summary["compiled"][X86_GCC], 2)    # the original and le5b
+        self.assertEqual(self.summary["compiled"][X86_CLANG], 0)  # le5b equals nothing compiled
+        # compared after all (the caller's second prune), each is what it is
+        dead, le5, le5b = self.prune([dead, le5, le5b])
+        self.assertEqual(dead.status, IGNORED)
+        self.assertTrue(dead.equivalent)
+        self.assertEqual((le5.status, le5b.duplicate_of), (PENDING, "le5"))
 
     def test_every_claimed_target_is_here(self):
         # scripts/deps (scripts/packages.d/mutants) installs them: a test
