@@ -56,9 +56,9 @@ class Kill:
     where: str = ""
 
 
-def load(path, duplicates=False):
-    """{mutant id: Kill} from a kill map; {} when there is none. With
-    duplicates, {duplicate's id: the id it duplicates} instead."""
+def _lines(path):
+    """{mutant id: Kill} of every line of a kill map, duplicates' too; {}
+    when there is none."""
     out = {}
     if not path or not os.path.exists(path):
         return out
@@ -69,11 +69,18 @@ def load(path, duplicates=False):
             cells = line.rstrip("\n").split("\t")
             cells += [""] * (6 - len(cells))
             mid, oracle, suite, program, case, where = (c if c != "-" else "" for c in cells[:6])
-            if (oracle == TCE) != duplicates or not (mid and suite):
-                continue
-            out[mid] = program if duplicates else Kill(oracle or "plain", suite, program, case,
-                                                       where)
+            if mid and suite:
+                out[mid] = Kill(oracle or "plain", suite, program, case, where)
     return out
+
+
+def load(path, duplicates=False):
+    """{mutant id: Kill} from a kill map; {} when there is none. With
+    duplicates, {duplicate's id: the id it duplicates} instead."""
+    lines = _lines(path)
+    if duplicates:
+        return {mid: k.program for mid, k in lines.items() if k.oracle == TCE}
+    return {mid: k for mid, k in lines.items() if k.oracle != TCE}
 
 
 def failed_test(lines):
@@ -122,8 +129,7 @@ def write(path, kills):
 def merge(paths):
     out = {}
     for p in paths:
-        out.update(load(p))
-        out.update({d: Kill(TCE, DUPLICATE, of, "") for d, of in load(p, duplicates=True).items()})
+        out.update(_lines(p))
     return out
 
 
