@@ -4,6 +4,7 @@
 */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,6 +141,50 @@ START_TEST(a_fresh_thread_publishes_its_own_slot)
     ck_assert_int_eq(f.direct_after, RT_PRIM_DIRECT);
     if (RT_PRIM_DIRECT)
         ck_assert_ptr_eq(f.after_direct, f.mine);
+    ck_assert_ptr_eq(rt_hot(), main_h);
+}
+END_TEST
+
+/* A thread that exists before the first publish and calls the runtime
+** after it: what it reads of the publication (the offset, the state, the
+** slot) it reads through the publication's release and acquire alone.
+** It waits on a relaxed flag, which orders nothing for TSan, so a store
+** of the first publish that escapes the release (a slot written after
+** the state, a plain read of the offset) is a race TSan reports in every
+** run, with no luck of the schedule needed. */
+struct early {
+    const int *go;
+    struct fresh f;
+};
+
+static void *early_thread(void *arg)
+{
+    struct early *e = arg;
+    while (!__atomic_load_n(e->go, __ATOMIC_RELAXED))
+        sched_yield();
+    return fresh_thread(&e->f);
+}
+
+START_TEST(a_thread_older_than_the_first_publish_reads_it_through_its_release)
+{
+    struct early e = {0};
+    int go = 0;
+    pthread_t t;
+
+    rt_init();
+    e.go = &go;
+    ck_assert_int_eq(pthread_create(&t, NULL, early_thread, &e), 0);
+    struct rt_hot *main_h = rt_hot(); /* the first publish of the process */
+    __atomic_store_n(&go, 1, __ATOMIC_RELAXED);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_ptr_null(e.f.before_direct);
+    ck_assert_ptr_null(e.f.before_get);
+    ck_assert_ptr_nonnull(e.f.mine);
+    ck_assert_ptr_ne(e.f.mine, main_h);
+    ck_assert_ptr_eq(e.f.after_get, e.f.mine);
+    ck_assert_int_eq(e.f.direct_after, RT_PRIM_DIRECT);
+    if (RT_PRIM_DIRECT)
+        ck_assert_ptr_eq(e.f.after_direct, e.f.mine);
     ck_assert_ptr_eq(rt_hot(), main_h);
 }
 END_TEST
@@ -412,6 +457,7 @@ Suite *make_suite(void)
     suite_add_test(s, direct_path_is_live);
     suite_add_test(s, direct_read_matches_getspecific_on_many_threads);
     suite_add_test(s, a_fresh_thread_publishes_its_own_slot);
+    suite_add_test(s, a_thread_older_than_the_first_publish_reads_it_through_its_release);
     suite_add_test(s, readers_race_the_latch_and_every_read_is_right);
     suite_add_test(s, a_forced_mismatch_latches_and_every_thread_reverts);
     suite_add_test(s, a_mismatch_at_the_first_publish_never_opens_the_path);
