@@ -139,6 +139,30 @@ def _copy_tree(src, dest, keep_build=True):
     return dest
 
 
+def schema_tree(base, root, texts, mutants):
+    """Copies base to root with every mutant of mutants (single-file) put
+    in as a schema (schemata.py), each picked at run time by its number.
+    Returns {mutant id: number}; {} when none could be put in (root is
+    then left as a plain copy)."""
+    by_path = {}
+    for m in mutants:
+        by_path.setdefault(m.path, []).append(m)
+    tree = _copy_tree(base, root)
+    numbers, offset = {}, 0
+    noreturn = schemata.noreturn_names(
+        t for p, t in texts.items() if p.endswith((".c", ".h")))
+    for path, ms in by_path.items():
+        # numbers unique across files: each file starts past the last
+        text, nums = schemata.instrument(texts[path], ms, first=offset + 1,
+                                         noreturn=noreturn, env=project.CFG.mutant_env)
+        if not nums:
+            continue
+        offset = max(nums.values())
+        numbers.update(nums)
+        _write(tree, path, text)
+    return numbers
+
+
 class Runner:
     def __init__(self, base, work, make_vars, order, limit, logdir, jobs=1, ledger=(),
                  per_suite=True, oracle="plain", noise=None, case_seconds=None, expected=None,
@@ -283,7 +307,7 @@ class Runner:
         if (not known or known.oracle != self.oracle or known.suite not in suites
                 or known.suite in self.restrict or known.suite in self.expected):
             return None
-        only = witness.env([known.program] if known.program else [],
+        only = witness.hints([known.program] if known.program else [],
                            [known.case] if known.case else [])
         if not only:
             return None
@@ -530,28 +554,14 @@ class Runner:
         copy, checks the copy passes every suite with no mutant picked, and
         makes a copy of it a job. Returns the ids that are in the schema;
         on any failure, none (they are then built alone)."""
-        by_path = {}
-        for m in mutants:
-            by_path.setdefault(m.path, []).append(m)
         root = os.path.join(self.work, "schema")
-        tree = _copy_tree(self.base, root)
         log = os.path.join(self.logdir, "schema.log")
         if os.path.exists(log):
             os.unlink(log)
-        numbers, offset = {}, 0
-        noreturn = schemata.noreturn_names(
-            t for p, t in texts.items() if p.endswith((".c", ".h")))
-        for path, ms in by_path.items():
-            # numbers unique across files: each file starts past the last
-            text, nums = schemata.instrument(texts[path], ms, first=offset + 1,
-                                             noreturn=noreturn, env=project.CFG.mutant_env)
-            if not nums:
-                continue
-            offset = max(nums.values())
-            numbers.update(nums)
-            _write(tree, path, text)
+        numbers = schema_tree(self.base, root, texts, mutants)
         if not numbers:
             return set()
+        tree = root
         env = project.schema_env("")
         ok = project.run_make(tree, project.BUILD_IN_COPY, self.schema_vars, project.BUILD_STEP,
                               log, timeout=self.limit * 10, jobs=self.jobs)[0] == 0
@@ -567,9 +577,15 @@ class Runner:
         if not ok:
             shutil.rmtree(root, ignore_errors=True)
             return set()
-        self.schema_slots = [_copy_tree(tree, f"{root}{i}") for i in range(self.jobs)]
-        shutil.rmtree(root, ignore_errors=True)
-        self.numbers = numbers
+        return self.adopt_schema(root, numbers)
+
+    def adopt_schema(self, tree, numbers):
+        """Takes tree, a schema's copy built and checked (schema_tree's
+        numbers), as the schema of this run: a copy of it a job, tree
+        itself removed. Returns the ids in it."""
+        self.schema_slots = [_copy_tree(tree, f"{tree}{i}") for i in range(self.jobs)]
+        shutil.rmtree(tree, ignore_errors=True)
+        self.numbers = dict(numbers)
         return set(numbers)
 
     def run_in_schema(self, mutant, suites, slot):

@@ -42,7 +42,7 @@ def restriction(mutants, kill_map):
     return programs, cases
 
 
-def env(programs, cases):
+def hints(programs, cases):
     """The hints of a witness run ({} where the configuration names none:
     the whole suite is the witness)."""
     return project.hints(only_programs=" ".join(programs) or None,
@@ -60,8 +60,9 @@ def held(status, results, cases):
     return all(c in passed for c in cases)
 
 
-def unmutated(tree, make_vars, witnesses, log, jobs=1, timeout=None):
-    """Runs each witness unmutated in tree (built here first). witnesses:
+def unmutated(tree, make_vars, witnesses, log, jobs=1, timeout=None, env=None):
+    """Runs each witness unmutated in tree (built here first), with env
+    (a schema's copy: the variable that picks none). witnesses:
     {suite: (programs, cases)}. Returns (build seconds or None when it
     does not build, {suite: seconds} of those that held, {suite: [noise
     lines]}): noise as project.baseline keeps it."""
@@ -74,7 +75,8 @@ def unmutated(tree, make_vars, witnesses, log, jobs=1, timeout=None):
         at, since = project.size_of(log), time.time()
         project.clear_results(tree)
         status, secs = project.run_make(tree, project.BUILD_IN_COPY, make_vars, suite, log,
-                                        env=env(programs, cases), jobs=jobs, timeout=timeout)
+                                        env=dict(env or {}, **hints(programs, cases)),
+                                        jobs=jobs, timeout=timeout)
         if held(status, project.result_set(tree), cases):
             times[suite] = secs
             noise[suite] = project.noise_since(tree, log, at, since)

@@ -265,6 +265,37 @@ class WitnessTest(unittest.TestCase):
                          uaf)
         self.assertIn("AddressSanitizer", uaf["statusReason"])
         self.assertEqual(times_of(root)[("uaf", "asan")], ("Killed", "asan"))
+        # one build serves the unmutated witness and the mutant
+        self.assertIn("asan: 1 of 1 in the witnesses' schema build", p.stderr)
+
+    def test_a_witness_built_alone_when_the_schema_is_off_kills_the_same(self):
+        root = util.fixture_copy(self)
+        self.map_says(root, "uaf\tasan\tcheck-box\t-\t-")
+        p = util.run_driver(root, "--curated-only", "--only", "uaf", "--oracles", "plain,asan",
+                            "--no-schemata")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("witnesses' schema", p.stderr)
+        uaf = report_of(root)["uaf"]
+        self.assertEqual((uaf["status"], uaf["killedBy"]), ("Killed", ["check-box", "oracle:asan"]),
+                         uaf)
+
+    def test_a_concurrency_oracles_witness_runs_again_before_the_whole_judgement(self):
+        # the map names check-box for TSan's kill of the race, which it
+        # cannot see: the witness runs WITNESS_TRIES times (TSan is the
+        # fixture's concurrency oracle), then the whole judgement kills
+        root = util.fixture_copy(self)
+        self.map_says(root, "race\ttsan\tcheck-box\t-\t-")
+        p = util.run_driver(root, "--curated-only", "--only", "race", "--oracles", "plain,tsan")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        from mutants.cli import WITNESS_TRIES
+        for attempt in range(2, WITNESS_TRIES + 1):
+            self.assertIn(f"tsan: 1 survived their witness: run {attempt} of {WITNESS_TRIES}",
+                          p.stderr)
+        self.assertIn("tsan witness: time by verdict (job seconds): Survived 1 ",
+                      p.stderr)
+        race = report_of(root)["race"]
+        self.assertEqual((race["status"], race["killedBy"]),
+                         ("Killed", ["check-count", "oracle:tsan"]), race)
 
     def test_a_witness_that_no_longer_kills_leads_to_the_whole_judgement(self):
         # the map says ASan killed the race in check-count: ASan's witness
@@ -548,6 +579,17 @@ class OracleOrderTest(unittest.TestCase):
         m = catalog.resolve(entry, {"a.c": "int x;\n"})
         self.assertEqual(cli.oracle_order(m, ["plain", "asan", "tsan"]), ["tsan", "asan"])
         self.assertEqual(cli.oracle_order(m, ["plain", "asan"]), ["asan"])
+
+    def test_the_kill_map_s_oracle_goes_first(self):
+        from mutants import cli, kills
+        from mutants.model import Mutant, Location
+        m = Mutant("x.c:f:OP:1", "generated", "ReleaseMoved", "", [], Location(1, 1, 1, 2))
+        asan = {m.id: kills.Kill("asan", "check-unit", "check_x", "one")}
+        self.assertEqual(cli.oracle_order(m, ["plain", "asan", "tsan"], asan), ["asan", "tsan"])
+        plain = {m.id: kills.Kill("plain", "check-unit", "check_x", "one")}
+        self.assertEqual(cli.oracle_order(m, ["plain", "asan", "tsan"], plain), ["tsan", "asan"])
+        # an oracle the run does not have changes nothing
+        self.assertEqual(cli.oracle_order(m, ["plain", "tsan"], asan), ["tsan"])
 
     def test_only_the_oracles_asked_for(self):
         self.assertEqual(self.order("MemoryOrderWeakened", ("plain", "asan")), ["asan"])
