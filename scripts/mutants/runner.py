@@ -499,7 +499,7 @@ class Runner:
         an expected death's (testutil.c's run_child, a conformance program
         that declares its signal), so a crash's stack is read from the run
         that killed the mutant, with no second run."""
-        return hang.CRASH_STACKS and hang.stacks.gdb_found(hang.WHO)
+        return hang.CRASH_STACKS and hang.stacks.cores_readable(hang.WHO)
 
     @staticmethod
     def _first_core(tree, since, log):

@@ -207,6 +207,23 @@ class HangTest(unittest.TestCase):
         runs = [l for l in log.splitlines() if l.startswith("$ ") and " check-calc" in l]
         self.assertEqual(len(runs), 1, log)
 
+    def test_a_crash_s_stack_is_the_same_read_by_either_reader(self):
+        # eu-stack (elfutils) reads the core where it is installed, gdb
+        # where it is not, and either alone is enough
+        whys = {}
+        for reader, env in (("eu-stack", {"RT_GDB": "/nonexistent/gdb"}),
+                            ("gdb", {"RT_EU_STACK": "/nonexistent/eu-stack"})):
+            if reader == "eu-stack" and not shutil.which("eu-stack"):
+                continue            # scripts/deps installs elfutils
+            root = with_mutants(self, "crash")
+            p = run(root, "--curated-only", "--only", "crash", env=env)
+            self.assertEqual(closing(p), (1, 1, 0, 0, 0, 0), p.stderr)
+            whys[reader] = report_of(root)["crash"]["statusReason"]
+            self.assertRegex(whys[reader], r"crash stack \(SIGSEGV in test_calc\): clamp "
+                                           r"calc.c:\d+ < main test_calc.c:\d+", reader)
+        if len(whys) == 2:
+            self.assertEqual(whys["eu-stack"], whys["gdb"])
+
     def test_an_unclassified_hang_runs_again_and_counts_if_it_hangs_again(self):
         root = with_mutants(self, "sleeps", "sleeps_once")
         p = run(root, "--curated-only", "--only", "sleeps*", "--limit", "60")
@@ -225,7 +242,7 @@ class HangTest(unittest.TestCase):
         root = with_mutants(self, "deadlock")
         p = run(root, "--curated-only", "--only", "deadlock", "--only", "hang", "--only",
                 "clamp_gone", "--limit", "8", "--make-var", "LDFLAGS=-pthread",
-                env={"RT_GDB": "/nonexistent/gdb"})
+                env={"RT_GDB": "/nonexistent/gdb", "RT_EU_STACK": "/nonexistent/eu-stack"})
         said = [l for l in p.stderr.splitlines() if "gdb is missing" in l]
         self.assertEqual(said, ["mutants: gdb is missing (/nonexistent/gdb): hangs and "
                                 "crashes are reported without stacks"], p.stderr)
@@ -321,6 +338,23 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(stacks.summary(f, n=2),
                          "futex_wait futex-internal.h:146 < __GI___lll_lock_wait "
                          "lowlevellock.c:49 < rt_chan_send chan.c:210")
+
+    def test_eu_stack_s_first_thread_is_read_with_its_inlined_calls(self):
+        text = ("PID 4146 - core\nTID 4148:\n"
+                "#0  0x0000558eced381cd clear - /tmp/mt\n    /tmp/mt.c:4:44\n"
+                "#1  0x0000558eced381cd crasher - /tmp/mt\n    /tmp/mt.c:5:58\n"
+                "#2  0x00007f99205661f5 start_thread - libc.so.6\n"
+                "    ./nptl/pthread_create.c:442:8\n"
+                "#3  0x00007f99205e68ec srunner_run_tagged - libcheck.so.0\n"
+                "#4  0x00005620af402414 main - /tmp/mt\n    reference/tests/testmain.c:110:9\n"
+                "#5  0x00007fadbf89124a __libc_start_call_main - libc.so.6\n"
+                "TID 4147:\n#0  0x00007f99205ac545 __GI___clock_nanosleep - libc.so.6\n")
+        f = stacks.parse_eu_stack(text)
+        self.assertEqual([x.func for x in f], ["clear", "crasher", "start_thread",
+                                               "srunner_run_tagged", "main"])
+        self.assertEqual((f[0].file, f[0].line, f[1].line), ("/tmp/mt.c", 4, 5))
+        self.assertEqual((f[3].file, f[3].lib), (None, "libcheck.so.0"))
+        self.assertEqual(stacks.summary(f, n=2), "clear mt.c:4 < crasher mt.c:5")
 
     def test_ptrace_refused_is_said_once(self):
         d = tempfile.mkdtemp(prefix="refrt-gdb-")
