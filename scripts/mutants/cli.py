@@ -622,6 +622,14 @@ def compiling(ctx, mutants, jobs):
                                  include, how)[0] is not None
     todo = [m for m in mutants if m.origin != GENERATED and m.id not in known]
     with ThreadPoolExecutor(max(1, jobs)) as pool:
+        # the killed ones a file at a time, in one compilation (tce.py)
+        bulk = tce.syntax_in_bulk(
+            [m for m in todo if m.id in killed and len({e.path for e in m.edits}) == 1
+             and m.path.endswith(".c")], texts, pool,
+            lambda text: tce.object_digest(ctx["cc"], ctx["tree"], text, include,
+                                           flags + ["-fsyntax-only"]))
+        known.update((mid, True) for mid in bulk)
+        todo = [m for m in todo if m.id not in bulk]
         for m, ok in zip(todo, pool.map(compiles, todo)):
             known[m.id] = ok
     return [m for m in mutants if m.origin == GENERATED or known[m.id]]
@@ -689,7 +697,9 @@ def tce_line(judged, generated):
         ("compile_error", lambda m: m.status == COMPILE_ERROR))}
     compiled = ", ".join(f"{judged['compiled'][t]} for {t}" for t in judged["targets"])
     kept = sum(judged["cached"].values())
-    checked = (f" ({judged['checked']} the kill map says were killed only checked to compile)"
+    bulk = judged.get("bulk", 0)
+    checked = (f" ({judged['checked']} the kill map says were killed only checked to compile"
+               + (f", {bulk} of them in one compilation a file" if bulk else "") + ")"
                if judged.get("checked") else "")
     return (f"mutants: TCE on {', '.join(judged['targets']) or 'no target'}: "
             f"{n['equivalent']} equivalent, {n['duplicate']} duplicates, "

@@ -207,3 +207,57 @@ def instrument(text, mutants, first=1, noreturn=frozenset(), env="RT_MUTANT"):
         at = f.body_start + 1
     out.append(text[at:])
     return "".join(out), numbers
+
+
+# ---- a syntax schema: many mutants of a file checked by one compilation ---
+
+def syntax_copies(text, mutants, noreturn=frozenset(), tag="@m"):
+    """(new text, {mutant id: its tag}) where each mutant of mutants whose
+    edits fall in one function body becomes an unused static copy of that
+    function, put after the original under `#line 1 "<tag><n>"`, so that a
+    diagnostic of its copy names it ("@m7:3:5: error: ..."). The original
+    file is otherwise unchanged: compiled once (-fsyntax-only), it judges
+    every copy at once, where a compilation each costs 0.07 s of starting
+    the compiler and reading the headers (task.c, 2 Dec 2026).
+
+    A mutant in a function declared noreturn is left out of the map, to be
+    compiled alone: a copy of it may lack the promise its declaration
+    makes. What a copy cannot show, a file-scope static left unused by a
+    mutant (the original still uses it), -fsyntax-only never reports
+    either: gcc says "defined but not used" only when it compiles."""
+    tokens = clex.tokenize(text)
+    funcs = []
+    for i, t in enumerate(tokens):
+        if t.text == "{" and i > 0 and tokens[i - 1].text == ")":
+            depth = sum(1 for x in tokens[:i] if x.text == "{") - \
+                sum(1 for x in tokens[:i] if x.text == "}")
+            if depth == 0:
+                funcs.append(Function(tokens, i, text))
+    by_func, tags = {}, {}
+    for m in mutants:
+        f = next((f for f in funcs if all(f.body_start < e.start and e.end <= f.body_end
+                                          for e in m.edits)), None)
+        if f is None or f.name_tok.text in noreturn or \
+                "_Noreturn" in [t.text for t in f.head]:
+            continue
+        by_func.setdefault(f.body_end, (f, []))[1].append(m)
+    out, at, n = [], 0, 0
+    for end in sorted(by_func):
+        f, ms = by_func[end]
+        out.append(text[at:end])
+        resume = text.count("\n", 0, end) + 1      # the line the original goes on with
+        for m in ms:
+            n += 1
+            tags[m.id] = f"{tag}{n}"
+            body = text[f.body_start:f.body_end]
+            for e in sorted(m.edits, key=lambda e: e.start, reverse=True):
+                at_ = e.start - f.body_start
+                body = body[:at_] + e.replacement + body[e.end - f.body_start:]
+            head = f.header(f"{f.name_tok.text}__s{n}")
+            if "static" not in [t.text for t in f.head]:
+                head = "static " + head
+            out.append(f'\n#line 1 "{tag}{n}"\n__attribute__((unused)) {head}\n{body}\n')
+        out.append(f'#line {resume} "<stdin>"\n')
+        at = end
+    out.append(text[at:])
+    return "".join(out), tags

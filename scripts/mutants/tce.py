@@ -27,6 +27,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -35,6 +36,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+from . import schemata
 from .model import COMPILE_ERROR, IGNORED, apply_edits
 
 # What every compilation adds to a tree's flags ([tce] flags): no unwind
@@ -179,14 +181,17 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
     "compiled": {name: compilations}, "cached": {name: verdicts from memo},
     "split": [(id, what)]: the mutants equal on the first target, to the
     original or to an earlier mutant, that another target tells apart,
-    "checked": the mutants of killed only checked to compile, "seconds":
+    "checked": the mutants of killed only checked to compile, "bulk": those
+    of them one compilation of their file's copies found clean, "seconds":
     wall seconds}.
 
     killed: ids of mutants a test killed in an earlier run (the kill map,
     less the mutants its duplicates' lines name). A killed mutant is not
     equivalent, so each is only checked to compile on the first target
     (-fsyntax-only under the tree's flags: a quarter of a compilation,
-    which a schema build needs), never compared, and run; the caller
+    which a schema build needs; those of a file in one compilation of
+    copies of their functions, syntax_in_bulk, and alone only those a
+    diagnostic names), never compared, and run; the caller
     compares one that survives after all (prune again, without killed).
     Duplicates among them would go unseen: the kill map's duplicate lines
     keep the mutants they name out of killed."""
@@ -194,7 +199,7 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
     present, missing = targets(cc, claimed)
     summary = {"targets": [n for n, _ in present], "missing": missing,
                "compiled": {n: 0 for n, _ in present}, "cached": {n: 0 for n, _ in present},
-               "split": [], "checked": 0, "seconds": 0.0}
+               "split": [], "checked": 0, "bulk": 0, "seconds": 0.0}
     if not present:
         say(f"mutants: TCE: {missing[0][1]}: no equivalence judged")
         return summary
@@ -210,7 +215,7 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
     used, lock = {}, threading.Lock()
     first_flags, other_flags = flags_of(flags) if flags is not None else (FLAGS, OTHER_FLAGS)
 
-    def compiler(index, syntax=False):
+    def compiler(index, syntax=False, bulk=False):
         name, command = present[index]
         flags = first_flags if index == 0 else other_flags
         if syntax:
@@ -218,6 +223,8 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
         context = json.dumps([identity(command), flags, headers])
 
         def digest(text):
+            if bulk:            # a syntax schema: its messages are read, never kept
+                return object_digest(command, tree, text, include_dirs, flags)
             key = hashlib.sha256((context + "\0" + text).encode()).hexdigest()
             kept = memo.get(key)
             if kept is None:
@@ -235,8 +242,16 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
         first, check = compiler(0), compiler(0, syntax=True)
         killed = set(killed)
         originals = dict(zip(paths, pool.map(lambda p: first(texts[p]), paths)))
-        results = dict(zip([m.id for m in singles], pool.map(
-            lambda m: (check if m.id in killed else first)(text_of[m.id]), singles)))
+        # The killed ones by file, each file's in one compilation of their
+        # copies (schemata.syntax_copies); only those a diagnostic names,
+        # and those no copy can judge, are checked one at a time.
+        bulk = syntax_in_bulk([m for m in singles if m.id in killed], texts, pool,
+                               compiler(0, syntax=True, bulk=True))
+        summary["bulk"] = len(bulk)
+        results = dict(bulk)
+        rest = [m for m in singles if m.id not in bulk]
+        results.update(zip([m.id for m in rest], pool.map(
+            lambda m: (check if m.id in killed else first)(text_of[m.id]), rest)))
         # A mutant's signature: its object digest on each target so far;
         # the original's is keyed by its path.
         sig, orig_sig, judged = {}, {}, []
@@ -332,6 +347,37 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
                     present, s, sig[o.id]) + "; differs on " + _differ(present, s, sig[o.id])))
     summary["seconds"] = time.monotonic() - started
     return summary
+
+
+# a diagnostic's place: "@m7:3:5: error: ..." (a copy's), "<stdin>:40:2: ..."
+_DIAGNOSTIC = re.compile(r"^(.+?):(\d+):(?:\d+:)? (?:fatal )?(error|warning)\b", re.M)
+
+
+def syntax_in_bulk(mutants, texts, pool, check):
+    """{mutant id: ("no object (-fsyntax-only)", "")} for the mutants of
+    mutants (checked to compile, not compared) that one compilation of
+    their file's syntax schema finds clean: no diagnostic names their copy.
+    A file whose schema has a diagnostic outside every copy is left to the
+    one-at-a-time checks, whole."""
+    by_path = {}
+    for m in mutants:
+        by_path.setdefault(m.path, []).append(m)
+    noreturn = schemata.noreturn_names(t for p, t in texts.items() if p.endswith((".c", ".h")))
+    schemas = {p: schemata.syntax_copies(texts[p], ms, noreturn) for p, ms in by_path.items()}
+    found = {}
+    for p, (d, message) in zip(schemas, pool.map(
+            lambda p: check(schemas[p][0]) if schemas[p][1] else ("", ""), schemas)):
+        tags = schemas[p][1]
+        if not tags:
+            continue
+        places = {where for where, _, _ in _DIAGNOSTIC.findall(message or "")}
+        named = {t for t in places if t in set(tags.values())}
+        if places - named or (d is None and not places):
+            continue                # a diagnostic no copy owns: each alone
+        for mid, tag in tags.items():
+            if tag not in named:
+                found[mid] = ("no object (-fsyntax-only)", "")
+    return found
 
 
 def _agree(present, a, b):

@@ -113,7 +113,8 @@ class ExampleLibrary(unittest.TestCase):
                 os.path.join(self.tmp, "mapped-work"), "--jobs", "2", "--html", "no",
                 "--only", eq["id"], "--only", kill["id"])
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
-        self.assertIn("(2 the kill map says were killed only checked to compile)", p.stderr)
+        self.assertIn("(2 the kill map says were killed only checked to compile, 2 of them in "
+                      "one compilation a file)", p.stderr)
         self.assertIn("mutants: TCE of the 1 survivors it had only checked to compile: "
                       "1 equivalent, 0 duplicates", p.stderr)
         with open(os.path.join(self.tmp, "mapped-work", "mutants", "report.json")) as f:

@@ -8,6 +8,7 @@ import unittest
 from mutants import operators, schemata
 from mutants.model import apply_edits
 from mutants.tests import util
+from mutants.model import Edit, Location, Mutant
 
 CODE = r"""#include <stdio.h>
 #include <stdarg.h>
@@ -72,6 +73,13 @@ int main(void)
     die("end", twice);
 }
 """
+
+
+def mut(code, mid, old, new):
+    start = code.index(old)
+    return Mutant(id=mid, origin="generated", operator="test", about="",
+                  edits=[Edit("s.c", start, start + len(old), new)],
+                  location=Location(1, 1, 1, 1))
 
 
 def run_c(text, tmp, name, env=None, werror=True):
@@ -156,6 +164,27 @@ class SchemataTest(unittest.TestCase):
         self.assertTrue(mutants)
         _, numbers = schemata.instrument(code, mutants)
         self.assertEqual(numbers, {})
+
+    def test_a_syntax_copy_s_diagnostic_names_its_mutant(self):
+        code = ("static int twice(int a)\n{\n    return a * 2;\n}\n"
+                "_Noreturn void die(void);\nvoid die(void)\n{\n    for (;;) {}\n}\n"
+                "int f(int b)\n{\n    return twice(b);\n}\n")
+        ms = [mut(code, "mul", "a * 2", "a * 3"), mut(code, "undeclared", "a * 2", "z * 2"),
+              mut(code, "in_die", "for (;;) {}", "for (;;) { }"),
+              mut(code, "in_f", "twice(b)", "twice(b + 1)")]
+        text, tags = schemata.syntax_copies(code, ms, noreturn={"die"})
+        self.assertEqual(set(tags), {"mul", "undeclared", "in_f"})    # die's alone
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "s.c")
+            with open(path, "w") as f:
+                f.write(text)
+            p = subprocess.run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror",
+                                "-fsyntax-only", path], capture_output=True, text=True)
+        errors = [l for l in p.stderr.splitlines() if ": error:" in l]
+        # the undeclared name, and the parameter it leaves unused: its copy's
+        self.assertEqual(len(errors), 2, p.stderr)
+        self.assertTrue(all(e.startswith(tags["undeclared"] + ":") for e in errors), p.stderr)
+        self.assertTrue(any(e.startswith(tags["undeclared"] + ":3:") for e in errors))
 
     def test_numbers_start_where_asked(self):
         mutants = [m for m in operators.mutants("x.c", CODE) if ":scale:" in m.id]

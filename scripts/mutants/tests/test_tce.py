@@ -80,6 +80,25 @@ class TceTest(unittest.TestCase):
         self.assertTrue(dead.equivalent)
         self.assertEqual((le5.status, le5b.duplicate_of), (PENDING, "le5"))
 
+    def test_the_killed_of_a_file_are_checked_in_one_compilation(self):
+        # one -fsyntax-only of the file with a copy a mutant: clean copies
+        # pass at once, a copy a diagnostic names is checked alone and is
+        # what it is alone (an unused parameter under -Werror does not
+        # compile), a diagnostic of no copy sends the whole file alone
+        code = CODE + "int h(int x, int y)\n{\n    return x + y;\n}\n"
+        ms = [mutant("le5", "a < 5", "a <= 5", code), mutant("ge5", "a < 5", "a >= 5", code),
+              mutant("noy", "x + y", "x + 1", code), mutant("bad", "return a;", "return b;", code)]
+        le5, ge5, noy, bad = self.prune(ms, code=code, killed={"le5", "ge5", "noy", "bad"})
+        self.assertEqual(self.summary["bulk"], 2)
+        self.assertEqual((le5.status, ge5.status), (PENDING, PENDING))
+        self.assertEqual((noy.status, bad.status), (COMPILE_ERROR, COMPILE_ERROR))
+        self.assertIn("unused parameter", noy.status_reason)
+        self.assertEqual(self.summary["checked"], 2)
+        broken = "int broken(void) { return undeclared; }\n" + code
+        ms = [mutant("le5", "a < 5", "a <= 5", broken), mutant("ge5", "a < 5", "a >= 5", broken)]
+        self.prune(ms, code=broken, killed={"le5", "ge5"})
+        self.assertEqual(self.summary["bulk"], 0)
+
     def test_every_claimed_target_is_here(self):
         # scripts/deps (scripts/packages.d/mutants) installs them: a test
         # run without one would prove nothing about it
