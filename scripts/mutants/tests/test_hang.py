@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 from mutants import hang, runner
@@ -357,20 +358,48 @@ class ParseTest(unittest.TestCase):
         self.assertEqual(stacks.summary(f, n=2), "clear mt.c:4 < crasher mt.c:5")
 
     def test_ptrace_refused_is_said_once(self):
+        # by gdb where eu-stack is missing, by eu-stack where it is not
         d = tempfile.mkdtemp(prefix="refrt-gdb-")
         self.addCleanup(shutil.rmtree, d, True)
-        fake = os.path.join(d, "gdb")
-        with open(fake, "w") as f:
-            f.write("#!/bin/sh\necho 'ptrace: Operation not permitted.'\n")
-        os.chmod(fake, 0o755)
+        fakes = {"gdb": "echo 'ptrace: Operation not permitted.'",
+                 "eu-stack": "echo \"eu-stack: dwfl_linux_proc_attach pid $3: Operation not "
+                             "permitted\" >&2; exit 1"}
+        for name, body in fakes.items():
+            with open(os.path.join(d, name), "w") as f:
+                f.write(f"#!/bin/sh\n{body}\n")
+            os.chmod(os.path.join(d, name), 0o755)
         code = ("import io, os, sys; sys.path.insert(0, %r); import stacks\n"
                 "print([stacks.attach(os.getpid(), who='t') for _ in range(3)])\n") % util.SCRIPTS
-        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                           env=dict(os.environ, RT_GDB=fake), timeout=60)
-        self.assertEqual(p.stdout.strip(), "[None, None, None]")
-        said = p.stderr.strip().splitlines()
-        self.assertEqual(len(said), 1, p.stderr)
-        self.assertRegex(said[0], r"^t: ptrace is refused here .*without stacks$")
+        for env in ({"RT_GDB": os.path.join(d, "gdb"), "RT_EU_STACK": "/nonexistent"},
+                    {"RT_GDB": "/nonexistent", "RT_EU_STACK": os.path.join(d, "eu-stack")}):
+            p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                               env=dict(os.environ, **env), timeout=60)
+            self.assertEqual(p.stdout.strip(), "[None, None, None]", env)
+            said = p.stderr.strip().splitlines()
+            self.assertEqual(len(said), 1, p.stderr)
+            self.assertRegex(said[0], r"^t: ptrace is refused here .*without stacks$")
+
+    def test_a_live_process_s_threads_are_read_by_either_reader(self):
+        if not shutil.which("eu-stack"):
+            self.skipTest("eu-stack is not installed (scripts/deps installs elfutils)")
+        proc = subprocess.Popen(["sleep", "30"])
+        self.addCleanup(proc.wait)
+        self.addCleanup(proc.kill)
+        time.sleep(0.2)
+        code = ("import os, sys; sys.path.insert(0, %r); import stacks\n"
+                "t = stacks.attach(%d, who='t') or []\n"
+                "print(len(t), [f.func for f in t[0][1]] if t else [])\n") % (util.SCRIPTS,
+                                                                               proc.pid)
+        seen = {}
+        for reader, env in (("eu-stack", {"RT_GDB": "/nonexistent"}),
+                            ("gdb", {"RT_EU_STACK": "/nonexistent"})):
+            p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                               env=dict(os.environ, **env), timeout=60)
+            seen[reader] = p.stdout.strip()
+            if "ptrace is refused" in p.stderr:
+                self.skipTest("ptrace is refused here")
+            self.assertRegex(seen[reader], r"^1 \[.*(nanosleep|sleep).*\]$", p.stderr)
+            self.assertIn("main", seen[reader])
 
     def test_the_key_skips_the_signal_machinery(self):
         a = stacks.parse_bt("#0 raise () at x.c:1\n#1 abort () at x.c:2\n"
