@@ -5,10 +5,10 @@ costs one build for all. For each function with mutants, each mutant gets
 a static copy of the function with its edit applied, and the original
 dispatches on entry:
 
-    switch (rt__schemata_id) { case 7: return f__m7(a, b); default: break; }
+    switch (rt__schemata_id()) { case 7: return f__m7(a, b); default: break; }
 
-rt__schemata_id is read once from the environment (RT_MUTANT), so with it
-unset the build is the original.
+rt__schemata_id() reads the environment (RT_MUTANT) on its first call, so
+with it unset the build is the original.
 
 A call cannot always be forwarded: a variadic function cannot pass its
 `...` on, a _Noreturn one would return from its dispatch, and a parameter
@@ -16,7 +16,7 @@ this parser cannot name (a function pointer, an unnamed one) cannot be
 passed. Such a function keeps each mutant's body inside its own, as a
 block under the dispatch:
 
-    switch (rt__schemata_id) { case 7: { <mutated body> } return; default: break; }
+    switch (rt__schemata_id()) { case 7: { <mutated body> } return; default: break; }
 
 (`break;` in place of `return;` for a function that returns a value).
 
@@ -31,17 +31,27 @@ from .operators import _match
 
 SPECIFIERS = {"static", "inline", "extern", "_Noreturn", "__inline", "__inline__"}
 
+# The number is read on the first call that asks, not by a constructor of
+# the schema's own: a constructor of the tree's that runs first (hot.c's
+# hot_start, at priority 101) would otherwise run as the original in every
+# copy, and its mutants would pass the schema and be built alone, 100 s
+# each (2 Dec 2026). Threads that race to read it store the same number
+# (relaxed atomics: no data race for TSan's schema builds to report).
 PRELUDE = """
 /* mutant schemata (scripts/mutants/schemata.py): RT_MUTANT picks one */
 extern char *getenv(const char *);
-static int rt__schemata_id;
-__attribute__((constructor)) static void rt__schemata_init(void)
+static int rt__schemata_number = -1;
+static inline int rt__schemata_id(void)
 {
-    const char *s = getenv("RT_MUTANT");
-    int n = 0;
-    while (s != 0 && *s >= '0' && *s <= '9')
-        n = n * 10 + (*s++ - '0');
-    rt__schemata_id = n;
+    int n = __atomic_load_n(&rt__schemata_number, __ATOMIC_RELAXED);
+    if (n < 0) {
+        const char *s = getenv("RT_MUTANT");
+        n = 0;
+        while (s != 0 && *s >= '0' && *s <= '9')
+            n = n * 10 + (*s++ - '0');
+        __atomic_store_n(&rt__schemata_number, n, __ATOMIC_RELAXED);
+    }
+    return n;
 }
 """
 
@@ -123,12 +133,20 @@ class Function:
         return rest == ["void"]
 
     def header(self, name):
-        """The declaration up to the body, named name."""
+        """The declaration up to the body, named name. A copy is no
+        constructor or destructor: it runs only when its original
+        dispatches to it (a copy of hot_start that kept the attribute ran
+        at every start, whichever mutant was picked)."""
         t = self.text
-        return (t[self.start:self.name_tok.start] + name +
+        head = (t[self.start:self.name_tok.start] + name +
                 t[self.name_tok.end:self.body_start]).rstrip()
+        if name == self.name_tok.text:
+            return head
+        return _CTOR.sub("", head)
 
 
+_CTOR = re.compile(r"__attribute__\s*\(\(\s*(?:constructor|destructor)\s*"
+                   r"(?:\(\s*\d*\s*\))?\s*\)\)")
 _NORETURN = re.compile(r"(?:_Noreturn|noreturn\s*\)\s*\))[^;{]*?\b(\w+)\s*\(")
 
 
@@ -203,7 +221,7 @@ def instrument(text, mutants, first=1, noreturn=frozenset(), env="RT_MUTANT"):
             cases.append(f"case {n}: {call}; return;" if f.returns_void
                          else f"case {n}: return {call};")
         out.append(text[f.start:f.body_start + 1])
-        out.append(" switch (rt__schemata_id) { " + " ".join(cases) + " default: break; }")
+        out.append(" switch (rt__schemata_id()) { " + " ".join(cases) + " default: break; }")
         at = f.body_start + 1
     out.append(text[at:])
     return "".join(out), numbers

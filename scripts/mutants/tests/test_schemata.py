@@ -123,6 +123,20 @@ class SchemataTest(unittest.TestCase):
                     checked += 1
             self.assertGreater(checked, 10)
 
+    def test_a_constructor_that_runs_first_runs_its_mutant(self):
+        # hot_start's shape: a constructor of priority 101 runs before any
+        # of the schema's own would, and must still run the mutant picked
+        code = ("#include <stdio.h>\nstatic int start;\n"
+                "__attribute__((constructor(101))) static void early(void)\n{\n"
+                "    start = 5;\n}\n"
+                "int main(void)\n{\n    printf(\"%d\\n\", start);\n    return 0;\n}\n")
+        m = mut(code, "early_6", "start = 5;", "start = 6;")
+        text, numbers = schemata.instrument(code, [m])
+        with tempfile.TemporaryDirectory() as tmp:
+            self.assertEqual(run_c(text, tmp, "schema"), "5\nexit 0\n")
+            self.assertEqual(run_c(text, tmp, "schema", {"RT_MUTANT": str(numbers["early_6"])}),
+                             "6\nexit 0\n")
+
     def test_variadic_functions_are_in_it_inlined(self):
         mutants = operators.mutants("x.c", CODE)
         text, numbers = schemata.instrument(CODE, mutants)
