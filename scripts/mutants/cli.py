@@ -956,6 +956,7 @@ def run_locked(args, root, make_vars, build, work):
                     logdir, jobs=args.jobs, ledger=ledger, per_suite=not args.limit,
                     noise=base_run.get("noise"), expected=base_run.get("results"))
     runner.kills = kill_map
+    runner.case_times = base_run.get("cases") or {}
     for m in mutants:
         if m.cached:
             runner.learn(m)

@@ -487,6 +487,38 @@ def reports_since(tree, since, build=BUILD_IN_COPY, cap=1 << 20):
     return "\n".join(out)
 
 
+_CHECK_NS = "{http://check.sourceforge.net/ns}"
+
+
+def case_times_since(tree, since, build=BUILD_IN_COPY):
+    """{test case: seconds} from the Check XML logs (suites.reports) a
+    suite wrote since `since`: each case's own time in the unmutated run,
+    from which a first try of that one case takes its bound (runner.py).
+    A name in two programs keeps the longer; a tree whose suites write no
+    such log gives {}."""
+    import xml.etree.ElementTree as ET
+    times = {}
+    rel = CFG.path_in(CFG.reports, build, {})
+    for dirpath, _, names in os.walk(os.path.join(tree, rel)) if rel else ():
+        for name in names:
+            path = os.path.join(dirpath, name)
+            try:
+                if not name.endswith(".xml") or os.path.getmtime(path) < since:
+                    continue
+                root = ET.parse(path).getroot()
+            except (OSError, ET.ParseError):
+                continue
+            for test in root.iter(f"{_CHECK_NS}test"):
+                case = test.findtext(f"{_CHECK_NS}description") or test.findtext(f"{_CHECK_NS}id")
+                try:
+                    secs = float(test.findtext(f"{_CHECK_NS}duration") or "")
+                except ValueError:
+                    continue
+                if case and secs >= 0:
+                    times[case] = max(secs, times.get(case, 0.0))
+    return times
+
+
 def size_of(path):
     try:
         return os.path.getsize(path)
@@ -498,7 +530,7 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False):
     """Builds the unmutated copy and runs every suite once, timing each.
     Returns {"build": seconds, "suites": {suite: seconds}, "failed":
     [suites], "noise": {suite: [marker lines]}, "results": {suite:
-    {test: passed}}}: noise is what a suite prints that names an oracle
+    {test: passed}}, "cases": {suite: {test case: seconds}}}: noise is what a suite prints that names an oracle
     when nothing is wrong (a death test of the checked locks), which a
     kill is not put down to; results, when suites pass by their results
     (suites.passes = "results"), are the results a mutant's must equal,
@@ -514,10 +546,10 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False):
     if status != 0:
         if tolerate:
             return {"build": build_s, "suites": {}, "failed": [BUILD_STEP], "noise": {},
-                    "results": {}}
+                    "results": {}, "cases": {}}
         raise BaselineError(f"the unmutated tree does not build ({' '.join(CFG.build_command)})"
                             f"; see {log}")
-    times, failed, noise, results = {}, [], {}, {}
+    times, failed, noise, results, cases = {}, [], {}, {}, {}
     by_results = CFG.passes == config_mod.RESULTS
     for s in suite_list:
         at, since = size_of(log), time.time()
@@ -539,11 +571,12 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False):
             failed.append(s)
             continue
         times[s] = secs
+        cases[s] = case_times_since(tree, since)
         noise[s] = noise_since(tree, log, at, since)
         if by_results:
             results[s] = agreed(runs)
     return {"build": build_s, "suites": times, "failed": failed, "noise": noise,
-            "results": results}
+            "results": results, "cases": cases}
 
 
 def noise_since(tree, log, at, since):

@@ -53,8 +53,17 @@ CASE_SECONDS = 2
 # round's first measurement, 1 Dec 2026).
 ORACLE_CASE_SECONDS = 5
 # A case still running this long before Check's timeout is read by gdb
-# (hang.CaseWatch), so that a loop Check stops has its stacks too.
+# (hang.CaseWatch), so that a loop Check stops has its stacks too (half the
+# bound when that is shorter).
 CASE_LOOK_EARLY = 1.0
+# A first try of the one case that killed a mutant last time has a bound
+# of its own: CASE_TIMES its time in the unmutated run (Check's XML log),
+# at least CASE_FLOOR seconds, times the load. Most cases take milliseconds, the slowest 1.3 s
+# (check_budgets' spawning and joining at once, 2 Dec 2026); a loop in a
+# case of milliseconds is stopped at 1 s, not at the 2 s times the load
+# every case of the suite may take (33 loops in the gate's run of 2 Dec
+# 2026 spent 135 job seconds at that bound).
+CASE_TIMES, CASE_FLOOR = 4, 1.0
 
 
 def load_factor():
@@ -171,6 +180,9 @@ class Runner:
         self.oracle = oracle        # the build that judges (plain or an [oracles] name)
         self.noise = noise or {}    # {suite: marker lines it prints unmutated}
         self.case_seconds = case_seconds or {}   # {suite: Check's bound a case}
+        # {suite: {test case: seconds}}: each case's time in the unmutated
+        # run, the bound of a first try of that case alone (case_bound)
+        self.case_times = {}
         # {suite: {test: passed}}: the unmutated run's results, for suites
         # that pass by their results (suites.passes = "results")
         self.expected = expected or {}
@@ -322,6 +334,18 @@ class Runner:
                 direct = (direct[0], dict(direct[1], **project.hints(run_case=known.case)))
         return known.suite, only, direct
 
+    def case_bound(self, suite, case, load=1.0):
+        """Check's bound on a case in a run of this suite (seconds, maybe
+        fractional): for a first try of one case whose unmutated time is
+        known, CASE_TIMES that time and at least CASE_FLOOR, times the
+        load (above the suite's bound for a slow case: the 1.3 s case
+        had 2 s, and a mutant that slowed it past them was a Timeout); the
+        suite's bound a case otherwise."""
+        own = self.case_times.get(suite, {}).get(case) if case else None
+        if own is None:
+            return math.ceil(self.case_seconds.get(suite, CASE_SECONDS) * load)
+        return round(max(CASE_FLOOR, CASE_TIMES * own) * load, 1)
+
     def suite_limit(self, suite, load=1.0):
         """Seconds a suite may run for one mutant, its own time scaled by the
         machine's load (load_factor)."""
@@ -371,7 +395,8 @@ class Runner:
             left = deadline - time.monotonic()
             load = load_factor()
             own = self.suite_limit(suite, load)
-            case_limit = math.ceil(self.case_seconds.get(suite, CASE_SECONDS) * load)
+            known = self.kills.get(mutant.id) if only is not None else None
+            case_limit = self.case_bound(suite, known.case if known else None, load)
             env.update(project.hints(case_timeout=str(case_limit), expected=project.expected_file(
                 self.work, suite, self.expected.get(suite))))
             for name in filter(None, (project.hint("only_programs"), project.hint("only_cases"))):
@@ -390,7 +415,8 @@ class Runner:
                     os.makedirs(project.results_dir(tree), exist_ok=True)
             looks, mark = [], _size(log)
             at, since = project.size_of(log), time.time()
-            cases, again_note = hang.CaseWatch(tree, case_limit - CASE_LOOK_EARLY), ""
+            cases = hang.CaseWatch(tree, case_limit - min(CASE_LOOK_EARLY, case_limit / 2))
+            again_note = ""
             status, _ = project.run_make(tree, project.BUILD_IN_COPY, run["make_vars"], suite,
                                          log, timeout=max(1, min(left, own)), env=run["env"],
                                          idle=IDLE_SECONDS, on_hang=self._looker(tree, looks),

@@ -263,3 +263,52 @@ class Idle(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CaseBound(unittest.TestCase):
+    """A first try of the one case that killed a mutant last time is
+    bounded by that case's own unmutated time, read from Check's XML."""
+
+    XML = ('<?xml version="1.0"?>\n<testsuites xmlns="http://check.sourceforge.net/ns">'
+           '<suite><title>s</title>'
+           '<test result="success"><id>fast</id><duration>0.004</duration>'
+           '<description>fast</description></test>'
+           '<test result="success"><id>slow</id><duration>1.3</duration>'
+           '<description>slow</description></test>'
+           '</suite></testsuites>\n')
+
+    def test_a_case_s_bound_is_four_times_its_time_and_at_least_a_second(self):
+        runner = Runner("base", "work", {}, COST, 60, "logs")
+        runner.case_times = {"unit": {"fast": 0.004, "slow": 1.3}}
+        self.assertEqual(runner.case_bound("unit", "fast"), 1.0)
+        self.assertEqual(runner.case_bound("unit", "fast", 2.5), 2.5)
+        # a slow case has its own multiple, past the suite's 2 s a case
+        self.assertEqual(runner.case_bound("unit", "slow"), 5.2)
+        runner.case_seconds = {"unit": 15}
+        self.assertEqual(runner.case_bound("unit", "slow"), 5.2)
+        # a case the unmutated run did not show (a stale name runs every
+        # case of its program), or none named: the suite's bound a case
+        self.assertEqual(runner.case_bound("unit", "renamed"), 15)
+        self.assertEqual(runner.case_bound("unit", None, 2.0), 30)
+
+    def test_the_unmutated_run_s_xml_logs_give_each_case_s_time(self):
+        import shutil
+        import tempfile
+        from mutants import config, project
+        tree = tempfile.mkdtemp(prefix="refrt-mutants-xml-")
+        self.addCleanup(shutil.rmtree, tree, True)
+        saved = project.CFG
+        self.addCleanup(project.configure, saved)
+        project.configure(config.Config({"suites": {"reports": "{build}/reports"}}))
+        reports = os.path.join(tree, project.BUILD_IN_COPY, "reports")
+        os.makedirs(reports)
+        since = time.time() - 1
+        with open(os.path.join(reports, "check_a.xml"), "w") as f:
+            f.write(self.XML)
+        with open(os.path.join(reports, "check_b.xml"), "w") as f:
+            f.write(self.XML.replace("1.3", "0.7").replace(">fast<", ">other<"))
+        with open(os.path.join(reports, "broken.xml"), "w") as f:
+            f.write("<testsuites")
+        self.assertEqual(project.case_times_since(tree, since),
+                         {"fast": 0.004, "slow": 1.3, "other": 0.004})
+        self.assertEqual(project.case_times_since(tree, time.time() + 60), {})
