@@ -159,20 +159,27 @@ def noreturn_names(texts):
     return names
 
 
+def functions(text):
+    """The function definitions of text, in order: a "{" at file scope
+    just after a ")"."""
+    tokens, funcs, depth = clex.tokenize(text), [], 0
+    for i, t in enumerate(tokens):
+        if t.text == "{":
+            if depth == 0 and i > 0 and tokens[i - 1].text == ")":
+                funcs.append(Function(tokens, i, text))
+            depth += 1
+        elif t.text == "}":
+            depth -= 1
+    return funcs
+
+
 def instrument(text, mutants, first=1, noreturn=frozenset(), env="RT_MUTANT"):
     """(new text, {mutant id: number}) for the mutants that fit in a schema,
     numbered from first; the others are left out of the map. Functions named
     in noreturn (declared so elsewhere) have their mutants inlined, as
     _Noreturn and variadic ones do. env: the variable that picks a mutant
     (the configuration's build.mutant_env)."""
-    tokens = clex.tokenize(text)
-    funcs = []
-    for i, t in enumerate(tokens):
-        if t.text == "{" and i > 0 and tokens[i - 1].text == ")":
-            depth = sum(1 for x in tokens[:i] if x.text == "{") - \
-                sum(1 for x in tokens[:i] if x.text == "}")
-            if depth == 0:
-                funcs.append(Function(tokens, i, text))
+    funcs = functions(text)
     numbers, by_func = {}, {}
     for m in mutants:
         if len({e.path for e in m.edits}) != 1:
@@ -243,14 +250,7 @@ def syntax_copies(text, mutants, noreturn=frozenset(), tag="@m"):
     makes. What a copy cannot show, a file-scope static left unused by a
     mutant (the original still uses it), -fsyntax-only never reports
     either: gcc says "defined but not used" only when it compiles."""
-    tokens = clex.tokenize(text)
-    funcs = []
-    for i, t in enumerate(tokens):
-        if t.text == "{" and i > 0 and tokens[i - 1].text == ")":
-            depth = sum(1 for x in tokens[:i] if x.text == "{") - \
-                sum(1 for x in tokens[:i] if x.text == "}")
-            if depth == 0:
-                funcs.append(Function(tokens, i, text))
+    funcs = functions(text)
     by_func, tags = {}, {}
     for m in mutants:
         f = next((f for f in funcs if all(f.body_start < e.start and e.end <= f.body_end
