@@ -86,8 +86,9 @@ def parse_args(argv):
                    help=f"a schema build only for at least N mutants (default {SCHEMA_MIN})")
     p.add_argument("--no-cache", action="store_true", help="rerun every mutant")
     p.add_argument("--full-tce", action="store_true",
-                   help="compare every generated mutant's object code, also those the kill "
-                        "map says were killed (which TCE otherwise only checks to compile)")
+                   help="compare every generated mutant's whole object code, also those the "
+                        "kill map says were killed (TCE otherwise compares copies of their "
+                        "functions, and compiles whole only what those cannot judge)")
     p.add_argument("--tce-only", action="store_true",
                    help="stop after trivial compiler equivalence: print its verdicts, "
                         "its time and the mutants a single target would have pruned")
@@ -701,9 +702,12 @@ def tce_line(judged, generated):
     checked = (f" ({judged['checked']} the kill map says were killed only checked to compile"
                + (f", {bulk} of them in one compilation a file" if bulk else "") + ")"
                if judged.get("checked") else "")
+    schemas = sum(judged.get("schemas", {}).values())
+    by_function = (f"; {judged['by_function']} compared by their function's copy in "
+                   f"{schemas} compilations" if judged.get("by_function") else "")
     return (f"mutants: TCE on {', '.join(judged['targets']) or 'no target'}: "
             f"{n['equivalent']} equivalent, {n['duplicate']} duplicates, "
-            f"{n['compile_error']} do not compile, of {len(generated)}{checked}; "
+            f"{n['compile_error']} do not compile, of {len(generated)}{checked}{by_function}; "
             f"{len(judged['split'])} equal on {judged['targets'][0] if judged['targets'] else '-'}"
             f" and told apart by another target; compiled {compiled}"
             f"{f' ({kept} found in tce.json or compiled already)' if kept else ''}; "
@@ -839,17 +843,23 @@ def run_locked(args, root, make_vars, build, work):
                     memo = json.load(f)
             except ValueError:
                 memo = {}
-        # The kill map's kills are only checked to compile (tce.py: a killed
-        # mutant is no equivalent one); the mutants its duplicates' lines
-        # name are compared, so that those duplicates are found again.
+        # The kill map's kills are never compiled whole (tce.py: a killed
+        # mutant is no equivalent one); the function copies compare them,
+        # so duplicates among them are found. The ledger's mutants are not
+        # compiled whole either: unless TCE shows them equivalent or
+        # duplicates by their copies, their line is their verdict.
         if cfg.kills and not (args.full_tce or args.tce_only):
-            dups = kills.load(os.path.join(tree, cfg.kills), duplicates=True)
-            named = set(dups) | set(dups.values())
-            checked = {mid for mid in kill_map if mid not in named}
+            checked = set(kill_map)
+        settled = set() if args.run_ledgered else set(ledger)
         judged = tce.prune(generated, texts, tree, cc=cc, jobs=args.jobs, memo=memo,
                            include_dirs=cfg.include_dirs(make_vars), claimed=cfg.tce_targets,
-                           flags=cfg.tce_flags, killed=checked)
+                           flags=cfg.tce_flags, killed=checked, settled=settled,
+                           whole=args.full_tce)
         checked = {m.id for m in generated if m.id in checked and m.status == PENDING}
+        # One its function's copy told apart from everything is compared
+        # whole if it survives (5b): a caller's constants may make it
+        # equivalent there.
+        checked |= {mid for mid in judged["unique_by_function"]}
         with open(memo_path + ".tmp", "w") as f:
             json.dump(memo, f)
         os.replace(memo_path + ".tmp", memo_path)
@@ -997,21 +1007,23 @@ def run_locked(args, root, make_vars, build, work):
     phase("mutant runs (plain)")
 
     # 5b. A mutant TCE only checked to compile (the kill map said it was
-    # killed) that survives is compared now, before any verdict: it may have
-    # come to be equivalent since, as a run without the map would find.
+    # killed), or told apart only by its function's copy, that survives is
+    # compared now, whole, before any verdict: it may have come to be
+    # equivalent since, or be equivalent where its function is called, as
+    # a run that compiles every mutant whole would find.
     late_tce = [m for m in generated if m.id in checked and m.status == SURVIVED]
     if late_tce:
         for m in late_tce:
             m.status = PENDING
         again = tce.prune(late_tce, texts, tree, cc=cc, jobs=args.jobs,
                           include_dirs=cfg.include_dirs(make_vars), claimed=cfg.tce_targets,
-                          flags=cfg.tce_flags)
+                          flags=cfg.tce_flags, whole=True)
         for m in late_tce:
             if m.status == PENDING:
                 m.status = SURVIVED
             elif m.id in keys:
                 cache.put(keys[m.id], m)
-        print(f"mutants: TCE of the {len(late_tce)} survivors it had only checked to compile: "
+        print(f"mutants: TCE of the {len(late_tce)} survivors it had not compared whole: "
               f"{sum(m.equivalent for m in late_tce)} equivalent, "
               f"{sum(bool(m.duplicate_of) for m in late_tce)} duplicates; "
               f"{again['seconds']:.1f} s", file=sys.stderr)

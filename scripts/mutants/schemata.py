@@ -279,3 +279,72 @@ def syntax_copies(text, mutants, noreturn=frozenset(), tag="@m"):
         at = end
     out.append(text[at:])
     return "".join(out), tags
+
+
+# ---- a comparison schema: many mutants of a file compared by one compilation
+
+def _static_local(f):
+    """A body with a static variable: each copy would have its own, named
+    apart (x.1, x.2), so no copy's code could equal another's."""
+    return any(t.text == "static" for t in f.tokens[f.brace:f.close])
+
+
+def comparable(f, noreturn=frozenset()):
+    """A copy of f compiles to the code f's own mutant would: no static of
+    its own, no noreturn promise made elsewhere that a copy would lack."""
+    return not _static_local(f) and f.name_tok.text not in noreturn
+
+
+def compare_copies(text, mutants, noreturn=frozenset(), tag="__tce"):
+    """(new text, {mutant id: (its copy's name, its function's)},
+    {function: (its two reference copies' names)}) for the mutants whose edits fall in one
+    body of a comparable function. After each such function come copies,
+    each static and used (so each is compiled, whole, and called by
+    nobody, so no caller's constants specialise one): the original's
+    body twice, first and last, and each mutant's between them. Equal
+    code for a mutant's copy and the original's is equal behaviour
+    wherever the function is called; the two copies of the original show
+    that a copy's place in the file changes none of its code.
+
+    Each copy is numbered as the original's lines are (#line), and
+    __func__ names the original, so a line number or a name the code
+    holds is the mutant's own; a diagnostic names its copy only by the
+    function it is in ("In function 'f__tce7'")."""
+    funcs = functions(text)
+    by_func = {}
+    for m in mutants:
+        f = next((f for f in funcs if all(f.body_start < e.start and e.end <= f.body_end
+                                          for e in m.edits)), None)
+        if f is None or not comparable(f, noreturn):
+            continue
+        by_func.setdefault(f.body_end, (f, []))[1].append(m)
+    out, at, n, copy_of, references = [], 0, 0, {}, {}
+    for end in sorted(by_func):
+        f, ms = by_func[end]
+        out.append(text[at:end])
+        name = f.name_tok.text
+        head_text = text[f.start:f.body_start]
+        gap = head_text[len(head_text.rstrip()):]
+        line = text.count("\n", 0, f.start) + 1
+        original = text[f.body_start:f.body_end]
+        copies = [(f"{name}{tag}{n + 1}", original)]
+        for m in ms:
+            body = original
+            for e in sorted(m.edits, key=lambda e: e.start, reverse=True):
+                at_ = e.start - f.body_start
+                body = body[:at_] + e.replacement + body[e.end - f.body_start:]
+            copies.append((f"{name}{tag}{n + 1 + len(copies)}", body))
+            copy_of[m.id] = (copies[-1][0], name)
+        copies.append((f"{name}{tag}{n + 1 + len(copies)}", original))
+        n += len(copies)
+        references[name] = (copies[0][0], copies[-1][0])
+        out.append(f'\n#define __func__ "{name}"\n')
+        for copy, body in copies:
+            head = f.header(copy)
+            if "static" not in [t.text for t in f.head]:
+                head = "static " + head
+            out.append(f'#line {line} "<stdin>"\n__attribute__((used)) {head}{gap}{body}\n')
+        out.append(f'#undef __func__\n#line {text.count(chr(10), 0, end) + 1} "<stdin>"\n')
+        at = end
+    out.append(text[at:])
+    return "".join(out), copy_of, references

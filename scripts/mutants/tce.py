@@ -36,8 +36,8 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import schemata
-from .model import COMPILE_ERROR, IGNORED, apply_edits
+from . import clex, schemata
+from .model import COMPILE_ERROR, IGNORED, PENDING, apply_edits
 
 # What every compilation adds to a tree's flags ([tce] flags): no unwind
 # tables (they hold nothing a test sees), pipes between the compiler's
@@ -82,6 +82,18 @@ def object_digest(cc, tree, text, include_dirs, flags=FLAGS):
             return "no object (-fsyntax-only)", message
         with open(out, "rb") as f:
             return hashlib.sha256(f.read()).hexdigest(), message
+
+
+def assembly(cc, tree, text, include_dirs, flags):
+    """(the assembly text compiled to from text, the compiler's messages),
+    or (None, its messages) when it does not compile."""
+    cmd = [cc] + list(flags) + [f"-I{tree}/{d}" for d in include_dirs] + ["-", "-o", "-"]
+    try:
+        p = subprocess.run(cmd, input=text.encode(), capture_output=True)
+    except OSError as e:
+        return None, f"{cc}: {e}"
+    message = p.stderr.decode(errors="replace").strip()
+    return (p.stdout.decode(errors="replace") if p.returncode == 0 else None), message
 
 
 @functools.lru_cache(maxsize=None)
@@ -168,7 +180,7 @@ def _first_error(message):
 
 
 def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
-          claimed=CLAIMED, say=_say, flags=None, killed=()):
+          claimed=CLAIMED, say=_say, flags=None, killed=(), whole=False, settled=()):
     """Marks equivalent, duplicate and non-compiling mutants among single-file
     C mutants, judged on every target of targets(cc, claimed). memo
     ({key: [digest, message]}) keeps compiler verdicts by content (the
@@ -185,21 +197,45 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
     of them one compilation of their file's copies found clean, "seconds":
     wall seconds}.
 
-    killed: ids of mutants a test killed in an earlier run (the kill map,
-    less the mutants its duplicates' lines name). A killed mutant is not
-    equivalent, so each is only checked to compile on the first target
+    How a mutant is compared. Every mutant of a file is first checked to
+    compile in one -fsyntax-only of copies of its functions
+    (syntax_in_bulk). Those that pass are compared by their function's
+    code: one compilation to assembly a file and target, with a copy of
+    each mutant's function beside two of the original's
+    (compare_in_bulk). Equal code for the copies is equal behaviour
+    wherever the function is called, so such a mutant is equivalent, and
+    two with equal code on every target are duplicates. The rest are
+    compiled whole, alone, as before: a mutant no copy can judge (edits
+    outside a function, a static of its own), one whose copy a warning
+    names (a CompileError under -Werror), and, compared again whole
+    (step 4), one its copy told apart from everything: where its
+    function is inlined, a caller's constants may make it equal after
+    all, and a survivor costs every suite that reaches it. "by_function"
+    counts the mutants compared by copies, "schemas" the compilations of
+    comparison schemas by target, "unique_by_function" the ids told apart
+    by their copies alone (the caller compares one that survives whole).
+
+    killed: ids of mutants a test killed in an earlier run (the kill
+    map). A killed mutant is not equivalent to the original: it is never
+    compiled whole, only checked to compile when no copy compares it
     (-fsyntax-only under the tree's flags: a quarter of a compilation,
-    which a schema build needs; those of a file in one compilation of
-    copies of their functions, syntax_in_bulk, and alone only those a
-    diagnostic names), never compared, and run; the caller
-    compares one that survives after all (prune again, without killed).
-    Duplicates among them would go unseen: the kill map's duplicate lines
-    keep the mutants they name out of killed."""
+    which a schema build needs), and run; the caller compares one that
+    survives after all (prune again, whole=True). settled: ids whose
+    verdict another source gives (the ledger's lines): not compiled whole
+    in step 4 either. whole: compare every mutant whole, as a run before
+    comparison schemata did (the survivors' second look)."""
     started = time.monotonic()
+    said, tell = [], say
+
+    def say(line):
+        said.append(line)
+        tell(line)
     present, missing = targets(cc, claimed)
     summary = {"targets": [n for n, _ in present], "missing": missing,
                "compiled": {n: 0 for n, _ in present}, "cached": {n: 0 for n, _ in present},
-               "split": [], "checked": 0, "bulk": 0, "seconds": 0.0}
+               "split": [], "checked": 0, "bulk": 0, "seconds": 0.0,
+               "schemas": {n: 0 for n, _ in present}, "by_function": 0,
+               "unique_by_function": []}
     if not present:
         say(f"mutants: TCE: {missing[0][1]}: no equivalence judged")
         return summary
@@ -236,36 +272,92 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
             return tuple(kept)
         return digest
 
+    def assembler(index):
+        """Compiles a comparison schema to assembly on target index:
+        warnings are read (a copy's is its mutant's), never fatal, and gcc
+        folds no two equal functions into one (-fno-ipa-icf), which would
+        leave one of them a jump to the other."""
+        name, command = present[index]
+        flags = (first_flags if index == 0 else other_flags) + ["-Wno-error", "-S"]
+        if name.endswith("gcc"):
+            flags.append("-fno-ipa-icf")
+        context = json.dumps([identity(command), flags, headers])
+
+        def digests(text, names):
+            key = hashlib.sha256((context + "\0" + text).encode()).hexdigest()
+            kept = memo.get(key)
+            if kept is None:
+                asm, message = assembly(command, tree, text, include_dirs, flags)
+                code = None if asm is None else Assembly(asm)
+                kept = [None if code is None else {n: code.digest(n) for n in names}, message]
+            with lock:
+                summary["cached" if key in memo else "schemas"][name] += 1
+                memo[key] = used[key] = kept
+            return kept[0], kept[1]
+        return digests
+
     text_of = {m.id: apply_edits(texts[m.path], m.edits) for m in singles}
+    noreturn = schemata.noreturn_names(t for p, t in texts.items() if p.endswith((".c", ".h")))
+    # Where a mutant's code is compared: (path, function) for one judged
+    # by its function's copy in a comparison schema, (path, "") for one
+    # compiled whole, alone.
+    unit = {}
     with ThreadPoolExecutor(max(1, jobs)) as pool:
         # 1. The first target: every file and every mutant.
         first, check = compiler(0), compiler(0, syntax=True)
         killed = set(killed)
         originals = dict(zip(paths, pool.map(lambda p: first(texts[p]), paths)))
-        # The killed ones by file, each file's in one compilation of their
-        # copies (schemata.syntax_copies); only those a diagnostic names,
-        # and those no copy can judge, are checked one at a time.
-        bulk = syntax_in_bulk([m for m in singles if m.id in killed], texts, pool,
-                               compiler(0, syntax=True, bulk=True))
-        summary["bulk"] = len(bulk)
-        results = dict(bulk)
-        rest = [m for m in singles if m.id not in bulk]
-        results.update(zip([m.id for m in rest], pool.map(
-            lambda m: (check if m.id in killed else first)(text_of[m.id]), rest)))
-        # A mutant's signature: its object digest on each target so far;
-        # the original's is keyed by its path.
+        # Syntax in bulk: a file's mutants in one compilation of copies of
+        # their functions (schemata.syntax_copies); only those a
+        # diagnostic names, and those no copy can judge, one at a time.
+        named = set()
+        bulk = syntax_in_bulk([m for m in singles if not whole or m.id in killed], texts,
+                              pool, compiler(0, syntax=True, bulk=True), noreturn, named)
+        summary["bulk"] = sum(1 for mid in bulk if mid in killed)
+        # Then those that passed, by their function's code: one
+        # compilation of a file's comparison schema (compare_in_bulk).
+        by_function, refs = ({}, {}) if whole else compare_in_bulk(
+            [m for m in singles if m.id in bulk], texts, pool, assembler(0), noreturn,
+            blame=True)
+        results = {mid: bulk[mid] for mid in bulk if mid in killed and mid not in by_function}
+        rest = [m for m in singles if m.id not in results and m.id not in by_function]
+
+        def alone(m):
+            """A killed one is checked to compile; one a diagnostic of the
+            bulk check named is checked alone the same way first, and is a
+            CompileError at that quarter of a compilation if it fails (the
+            front end's error, which a whole compilation gives too)."""
+            if m.id in killed:
+                return check(text_of[m.id])
+            if m.id in named:
+                d, message = check(text_of[m.id])
+                if d is None:
+                    return d, message
+            return first(text_of[m.id])
+        results.update(zip([m.id for m in rest], pool.map(alone, rest)))
+        # A mutant's signature: its code's digest on each target so far;
+        # the original's is keyed by the unit.
         sig, orig_sig, judged = {}, {}, []
         for p, (d, _) in originals.items():
             if d is not None:
-                orig_sig[p] = (d,)
+                orig_sig[(p, "")] = (d,)
+        for (p, fn), d in refs.items():
+            if p in {q for q, _ in orig_sig}:
+                orig_sig[(p, fn)] = (d,)
         for m in singles:
-            if m.path not in orig_sig:
+            if (m.path, "") not in orig_sig:
                 continue        # the original does not compile this way: no verdict
-            d, message = results[m.id]
+            if m.id in by_function and (m.path, by_function[m.id][0]) in orig_sig:
+                fn, d = by_function[m.id]
+                unit[m.id], sig[m.id] = (m.path, fn), (d,)
+                judged.append(m)
+                continue
+            d, message = results[m.id] if m.id in results else first(text_of[m.id])
             if d is None:
                 m.status = COMPILE_ERROR
                 m.status_reason = _first_error(message)
                 continue
+            unit[m.id] = (m.path, "")
             if m.id in killed:
                 # killed before: compiles, equal to nothing, run
                 sig[m.id] = (("checked", m.id),)
@@ -273,16 +365,17 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
             else:
                 sig[m.id] = (d,)
             judged.append(m)
+        summary["by_function"] = sum(1 for m in judged if unit[m.id][1])
 
         def classes():
             """The mutants whose signature equals the original's or
-            another's, by file (only they need another target)."""
+            another's, by unit (only they need another target)."""
             count = {}
-            for p, s in orig_sig.items():
-                count[(p, s)] = count.get((p, s), 0) + 1
+            for u, s in orig_sig.items():
+                count[(u, s)] = count.get((u, s), 0) + 1
             for m in judged:
-                count[(m.path, sig[m.id])] = count.get((m.path, sig[m.id]), 0) + 1
-            return [m for m in judged if count[(m.path, sig[m.id])] > 1]
+                count[(unit[m.id], sig[m.id])] = count.get((unit[m.id], sig[m.id]), 0) + 1
+            return [m for m in judged if count[(unit[m.id], sig[m.id])] > 1]
 
         # 2. The other targets, each on what is still equal to something.
         for index in range(1, len(present)):
@@ -297,13 +390,30 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
                 if d is None:
                     say(f"mutants: TCE: {p} does not compile for {name} "
                         f"({_first_error(message)}): judged without {name}")
-            out = dict(zip([m.id for m in todo],
-                           pool.map(lambda m: digest(text_of[m.id]), todo)))
-            for p in files:
-                orig_sig[p] += (there[p][0],)
+            copies = [m for m in todo if unit[m.id][1] and there[m.path][0] is not None]
+            alone = [m for m in todo if not unit[m.id][1] and there[m.path][0] is not None]
+            failed = {}
+            there_fn, there_refs = compare_in_bulk(copies, texts, pool, assembler(index),
+                                                   noreturn, blame=False, failed=failed)
+            out = dict(zip([m.id for m in alone], pool.map(lambda m: digest(text_of[m.id]),
+                                                           alone)))
+            for u in {unit[m.id] for m in todo}:
+                p, fn = u
+                orig_sig[u] += (None if there[p][0] is None else
+                                there_refs.get(u, ("unsteady", u)) if fn else there[p][0],)
             for m in todo:
                 if there[m.path][0] is None:
                     sig[m.id] += (None,)
+                    continue
+                if unit[m.id][1]:
+                    d = there_fn.get(m.id, (None, ("no copy", m.id)))[1]
+                    if m.id in failed:
+                        say(f"mutants: TCE: {m.id} compiles for {present[0][0]} but not for "
+                            f"{name} ({_first_error(failed[m.id])}): not pruned, run")
+                    elif d == ("no copy", m.id):
+                        say(f"mutants: TCE: {m.id}'s copy was not compared on {name}: "
+                            f"not pruned, run")
+                    sig[m.id] += (d,)
                     continue
                 d, message = out[m.id]
                 if d is None:
@@ -311,40 +421,68 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
                         f"{name} ({_first_error(message)}): not pruned, run")
                     d = ("does not compile", m.id)      # equal to nothing
                 sig[m.id] += (d,)
-    memo.clear()
-    memo.update(used)           # keep what this run used, nothing older
-
     # 3. The verdicts: equal signatures on every target that compiled them.
     names = ", ".join(summary["targets"])
     first_with, first_on_first = {}, {}
     for m in judged:
-        first_on_first.setdefault((m.path, sig[m.id][0]), m)
+        first_on_first.setdefault((unit[m.id], sig[m.id][0]), m)
     for m in judged:
         s = sig[m.id]
-        s_orig = orig_sig[m.path]
+        s_orig = orig_sig[unit[m.id]]
+        what = ("the optimised code of its function's copy" if unit[m.id][1]
+                else "the optimised object code")
         if s == s_orig:
             m.status, m.equivalent = IGNORED, True
-            m.status_reason = ("equivalent: the optimised object code equals the "
-                               f"original's on {names}")
+            m.status_reason = f"equivalent: {what} equals the original's on {names}"
             continue
-        key = (m.path, s)
+        key = (unit[m.id], s)
         if key in first_with:
             m.status = IGNORED
             m.duplicate_of = first_with[key]
-            m.status_reason = (f"duplicate of {m.duplicate_of}: equal optimised object "
-                               f"code on {names}")
+            m.status_reason = f"duplicate of {m.duplicate_of}: {what} equal on {names}"
             continue
         first_with[key] = m.id
+        if unit[m.id][1]:
+            summary["unique_by_function"].append(m.id)
         # Equal on the first target to the original or an earlier mutant,
         # told apart by another: what a one-target TCE would have pruned.
         if s[0] == s_orig[0]:
             summary["split"].append((m.id, "equals the original on " + _agree(
                 present, s, s_orig) + "; differs on " + _differ(present, s, s_orig)))
         else:
-            o = first_on_first.get((m.path, s[0]))
+            o = first_on_first.get((unit[m.id], s[0]))
             if o is not None and o is not m:
                 summary["split"].append((m.id, f"equals {o.id} on " + _agree(
                     present, s, sig[o.id]) + "; differs on " + _differ(present, s, sig[o.id])))
+    # 4. One its function's copy tells apart from everything is compiled
+    # whole too, unless a test killed it before: a caller's constants,
+    # where its function is inlined, may make it equivalent after all (or
+    # a CompileError), and a survivor costs every suite that reaches it.
+    again = [m for m in judged if m.id in summary["unique_by_function"] and m.id not in killed
+             and m.id not in settled]
+    if again:
+        for m in again:
+            m.status = PENDING
+        # what it says of a target or a mutant is said already
+        kept, lines = dict(memo), set(said)
+        told = tuple(f"mutants: TCE: {m.id} " for m in again if any(
+            line.startswith((f"mutants: TCE: {m.id} ", f"mutants: TCE: {m.id}'s"))
+            for line in said))
+        whole_summary = prune(again, texts, tree, cc=cc, jobs=jobs, include_dirs=include_dirs,
+                              memo=kept, claimed=claimed, flags=flags, whole=True,
+                              say=lambda line: None if line in lines or line.startswith(told)
+                              else say(line))
+        used.update(kept)
+        for name in summary["compiled"]:
+            summary["compiled"][name] += whole_summary["compiled"].get(name, 0)
+            summary["cached"][name] += whole_summary["cached"].get(name, 0)
+        again = {m.id for m in again}
+        summary["split"] = [x for x in summary["split"] if x[0] not in again] + \
+            whole_summary["split"]
+        summary["unique_by_function"] = [mid for mid in summary["unique_by_function"]
+                                         if mid not in again]
+    memo.clear()
+    memo.update(used)           # keep what this run used, nothing older
     summary["seconds"] = time.monotonic() - started
     return summary
 
@@ -353,16 +491,19 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
 _DIAGNOSTIC = re.compile(r"^(.+?):(\d+):(?:\d+:)? (?:fatal )?(error|warning)\b", re.M)
 
 
-def syntax_in_bulk(mutants, texts, pool, check):
+def syntax_in_bulk(mutants, texts, pool, check, noreturn=None, named_out=None):
     """{mutant id: ("no object (-fsyntax-only)", "")} for the mutants of
     mutants (checked to compile, not compared) that one compilation of
     their file's syntax schema finds clean: no diagnostic names their copy.
     A file whose schema has a diagnostic outside every copy is left to the
-    one-at-a-time checks, whole."""
+    one-at-a-time checks, whole. named_out (a set), when given, is added
+    the mutants whose copy a diagnostic names."""
     by_path = {}
     for m in mutants:
         by_path.setdefault(m.path, []).append(m)
-    noreturn = schemata.noreturn_names(t for p, t in texts.items() if p.endswith((".c", ".h")))
+    if noreturn is None:
+        noreturn = schemata.noreturn_names(t for p, t in texts.items()
+                                           if p.endswith((".c", ".h")))
     schemas = {p: schemata.syntax_copies(texts[p], ms, noreturn) for p, ms in by_path.items()}
     found = {}
     for p, (d, message) in zip(schemas, pool.map(
@@ -374,10 +515,140 @@ def syntax_in_bulk(mutants, texts, pool, check):
         named = {t for t in places if t in set(tags.values())}
         if places - named or (d is None and not places):
             continue                # a diagnostic no copy owns: each alone
+        if named_out is not None:
+            named_out.update(mid for mid, tag in tags.items() if tag in named)
         for mid, tag in tags.items():
             if tag not in named:
                 found[mid] = ("no object (-fsyntax-only)", "")
     return found
+
+
+def compare_in_bulk(mutants, texts, pool, assemble, noreturn, blame, failed=None):
+    """({mutant id: (its function, the digest of its copy's code)},
+    {(path, function): the digest of the original's}) for the mutants of
+    mutants a comparison schema of their file (schemata.compare_copies)
+    judges. assemble(text, names) compiles a schema to assembly and
+    returns ({name: the digest of that function's code}, messages), or
+    (None, messages) when it does not compile. A schema that does not
+    compile is split, a function's copies a schema, then a mutant's, so
+    that one mutant a target cannot compile leaves out only itself. Left
+    out, for the caller: a mutant whose function cannot be copied or that
+    cannot compile beside the original, one whose copy a diagnostic names
+    (blame: on the first target, where a warning is a CompileError),
+    every mutant of a schema with a diagnostic in no copy, and every
+    mutant of a function whose two copies of the original differ.
+    failed, when given a dict, is told each mutant that does not compile
+    by itself beside the original, with the compiler's messages."""
+    out, refs = {}, {}
+    failed = {} if failed is None else failed
+
+    def schema(p, ms):
+        return schemata.compare_copies(texts[p], ms, noreturn)
+
+    def judge(p, ms):
+        """The groups to compile again, smaller, when this one fails."""
+        text, copy_of, references = schema(p, ms)
+        if not copy_of:
+            return []
+        names = [c for c, _ in copy_of.values()] + [c for pair in references.values()
+                                                     for c in pair]
+        digests, message = assemble(text, names)
+        if digests is None:
+            by_fn = {}
+            for m in ms:
+                if m.id in copy_of:
+                    by_fn.setdefault(copy_of[m.id][1], []).append(m)
+            if len(by_fn) > 1:
+                return [(p, group) for group in by_fn.values()]
+            if len(ms) == 1:
+                failed[ms[0].id] = message
+            return [(p, [m]) for m in ms] if len(ms) > 1 else []
+        blamed = set()
+        if blame:
+            blamed, stray = _blame(message, set(names))
+            if stray:
+                return []
+        for fn, (a, b) in references.items():
+            if a not in blamed and digests.get(a) is not None and digests[a] == digests.get(b):
+                refs[(p, fn)] = digests[a]
+        for mid, (copy, fn) in copy_of.items():
+            if (p, fn) in refs and copy not in blamed and digests.get(copy) is not None:
+                out[mid] = (fn, digests[copy])
+        return []
+
+    todo = {}
+    for m in mutants:
+        if not _unuses_a_name(m, texts[m.path]):
+            todo.setdefault(m.path, []).append(m)
+    groups = list(todo.items())
+    while groups:
+        groups = [g for again in pool.map(lambda g: judge(*g), groups) for g in again]
+    return out, refs
+
+
+_CONTEXT = re.compile(r"(?:In function|inlined from) ['\u2018]([\w.]+)['\u2019]")
+
+
+def _blame(message, copies):
+    """(the copies gcc's diagnostics in message name, whether one names
+    none): a diagnostic belongs to the function its "In function 'f'"
+    (or the outermost "inlined from 'f'") line names, a clone of a copy
+    (f.part.0) to the copy."""
+    blamed, stray, current = set(), False, None
+    for line in (message or "").splitlines():
+        if "At top level" in line:
+            current = None
+        found = _CONTEXT.findall(line)
+        if found:
+            current = found[-1].split(".")[0]
+            continue
+        if _DIAGNOSTIC.match(line):
+            if current in copies:
+                blamed.add(current)
+            else:
+                stray = True
+    return blamed, stray
+
+
+def _unuses_a_name(m, text):
+    """The mutant takes away a use of a file-scope static that then has
+    one or two mentions left (its declaration and definition): gcc may say
+    it is defined but not used, which a copy of the function, beside an
+    original that still uses it, never shows. Such a mutant is compiled
+    alone."""
+    delta = {}
+    for e in m.edits:
+        for t in clex.tokenize(text[e.start:e.end]):
+            if t.kind == clex.IDENT:
+                delta[t.text] = delta.get(t.text, 0) - 1
+        for t in clex.tokenize(e.replacement):
+            if t.kind == clex.IDENT:
+                delta[t.text] = delta.get(t.text, 0) + 1
+    statics, count = _file_statics(text)
+    return any(d < 0 and n in statics and count[n] + d <= 2 for n, d in delta.items())
+
+
+@functools.lru_cache(maxsize=64)
+def _file_statics(text):
+    """(the names a file-scope static declaration mentions, every
+    identifier's count in text)."""
+    statics, count, depth, in_static = set(), {}, 0, False
+    for t in clex.tokenize(text):
+        if t.kind == clex.IDENT:
+            count[t.text] = count.get(t.text, 0) + 1
+        if t.text in ("{", "("):
+            depth += 1
+        elif t.text in ("}", ")"):
+            depth -= 1
+        elif depth == 0 and t.text == "static":
+            in_static = True
+        elif depth == 0 and t.text in (";", "="):
+            in_static = False
+        elif in_static and depth == 0 and t.kind == clex.IDENT:
+            statics.add(t.text)
+        if t.text == "{" and depth == 1:
+            in_static = False
+    return statics, count
 
 
 def _agree(present, a, b):
@@ -386,3 +657,111 @@ def _agree(present, a, b):
 
 def _differ(present, a, b):
     return ", ".join(present[i][0] for i in range(min(len(a), len(b))) if a[i] != b[i])
+
+
+# ---- a function's code, read from the assembly of a comparison schema -----
+
+# What a data block (a string, a constant, a jump table) is made of.
+_DATA = {".string", ".ascii", ".asciz", ".byte", ".short", ".value", ".hword", ".2byte",
+         ".long", ".int", ".word", ".4byte", ".quad", ".xword", ".8byte", ".zero",
+         ".skip", ".align", ".p2align", ".balign"}
+_LABEL = re.compile(r"^([\w.$]+):$")
+_LOCAL = re.compile(r"\.L\w+")
+_STRINGS = (".string", ".ascii", ".asciz")
+
+
+def _asm_lines(asm):
+    """The assembly's lines without comments (clang's "# %bb.1:", the
+    "# 52 prim.h" markers of inline asm) or indentation."""
+    out = []
+    for line in asm.splitlines():
+        s = line.strip()
+        if not s or s.startswith(("#", "//")):
+            continue
+        if not s.startswith(_STRINGS):
+            s = re.sub(r"\s+(?:#|//)\s.*$", "", s)
+        out.append(s)
+    return out
+
+
+class Assembly:
+    """The functions of one compilation's assembly (-S), each rendered so
+    that two functions with the same code render alike: its own name and
+    the local labels it defines numbered by first use, and each label it
+    refers to outside itself (a string, a constant, clang's jump tables)
+    replaced by that data's own rendering. A part of the function the
+    compiler split off (f.part.0; gcc's f.cold sits inside f already) is
+    rendered inside it. Any other name it refers to is kept as it is, so
+    two callers of two different specialisations of a callee differ."""
+
+    def __init__(self, asm):
+        self.lines = _asm_lines(asm)
+        self.label_at = {}
+        for i, s in enumerate(self.lines):
+            m = _LABEL.match(s)
+            if m:
+                self.label_at.setdefault(m.group(1), i)
+
+    def _extent(self, name):
+        start = self.label_at.get(name)
+        if start is None:
+            return None
+        size = re.compile(r"\.size\s+" + re.escape(name) + r"\s*,")
+        for j in range(start + 1, len(self.lines)):
+            if size.match(self.lines[j]):
+                return start, j
+        return None
+
+    def _data(self, label):
+        i = self.label_at[label] + 1
+        block = []
+        while i < len(self.lines) and self.lines[i].split(None, 1)[0] in _DATA:
+            block.append(self.lines[i])
+            i += 1
+        return block
+
+    def render(self, name):
+        """The function's lines as rendered, or None when the assembly
+        has no such function."""
+        extent = self._extent(name)
+        if extent is None:
+            return None
+        own = re.compile(r"(?<![\w.$])" + re.escape(name) + r"((?:\.\w+)*)(?![\w$])")
+        ids, out, inlined = {}, [], set()
+        spans = [extent]
+
+        def defined(label):
+            i = self.label_at.get(label)
+            return i is not None and any(a < i < b for a, b in spans)
+
+        def local(m, depth):
+            label = m.group(0)
+            if defined(label):
+                return ids.setdefault(label, f".L#{len(ids)}")
+            if label in self.label_at and depth < 3:
+                return "{" + "; ".join(sub(x, depth + 1) for x in self._data(label)) + "}"
+            return label
+
+        def sub(line, depth=0):
+            if not line.startswith(_STRINGS):
+                line = own.sub(lambda m: "@self" + m.group(1), line)
+            return _LOCAL.sub(lambda m: local(m, depth), line)
+
+        def part(m):
+            clone = name + m.group(1)
+            if m.group(1) and clone not in inlined and self._extent(clone) \
+                    and not defined(clone):
+                inlined.add(clone)
+                spans.append(self._extent(clone))
+            return m.group(0)
+
+        for line in self.lines[extent[0] + 1:extent[1]]:
+            own.sub(part, line)
+        for a, b in spans:
+            out.extend(sub(x) for x in self.lines[a + 1:b])
+            out.append("--")
+        return out
+
+    def digest(self, name):
+        lines = self.render(name)
+        return None if lines is None else hashlib.sha256("\n".join(lines).encode()).hexdigest()

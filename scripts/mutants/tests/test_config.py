@@ -96,9 +96,9 @@ class ExampleLibrary(unittest.TestCase):
 
     def test_a_kill_the_map_holds_spares_tce_and_changes_no_verdict(self):
         # The map says the equivalent mutant and a killed one were killed:
-        # TCE only checks both compile; the killed one is killed again, and
-        # the equivalent one, surviving, is compared then and found
-        # equivalent, as the run without the map found it.
+        # TCE compiles neither whole, it compares their functions' copies;
+        # the killed one is killed again, and the equivalent one is found
+        # equivalent by its copy, as the run without the map found it.
         eq = next(m for m in self.mutants if m["status"] == "Ignored"
                   and m["statusReason"].startswith("equivalent"))
         kill = next(m for m in self.mutants if m["status"] == "Killed")
@@ -113,10 +113,9 @@ class ExampleLibrary(unittest.TestCase):
                 os.path.join(self.tmp, "mapped-work"), "--jobs", "2", "--html", "no",
                 "--only", eq["id"], "--only", kill["id"])
         self.assertEqual(p.returncode, 0, p.stderr[-2000:])
-        self.assertIn("(2 the kill map says were killed only checked to compile, 2 of them in "
-                      "one compilation a file)", p.stderr)
-        self.assertIn("mutants: TCE of the 1 survivors it had only checked to compile: "
-                      "1 equivalent, 0 duplicates", p.stderr)
+        self.assertIn("of 2; 2 compared by their function's copy in 2 compilations", p.stderr)
+        self.assertIn("compiled 1 for x86-64 gcc", p.stderr)        # the original only
+        self.assertNotIn("TCE of the", p.stderr)                    # no survivor to compare
         with open(os.path.join(self.tmp, "mapped-work", "mutants", "report.json")) as f:
             got = {m["id"]: m for f in json.load(f)["files"].values() for m in f["mutants"]}
         self.assertEqual(got[eq["id"]]["status"], "Ignored")

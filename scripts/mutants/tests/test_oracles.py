@@ -429,7 +429,8 @@ class WeakenedOrderTest(unittest.TestCase):
         root = util.fixture_copy(self)
         p = util.run_driver(root, "--generated-only", "--only", "ref.c:ref_drop:ATM:*")
         self.assertRegex(p.stderr, r"TCE on x86-64 gcc, x86-64 clang, aarch64 gcc: 0 equivalent, "
-                                   r"0 duplicates, 0 do not compile, of 3; 3 equal on x86-64 gcc "
+                                   r"0 duplicates, 0 do not compile, of 3; 3 compared by their "
+                                   r"function's copy in 3 compilations; 3 equal on x86-64 gcc "
                                    r"and told apart by another target")
         rep, times = report_of(root), times_of(root)
         weakened = sorted(rep)

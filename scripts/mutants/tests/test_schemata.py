@@ -200,6 +200,36 @@ class SchemataTest(unittest.TestCase):
         self.assertTrue(all(e.startswith(tags["undeclared"] + ":") for e in errors), p.stderr)
         self.assertTrue(any(e.startswith(tags["undeclared"] + ":3:") for e in errors))
 
+    def test_a_comparison_copy_keeps_the_original_s_lines_and_name(self):
+        # each copy is numbered as the original is and its __func__ is the
+        # original's name, so __LINE__ and __func__ give the mutant's own
+        # values; two copies of the original, first and last; a function
+        # with a static of its own, or declared noreturn, has none
+        code = ("#include <stdio.h>\nint where(int a)\n{\n"
+                "    printf(\"%s %d\\n\", __func__, __LINE__);\n    return a * 2;\n}\n"
+                "int count(void)\n{\n    static int n;\n    return ++n;\n}\n"
+                "_Noreturn void die(void);\nvoid die(void)\n{\n    for (;;) {}\n}\n"
+                "int main(void)\n{\n    return where(1) - 2 + count() - 1;\n}\n")
+        ms = [mut(code, "mul", "a * 2", "a * 3"), mut(code, "inc", "++n", "n++"),
+              mut(code, "in_die", "for (;;) {}", "for (;;) { }")]
+        text, copy_of, refs = schemata.compare_copies(code, ms, noreturn={"die"})
+        self.assertEqual(set(copy_of), {"mul"})
+        copy, fn = copy_of["mul"]
+        self.assertEqual(fn, "where")
+        first, last = refs["where"]
+        self.assertLess(text.index(first + "("), text.index(copy + "("))
+        self.assertLess(text.index(copy + "("), text.index(last + "("))
+        # the copies print what the original prints; the file goes on
+        # being numbered as before
+        calls = (f"\nint main2(void) {{ {first}(1); {copy}(1); {last}(1); "
+                 f"printf(\"%d\\n\", __LINE__); return 0; }}\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            out = run_c(text.replace("int main(void)", "int main1(void)") + calls
+                        .replace("main2", "main"), tmp, "c")
+        lines = out.splitlines()
+        self.assertEqual(lines[:3], ["where 4"] * 3)
+        self.assertEqual(lines[3], str(code.count("\n") + 2))
+
     def test_numbers_start_where_asked(self):
         mutants = [m for m in operators.mutants("x.c", CODE) if ":scale:" in m.id]
         _, numbers = schemata.instrument(CODE, mutants, first=100)

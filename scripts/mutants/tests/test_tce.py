@@ -53,7 +53,7 @@ def mutant(mid, old, new, code=CODE):
                   location=Location(1, 1, 1, 1))
 
 
-class TceTest(unittest.TestCase):
+class Pruning(unittest.TestCase):
     def prune(self, mutants, code=CODE, claimed=tce.CLAIMED, memo=None, killed=()):
         self.said = []
         with tempfile.TemporaryDirectory() as tree:
@@ -62,25 +62,39 @@ class TceTest(unittest.TestCase):
                                      say=self.said.append, killed=killed)
         return mutants
 
-    def test_a_mutant_killed_before_is_only_checked_to_compile(self):
-        # the kill map's kills: not compared, so neither equivalent nor a
-        # duplicate, and compiled on no target; one that does not compile
-        # any more is still a CompileError
+
+class TceTest(Pruning):
+    def test_a_mutant_killed_before_is_compared_by_its_copy_and_never_compiled_whole(self):
+        # the kill map's kills: compared by their function's copies (so a
+        # duplicate among them is found), never compiled whole; one that
+        # does not compile any more is still a CompileError
         ms = [mutant("dead", "a + 1", "a - 1"), mutant("le5", "a < 5", "a <= 5"),
               mutant("le5b", "a < 5", "a <= 5"), mutant("bad", "return a;", "return b;")]
-        dead, le5, le5b, bad = self.prune(ms, killed={"dead", "le5", "bad"})
-        self.assertEqual((dead.status, le5.status, le5b.status), (PENDING, PENDING, PENDING))
-        self.assertEqual(bad.status, COMPILE_ERROR)
-        self.assertEqual(self.summary["checked"], 2)
-        self.assertEqual(self.summary["compiled"][X86_GCC], 2)    # the original and le5b
-        self.assertEqual(self.summary["compiled"][X86_CLANG], 0)  # le5b equals nothing compiled
-        # compared after all (the caller's second prune), each is what it is
-        dead, le5, le5b = self.prune([dead, le5, le5b])
-        self.assertEqual(dead.status, IGNORED)
+        dead, le5, le5b, bad = self.prune(ms, killed={"dead", "le5", "le5b", "bad"})
         self.assertTrue(dead.equivalent)
+        self.assertIn("function's copy", dead.status_reason)
         self.assertEqual((le5.status, le5b.duplicate_of), (PENDING, "le5"))
+        self.assertEqual(bad.status, COMPILE_ERROR)
+        self.assertEqual(self.summary["by_function"], 3)
+        self.assertEqual(self.summary["compiled"][X86_GCC], 1)    # the original only
+        self.assertEqual(self.summary["unique_by_function"], ["le5"])
 
-    def test_the_killed_of_a_file_are_checked_in_one_compilation(self):
+    def test_a_killed_mutant_no_copy_can_judge_is_only_checked_to_compile(self):
+        # a function with a static of its own: each copy would have its
+        # own, so no copy compares; killed, it is checked, not compiled
+        code = CODE.replace("int unused = a + 1;", "static int calls;\n    calls++;\n"
+                            "    int unused = a + 1;")
+        ms = [mutant("le5", "a < 5", "a <= 5", code), mutant("dead", "a + 1", "a - 1", code)]
+        le5, dead = self.prune(ms, code=code, killed={"le5"})
+        self.assertEqual(le5.status, PENDING)
+        self.assertEqual(self.summary["checked"], 1)
+        self.assertEqual(self.summary["by_function"], 0)
+        # one not killed is compiled whole, as every mutant was before
+        self.assertTrue(dead.equivalent)
+        self.assertIn("object code", dead.status_reason)
+        self.assertEqual(self.summary["compiled"][X86_GCC], 2)    # the original and dead
+
+    def test_the_mutants_of_a_file_are_checked_in_one_compilation(self):
         # one -fsyntax-only of the file with a copy a mutant: clean copies
         # pass at once, a copy a diagnostic names is checked alone and is
         # what it is alone (an unused parameter under -Werror does not
@@ -93,7 +107,13 @@ class TceTest(unittest.TestCase):
         self.assertEqual((le5.status, ge5.status), (PENDING, PENDING))
         self.assertEqual((noy.status, bad.status), (COMPILE_ERROR, COMPILE_ERROR))
         self.assertIn("unused parameter", noy.status_reason)
-        self.assertEqual(self.summary["checked"], 2)
+        self.assertEqual(self.summary["by_function"], 2)
+        # not killed, the same: a front-end error is found by -fsyntax-only
+        # alone, with no whole compilation
+        le5, ge5, noy, bad = self.prune([mutant(m.id, *old, code) for m, old in zip(
+            ms, [("a < 5", "a <= 5"), ("a < 5", "a >= 5"), ("x + y", "x + 1"),
+                 ("return a;", "return b;")])], code=code)
+        self.assertEqual((noy.status, bad.status), (COMPILE_ERROR, COMPILE_ERROR))
         broken = "int broken(void) { return undeclared; }\n" + code
         ms = [mutant("le5", "a < 5", "a <= 5", broken), mutant("ge5", "a < 5", "a >= 5", broken)]
         self.prune(ms, code=broken, killed={"le5", "ge5"})
@@ -220,16 +240,22 @@ class TceTest(unittest.TestCase):
         ms = [mutant("ret", "return a;", "return 0;"),       # unique on x86-64 gcc
               mutant("dead", "a + 1", "a - 1")]              # equal to the original
         self.prune(ms)
-        self.assertEqual(self.summary["compiled"][X86_GCC], 3)   # original and two
-        self.assertEqual(self.summary["compiled"][X86_CLANG], 2)  # original and dead
-        self.assertEqual(self.summary["compiled"][AARCH64_GCC], 2)
+        # one comparison schema on each target; whole, on x86-64 gcc the
+        # original and ret (unique by its copy, not known killed), on the
+        # others the original (does the file compile there)
+        self.assertEqual(self.summary["schemas"], {X86_GCC: 1, X86_CLANG: 1, AARCH64_GCC: 1})
+        self.assertEqual(self.summary["compiled"], {X86_GCC: 2, X86_CLANG: 1, AARCH64_GCC: 1})
+        self.prune([mutant("ret", "return a;", "return 0;")])
+        self.assertEqual(self.summary["schemas"], {X86_GCC: 1, X86_CLANG: 0, AARCH64_GCC: 0})
 
     def test_verdicts_are_kept_by_content_a_target(self):
         memo = {}
         self.prune([mutant("dead", "a + 1", "a - 1")], memo=memo)
-        self.assertEqual(len(memo), 6)          # two texts on three targets
+        # the original whole and the comparison schema, on three targets
+        self.assertEqual(len(memo), 6)
         self.prune([mutant("dead", "a + 1", "a - 1")], memo=memo)
         self.assertEqual(sum(self.summary["compiled"].values()), 0)
+        self.assertEqual(sum(self.summary["schemas"].values()), 0)
         self.assertEqual(sum(self.summary["cached"].values()), 6)
 
     def test_a_mutant_that_does_not_compile_is_recorded(self):
@@ -248,6 +274,185 @@ class TceTest(unittest.TestCase):
         self.assertIn(PENDING, statuses.values())
         # nothing written beside the snippet: tce compiles from memory
         self.assertFalse(os.path.exists("x.o"))
+
+
+# A cold path gcc splits off (f.cold), a string, a switch with a jump
+# table, a static helper one caller calls with a constant, and a static
+# function only one place calls.
+SHAPES = """#include <stdlib.h>
+extern void say(const char *what);
+extern int ext(int);
+
+int check(int a)
+{
+    if (__builtin_expect(a < 0, 0)) {
+        say("a is negative");
+        abort();
+    }
+    return a * 3;
+}
+
+int pick(int k)
+{
+    switch (k) {
+    case 0: return ext(10);
+    case 1: return ext(11);
+    case 2: return ext(12);
+    case 3: return ext(13);
+    case 4: return ext(14);
+    case 5: return ext(15);
+    default: return ext(99);
+    }
+}
+
+static int sign(int x)
+{
+    return x > 0 ? 1 : 2;
+}
+
+int five(void)
+{
+    return sign(5);
+}
+
+static int helper(int x)
+{
+    return ext(x) + 1;
+}
+
+int uses(int x)
+{
+    return helper(x);
+}
+"""
+
+
+def shaped(mid, old, new):
+    return mutant(mid, old, new, SHAPES)
+
+
+class FunctionCopiesTest(Pruning):
+    """A file's mutants compared by copies of their functions: what each
+    copy's code must show, and what is compiled whole after all."""
+
+    def test_a_change_in_the_cold_part_or_a_string_is_seen(self):
+        text, negative = self.prune([shaped("msg", '"a is negative"', '"a is < 0"'),
+                                     shaped("gone", 'say("a is negative");', "(void)0;")],
+                                    SHAPES, killed={"msg", "gone"})
+        self.assertEqual((text.status, negative.status), (PENDING, PENDING))
+        self.assertIsNone(negative.duplicate_of)
+        self.assertEqual(self.summary["by_function"], 2)
+
+    def test_a_change_in_a_jump_table_is_seen(self):
+        ms = [shaped("k3", "case 3:", "case 6:"), shaped("k3b", "case 3:", "case 6:"),
+              shaped("v4", "ext(14)", "ext(13)")]
+        k3, k3b, v4 = self.prune(ms, SHAPES, killed={"k3", "k3b", "v4"})
+        self.assertEqual((k3.status, v4.status), (PENDING, PENDING))
+        self.assertEqual(k3b.duplicate_of, "k3")
+        self.assertEqual(self.summary["by_function"], 3)
+
+    def test_equal_only_where_its_caller_inlines_it_is_compiled_whole(self):
+        # sign's copy tells x > 1 apart (sign(1) differs), but its only
+        # caller passes 5: whole, the objects are equal. Not known killed,
+        # it is compiled whole and is equivalent; known killed, it is run
+        # and named, for the caller to compare whole if it survives.
+        [m] = self.prune([shaped("gt1", "x > 0", "x > 1")], SHAPES)
+        self.assertTrue(m.equivalent)
+        self.assertIn("object code", m.status_reason)
+        self.assertEqual(self.summary["unique_by_function"], [])
+        [m] = self.prune([shaped("gt1", "x > 0", "x > 1")], SHAPES, killed={"gt1"})
+        self.assertEqual(m.status, PENDING)
+        self.assertEqual(self.summary["unique_by_function"], ["gt1"])
+        [m] = tce.prune([m], {"x.c": SHAPES}, tempfile.gettempdir(), cc="gcc", whole=True,
+                        say=lambda line: None) and [m]
+        self.assertTrue(m.equivalent)
+
+    def test_a_static_left_unused_is_a_compile_error(self):
+        # no copy shows it (the original still calls helper): alone
+        [m] = self.prune([shaped("nohelp", "helper(x)", "ext(x)")], SHAPES)
+        self.assertEqual(m.status, COMPILE_ERROR)
+        self.assertIn("defined but not used", m.status_reason)
+
+    def test_a_warning_only_the_optimiser_gives_names_its_copy(self):
+        # -Wmaybe-uninitialized comes from the optimiser, not -fsyntax-only:
+        # the comparison schema's diagnostic names the copy, which is then
+        # compiled whole (a CompileError); the others are still compared
+        code = ("extern int get(void);\nextern void use(int);\nint f(int a)\n{\n"
+                "    int r;\n    if (a > 0)\n        r = get();\n    else\n        r = 0;\n"
+                "    use(r);\n    return r;\n}\n")
+        ms = [mutant("noelse", "r = 0;", "(void)a;", code),
+              mutant("one", "a > 0", "a > 1", code)]
+        noelse, one = self.prune(ms, code=code)
+        self.assertEqual(noelse.status, COMPILE_ERROR)
+        self.assertIn("uninitialized", noelse.status_reason)
+        self.assertEqual(one.status, PENDING)
+        self.assertEqual(self.summary["by_function"], 1)
+
+    def test_a_weakening_on_aarch64_is_seen_by_its_copy(self):
+        # the function copies judge the memory order on every target, as
+        # the whole objects do
+        ms = [mutant("relaxed", "memory_order_acq_rel", "memory_order_relaxed", UNREF),
+              mutant("dead", "o->data + 1", "o->data - 1", UNREF)]
+        relaxed, dead = self.prune(ms, UNREF, killed={"relaxed", "dead"})
+        self.assertEqual(relaxed.status, PENDING)
+        self.assertTrue(dead.equivalent)
+        self.assertEqual(self.summary["by_function"], 2)
+        [(mid, what)] = self.summary["split"]
+        self.assertEqual(mid, "relaxed")
+        self.assertIn(f"differs on {AARCH64_GCC}", what)
+
+
+class AssemblyTest(unittest.TestCase):
+    ASM = """\t.text
+\t.section\t.rodata.str1.1,"aMS",@progbits,1
+.LC0:
+\t.string\t"one"
+.LC1:
+\t.string\t"two"
+\t.text
+\t.type\tf__tce1, @function
+f__tce1:
+\tleaq\t.LC0(%rip), %rdi
+\tje\t.L3
+\tcall\tf__tce1.part.0
+.L3:
+\tret
+\t.size\tf__tce1, .-f__tce1
+\t.type\tf__tce2, @function
+f__tce2:
+\tleaq\t.LC0(%rip), %rdi   # a comment
+\tje\t.L9
+\tcall\tf__tce2.part.0
+.L9:
+\tret
+\t.size\tf__tce2, .-f__tce2
+\t.type\tf__tce1.part.0, @function
+f__tce1.part.0:
+\tmovl\t$1, %eax
+\t.size\tf__tce1.part.0, .-f__tce1.part.0
+\t.type\tf__tce2.part.0, @function
+f__tce2.part.0:
+\tmovl\t$2, %eax
+\t.size\tf__tce2.part.0, .-f__tce2.part.0
+"""
+
+    def test_names_labels_and_data_are_rendered_by_what_they_are(self):
+        code = tce.Assembly(self.ASM)
+        one = code.render("f__tce1")
+        self.assertIn('leaq\t{.string\t"one"}(%rip), %rdi', one)
+        self.assertIn("je\t.L#0", one)
+        self.assertIn("call\t@self.part.0", one)
+        self.assertIn("movl\t$1, %eax", one)          # the split-off part, inside
+        self.assertIsNone(code.render("nothing"))
+
+    def test_a_difference_in_a_split_off_part_is_a_difference(self):
+        code = tce.Assembly(self.ASM)
+        self.assertNotEqual(code.digest("f__tce1"), code.digest("f__tce2"))
+        same = tce.Assembly(self.ASM.replace("movl\t$2", "movl\t$1"))
+        self.assertEqual(same.digest("f__tce1"), same.digest("f__tce2"))
+        other = tce.Assembly(self.ASM.replace("movl\t$2", "movl\t$1").replace(
+            "f__tce2:\n\tleaq\t.LC0", "f__tce2:\n\tleaq\t.LC1"))
+        self.assertNotEqual(other.digest("f__tce1"), other.digest("f__tce2"))
 
 
 class DriverTceTest(unittest.TestCase):
