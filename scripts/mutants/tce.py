@@ -313,13 +313,13 @@ def prune(mutants, texts, tree, cc="cc", jobs=2, include_dirs=(), memo=None,
         named = set()
         bulk = syntax_in_bulk([m for m in singles if not whole or m.id in killed], texts,
                               pool, compiler(0, syntax=True, bulk=True), noreturn, named)
-        summary["bulk"] = sum(1 for mid in bulk if mid in killed)
         # Then those that passed, by their function's code: one
         # compilation of a file's comparison schema (compare_in_bulk).
         by_function, refs = ({}, {}) if whole else compare_in_bulk(
             [m for m in singles if m.id in bulk], texts, pool, assembler(0), noreturn,
             blame=True)
         results = {mid: bulk[mid] for mid in bulk if mid in killed and mid not in by_function}
+        summary["bulk"] = len(results)      # the checked ones the bulk check found clean
         rest = [m for m in singles if m.id not in results and m.id not in by_function]
 
         def alone(m):
