@@ -18,6 +18,15 @@ cannot be shown equivalent and is run, with a line that says so. Only the
 mutants found equal to the original or to another mutant on the first
 target are compiled on the others: a mutant unique on one target is unique.
 
+A mutant's code is its function's where that can judge it: a file's
+mutants become copies of their functions beside two copies of the
+original, compiled to assembly once a file and target (compare_in_bulk,
+Assembly), a few hundred mutants in the time of a few whole compilations.
+Equal function code is equal behaviour wherever the function is called,
+so the copies' verdicts of equivalent and duplicate hold; what they tell
+apart may still be equal where a caller inlines the function, and is
+compiled whole unless a test killed it before (prune, step 4).
+
 The runtime is compiled as shipped (no -DRT_TESTING): a mutant of test-only
 instrumentation comes out equivalent by itself. Each file is compiled from
 memory (stdin) with the tree's include paths, so nothing is written into
