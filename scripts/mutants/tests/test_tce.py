@@ -460,6 +460,32 @@ f__tce2.part.0:
         self.assertNotEqual(other.digest("f__tce1"), other.digest("f__tce2"))
 
 
+class BlameTest(unittest.TestCase):
+    def test_a_diagnostic_belongs_to_the_copy_it_is_in_or_inlined_into(self):
+        message = ("<stdin>: In function \u2018f__tce3\u2019:\n"
+                   "<stdin>:7:8: warning: \u2018r\u2019 may be used uninitialized\n"
+                   "<stdin>:5:9: note: \u2018r\u2019 was declared here\n"
+                   "In function 'helper',\n    inlined from 'g__tce9' at <stdin>:40:3:\n"
+                   "<stdin>:20:5: warning: array subscript 4 is above array bounds\n")
+        self.assertEqual(tce._blame(message, {"f__tce3", "g__tce9", "f__tce4"}),
+                         ({"f__tce3", "g__tce9"}, False))
+
+    def test_a_diagnostic_of_no_copy_is_stray(self):
+        message = ("<stdin>: In function 'original':\n<stdin>:3:1: warning: unused\n"
+                   "<stdin>: At top level:\n<stdin>:9:1: warning: defined but not used\n")
+        self.assertEqual(tce._blame(message, {"original__tce1"}), (set(), True))
+        self.assertEqual(tce._blame("", {"x"}), (set(), False))
+
+    def test_a_use_taken_from_a_static_with_no_other_is_compiled_alone(self):
+        code = ("static int helper(int x);\nstatic int helper(int x)\n{\n    return x;\n}\n"
+                "int twice(int x);\nint uses(int x)\n{\n    return helper(x) + twice(x) "
+                "+ twice(x);\n}\n")
+        self.assertTrue(tce._unuses_a_name(mutant("h", "helper(x) +", "", code), code))
+        # a name with other uses left, or no static, is not
+        self.assertFalse(tce._unuses_a_name(mutant("t", "+ twice(x)", "", code), code))
+        self.assertFalse(tce._unuses_a_name(mutant("x", "helper(x)", "helper(1)", code), code))
+
+
 class DriverTceTest(unittest.TestCase):
     def test_tce_only_says_the_targets_and_stops(self):
         root = util.fixture_copy(self)
