@@ -67,12 +67,13 @@ mutants-kills:
 	cd scripts && $(PYTHON) -m mutants.kills $(CURDIR)/mutants/kills.tsv \
 	  $(CURDIR)/$(MUTANT_BUILD)/mutants/curated/kills.tsv $(CURDIR)/$(MUTANT_BUILD)/mutants/kills.tsv
 
-# The driver's own tests (scripts/mutants/tests), one result line a test.
+# The driver's own tests (scripts/mutants/tests), one result line a test,
+# the modules in MUTANT_JOBS processes, the longest of the last run first.
 check-mutants-driver: mutants-npm
 	@mkdir -p $(BUILD)/results
 	@rm -f $(BUILD)/results/mutants-driver
 	cd scripts && MUTANTS_NPM=$(CURDIR)/build/npm RT_RESULTS=$(abspath $(BUILD))/results/mutants-driver \
-	  $(PYTHON) -m mutants.tests
+	  RT_TEST_TIMES=$(abspath $(BUILD))/mutants-driver-times.json $(PYTHON) -m mutants.tests -j $(MUTANT_JOBS)
 
 # mutation-testing-elements (the HTML report) and its schema, from the npm
 # registry, into build/npm (package.json and lock file in scripts/mutants).

@@ -14,11 +14,15 @@ PROP_BIN := $(BUILD)/properties/check_properties
 # operation's races, and a tenth of the sequences keeps make check short.
 PROP_RUNS ?= $(if $(findstring thread,$(SANITIZE)),400,4000)
 
-$(PROP_BIN): properties/check_properties.c $(PROP_LIB_SRC) properties/prop_wrap.c $(PROP_HDR) \
+# Every driver of the interpreter links prop_machine.c with
+# -Wl,--wrap=sysconf: the machine a default-strategy spawn runs on.
+PROP_MACHINE := properties/prop_machine.c -Wl,--wrap=sysconf
+
+$(PROP_BIN): properties/check_properties.c $(PROP_LIB_SRC) properties/prop_wrap.c properties/prop_machine.c $(PROP_HDR) \
   reference/tests/testmain.c reference/tests/testmain.h $(RT_LIB)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Iproperties -Ireference/src -Ireference/tests \
-	  $< $(PROP_LIB_SRC) properties/prop_wrap.c reference/tests/testmain.c $(RT_LIB) $(ALL_LDFLAGS) -Wl,--wrap=free \
+	  $< $(PROP_LIB_SRC) properties/prop_wrap.c $(PROP_MACHINE) reference/tests/testmain.c $(RT_LIB) $(ALL_LDFLAGS) -Wl,--wrap=free \
 	  $(CHECK_LIBS) -o $@
 
 .PHONY: check-properties

@@ -70,7 +70,7 @@ enum prop_kind {
     PROP_CLONE = 13,       /* sel: value (as PROP_FREE); rt_clone_outside of its bytes */
     PROP_HAND_OVER = 14,   /* sel: outside value (0x80: a block value, refused) */
     PROP_SPAWN = 15,       /* a task with a block of 512 * (1 + x % 128) bytes (sel
-                              odd: the default strategy's) */
+                              odd: the default strategy's, on machine x % 7) */
     PROP_JOIN = 16,        /* the task returns outside value sel / 2 if sel is odd,
                               else NULL; rt_join */
     PROP_PANIC = 17,       /* the task panics (sel odd: in a region of x bytes of v) */
@@ -168,6 +168,12 @@ extern volatile size_t *prop_progress;
 ** LeakSanitizer's (the libFuzzer build). */
 extern int prop_sees_frees;
 void prop_note_free(void *p);
+
+/* The physical memory, in pages, that sysconf(_SC_PHYS_PAGES) answers
+** while a default-strategy spawn sizes its block; 0 is the real machine's
+** answer, -1 a sysconf that fails. Only drivers linked with prop_machine.c
+** and -Wl,--wrap=sysconf see it (all of this tree's do). */
+extern long prop_machine_pages;
 
 /* How many boundaries PROP_REGION_EDGE draws from. */
 #define PROP_EDGES 16

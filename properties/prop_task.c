@@ -1121,13 +1121,25 @@ static size_t default_block(size_t running)
     return bytes > 65536 ? bytes : 65536;
 }
 
+/* The machines a default-strategy spawn runs on (prop_machine.c), as
+** page counts of 4 KiB: the formula's block for two tasks running is
+** phys / 128 rounded down to 4 KiB, at least 64 KiB. 1 GiB gives 8 MiB,
+** 16 MiB gives 128 KiB; 8 MiB gives the floor exactly, one page less is
+** under it, one page more rounds down to it, 64 pages more rounds to
+** 68 KiB; and a sysconf that fails (-1) gives the floor. A driver linked
+** without the wrapper runs them all on the real machine. */
+long prop_machine_pages;
+static const long machine_pages[] = {262144, 4096, 2048, 2047, 2049, 2112, -1};
+
 /* A task with a fixed block of 512 * (1 + x % 128) bytes, or (sel odd)
-** with the default strategy's, made while it and main's run. */
+** with the default strategy's on machine x % 7, made while it and main's
+** run. */
 static int op_spawn(const struct prop_op *op)
 {
     struct task *t = &T.t[KID];
     struct cmd c = {.kind = C_PROBE};
     size_t budget = 512 * (1 + (size_t)(op->x % 128));
+    size_t machines = sizeof machine_pages / sizeof machine_pages[0];
 
     if (t->live || T.spawns == SPAWNS_A_RUN)
         return 0;
@@ -1135,12 +1147,15 @@ static int op_spawn(const struct prop_op *op)
     pthread_once(&kid_once, kid_key_make);
     K.posted = K.replied = K.ended = 0;
     if (op->sel & 1) {
+        __atomic_store_n(&prop_machine_pages, machine_pages[op->x % machines], __ATOMIC_RELAXED);
         budget = default_block(2);
         rt_set_strategy(rt_default_strategy());
     } else {
         rt_set_strategy(rt_fixed_strategy(budget));
     }
     K.task = rt_spawn(kid_main, NULL);
+    /* the block is made in rt_spawn, on this thread: the real machine again */
+    __atomic_store_n(&prop_machine_pages, 0, __ATOMIC_RELAXED);
     if (K.task == NULL)
         return 0; /* no thread to be had: nothing to check */
     memset(t, 0, sizeof *t);
