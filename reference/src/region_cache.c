@@ -35,10 +35,12 @@ void rt_chunk_give(void *base, void *end)
         rt__violation("rt_chunk_give", "[%p, %p) is not a range inside one chunk", base, end);
     rt__clear(base, used);
     h = rt__hot_or_null();
+    /* The cheap half of double-give detection: the chunk on top. A full
+    ** stack is checked too: freeing its top would leave it kept, and the
+    ** next take would hand out freed memory. */
+    if (RT_UNLIKELY(h != NULL && h->kept > 0 && h->chunks[h->kept - 1] == base))
+        rt__violation("rt_chunk_give", "chunk %p was given twice", base);
     if (RT_LIKELY(h != NULL && h->kept < RT_REGION_CACHE_SLOTS)) {
-        /* The cheap half of double-give detection: the chunk on top. */
-        if (RT_UNLIKELY(h->kept > 0 && h->chunks[h->kept - 1] == base))
-            rt__violation("rt_chunk_give", "chunk %p was given twice", base);
         h->chunks[h->kept++] = base;
         return;
     }

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1364,6 +1365,126 @@ START_TEST(a_block_that_cannot_be_made_is_no_task)
 }
 END_TEST
 
+/* A task stops counting among the tasks running when it ends, not when it
+** is joined (D7): a block made after one task has ended and before it is
+** joined is sized for main's and the new one. The end is seen through the
+** count itself (task.h), waited for with a deadline that only a task still
+** counted, never a slow machine, reaches. */
+static size_t running_seen;
+
+static size_t record_running(void *ctx, size_t running)
+{
+    (void)ctx;
+    running_seen = running;
+    return 64 * KIB;
+}
+
+START_TEST(an_ended_task_is_not_running_before_its_join)
+{
+    init_fixed(64 * KIB);
+    rt_task *ended = rt_spawn(returns_nothing, NULL);
+    ck_assert_ptr_nonnull(ended);
+    const atomic_size_t *running = rt__tasks_running_at;
+    for (int i = 0; i < 100000 && atomic_load(running) != 1; i++)
+        usleep(100); /* 10 s at most: the task has ended long before */
+    ck_assert_uint_eq(atomic_load(running), 1);
+    rt_set_strategy((rt_strategy){record_running, NULL});
+    rt_task *next = rt_spawn(returns_nothing, NULL);
+    ck_assert_ptr_nonnull(next);
+    ck_assert_uint_eq(running_seen, 2); /* main's and the new one */
+    ck_assert_int_eq(rt_join(next, NULL), RT_OK);
+    ck_assert_int_eq(rt_join(ended, NULL), RT_OK);
+    ck_assert_uint_eq(atomic_load(running), 1);
+}
+END_TEST
+
+/* Bytes a receiver took off main's count make room for what main takes in
+** next, whatever takes it in: a join's result, a receive, an outside
+** allocation. Main sends 40,000 bytes that a task receives; until main's
+** slow path settles, its block still counts them; then main takes 30,000
+** more in a 64 KiB budget, which fits only once settled, in or out of a
+** door that allocates from the task's block. No call between reads main's
+** figures (rt_held settles). */
+enum { SENT = 40000, TAKEN = 30000 };
+
+static void *return_taken(void *unused)
+{
+    (void)unused;
+    return memset(rt_alloc_outside(TAKEN), 0x7c, TAKEN);
+}
+
+static void *send_taken(void *arg)
+{
+    (void)rt_send(arg, memset(rt_alloc_outside(TAKEN), 0x7d, TAKEN));
+    return NULL;
+}
+
+static void alloc_taken_in_door(void *value, void *ctx)
+{
+    (void)value;
+    *(void **)ctx = memset(rt_alloc(TAKEN), 0x7c, TAKEN);
+}
+
+static void alloc_taken_in_access(const void *value, void *ctx)
+{
+    (void)value;
+    *(void **)ctx = memset(rt_alloc(TAKEN), 0x7c, TAKEN);
+}
+
+static void take_in_after_a_receive(void *how)
+{
+    int way = (int)(uintptr_t)how;
+    init_fixed(64 * KIB);
+    rt_chan *c = rt_chan_new(1), *back = rt_chan_new(1);
+    if (rt_send(c, rt_alloc_outside(SENT)) != RT_OK)
+        _exit(3);
+    rt_task *r = rt_spawn(receive_and_free, c);
+    if (r == NULL || rt_join(r, NULL) != RT_OK)
+        _exit(4);
+    void *got = NULL;
+    if (way == 0) { /* a join's result */
+        rt_task *t = rt_spawn(return_taken, NULL);
+        if (t == NULL || rt_join(t, &got) != RT_OK)
+            _exit(5);
+    } else if (way == 1) { /* a receive */
+        rt_task *t = rt_spawn(send_taken, back);
+        if (t == NULL)
+            _exit(5);
+        got = rt_recv(back);
+        if (rt_join(t, NULL) != RT_OK)
+            _exit(6);
+    } else if (way == 2) { /* an outside allocation */
+        got = memset(rt_alloc_outside(TAKEN), 0x7c, TAKEN);
+    } else if (way == 3) { /* a block allocation */
+        got = memset(rt_alloc(TAKEN), 0x7c, TAKEN);
+    } else { /* a block allocation inside a door that allocates from the task's block */
+        static const char zero[16];
+        rt_shared *sh = rt_shared_new(RT_COPY, sizeof zero, zero, 4096);
+        rt_status st = way == 4 ? rt_update(sh, alloc_taken_in_door, &got)
+                                : rt_access(sh, alloc_taken_in_access, &got);
+        if (st != RT_OK)
+            _exit(8);
+        rt_shared_free(sh);
+    }
+    if (got == NULL || rt_held() < TAKEN || rt_held() > TAKEN + 64)
+        _exit(7);
+    _exit(0);
+}
+
+START_TEST(room_a_receiver_made_serves_whatever_main_takes_in_next)
+{
+    static const char *ways[] = {"a join's result", "a receive", "an outside allocation",
+                                 "a block allocation", "a block allocation in an RT_COPY update",
+                                 "a block allocation in rt_access"};
+    for (uintptr_t way = 0; way < 6; way++) {
+        struct death d = run_child(take_in_after_a_receive, (void *)way);
+        ck_assert_msg(d.signal == 0 && d.exit_status == 0,
+                      "%s after a receive: signal %d exit %d; stderr: %s", ways[way],
+                      d.signal, d.exit_status, d.err);
+    }
+}
+END_TEST
+
 /* ---- outside values and the hand-over (D8, D9) --------------------------- */
 
 START_TEST(a_handed_over_value_arrives_where_it_was_built)
@@ -2096,6 +2217,8 @@ Suite *make_suite(void)
     suite_add_test(s, a_joiner_the_result_does_not_fit_panics);
     suite_add_test(s, a_result_nobody_takes_is_freed);
     suite_add_test(s, a_block_that_cannot_be_made_is_no_task);
+    suite_add_test(s, an_ended_task_is_not_running_before_its_join);
+    suite_add_test(s, room_a_receiver_made_serves_whatever_main_takes_in_next);
     suite_add_test(s, a_handed_over_value_arrives_where_it_was_built);
     suite_add_test(s, a_block_value_is_refused_and_the_message_names_the_copy);
     suite_add_test(s, a_stored_value_leaves_the_tasks_count);

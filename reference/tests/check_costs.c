@@ -544,6 +544,130 @@ START_TEST(the_counters_are_exact_across_threads)
 }
 END_TEST
 
+/* The process's first thread state is counted like every later one: main's,
+** made by the first call after rt_init, and a thread's of its own. */
+static void *touch_the_runtime(void *unused)
+{
+    (void)unused;
+    (void)rt_chunk_kept();
+    return NULL;
+}
+
+START_TEST(the_first_thread_state_is_counted_as_the_others)
+{
+    rt__costs_reset();
+    rt_set_strategy(rt_fixed_strategy(64 * KIB));
+    rt_init();
+    (void)rt_held();
+    assert_bytes(C(BYTES_HOT), 1ul, sizeof(struct rt_hot), "struct rt_hot (main's)");
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, touch_the_runtime, NULL), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    assert_bytes(C(BYTES_HOT), 2ul, sizeof(struct rt_hot), "struct rt_hot (main's and a thread's)");
+}
+END_TEST
+
+/* The array of stored values grows by doubling at every size, not only at
+** the first two: 10,000 stores take arrays of 8, 16, ... 16384 entries,
+** under 33,000 entries in all, and log2 of the count reallocations. A
+** growth by a constant step would take tens of millions. */
+#define MANY_STORED 10000
+
+static void store_many(void *value, void *ctx)
+{
+    void **kept = ctx;
+    (void)value;
+    for (int i = 0; i < MANY_STORED; i++)
+        cost_assert(rt_store(kept[MANY_STORED], kept[i]) == RT_OK, "store %d refused", i);
+}
+
+START_TEST(ten_thousand_stores_take_a_doubling_array)
+{
+    int zero[4] = {0};
+    static void *ctx[MANY_STORED + 1];
+
+    init_fixed(4096 * KIB);
+    rt_shared *s = rt_shared_new(RT_OWNED, sizeof zero, zero, 1024 * KIB);
+    for (int i = 0; i < MANY_STORED; i++)
+        ctx[i] = rt_alloc_outside(8);
+    ctx[MANY_STORED] = s;
+    rt__costs_reset();
+    cost_assert(rt_update(s, store_many, ctx) == RT_OK, "update failed");
+    size_t entries = 0;
+    for (size_t cap = 8; cap / 2 < MANY_STORED; cap *= 2)
+        entries += cap; /* 8 + 16 + ... + 16384 */
+    cost_assert(C(BYTES_STORED) >= entries * rt__sizeof_stored &&
+                C(BYTES_STORED) <= entries * rt__sizeof_stored + 12 * OVER,
+                "%lu bytes of stored-value arrays for %d stores, expected %zu (doubling)",
+                C(BYTES_STORED), MANY_STORED, entries * rt__sizeof_stored);
+    rt_shared_free(s);
+}
+END_TEST
+
+/* ---- the reset ------------------------------------------------------------ */
+
+static void *a_task_that_allocates(void *unused)
+{
+    (void)unused;
+    rt_free(rt_alloc(100));
+    return NULL;
+}
+
+static void append_one(void *value, void *ctx)
+{
+    (void)ctx;
+    ((unsigned char *)value)[0]++;
+}
+
+static void store_one(void *value, void *ctx)
+{
+    (void)value;
+    ck_assert_int_eq(rt_store(ctx, rt_alloc_outside(16)), RT_OK);
+}
+
+/* After work that moves every counter, a reset sets each back to 0, the
+** last of the enum included: what a bound counts after a reset is only
+** what follows it (costs.h). */
+START_TEST(a_reset_sets_every_counter_back_to_zero)
+{
+    init_fixed(256 * KIB);
+    void *outs[64];
+    for (int i = 0; i < 64; i++)
+        outs[i] = rt_alloc_outside(32);
+    outs[0] = rt_realloc(outs[0], 4096);
+    void *p = rt_realloc(rt_alloc(40), 2000);
+    rt_chan *c = rt_chan_new(2);
+    unsigned char init[64] = {0};
+    rt_shared *sh = rt_shared_new(RT_COPY, sizeof init, init, 4096);
+    ck_assert_int_eq(rt_update(sh, append_one, NULL), RT_OK);
+    rt_shared *owned = rt_shared_new(RT_OWNED, sizeof init, init, 4096);
+    ck_assert_int_eq(rt_update(owned, store_one, owned), RT_OK);
+    rt_task *t = rt_spawn(a_task_that_allocates, NULL);
+    ck_assert_ptr_nonnull(t);
+    void *result;
+    ck_assert_int_eq(rt_join(t, &result), RT_OK);
+    int moved = 0;
+    for (int k = 0; k < RT_COSTS; k++)
+        moved += rt__cost((enum rt_cost)k) != 0;
+    ck_assert_int_gt(moved, RT_COSTS / 2); /* the work counted: a reset has work to undo */
+    ck_assert_uint_gt(C(BYTES_OUTSIDE), 64 * 32);
+    rt__costs_reset();
+    for (int k = 0; k < RT_COSTS; k++)
+        ck_assert_msg(rt__cost((enum rt_cost)k) == 0, "counter %d reads %lu after a reset", k,
+                      rt__cost((enum rt_cost)k));
+    /* and counts again from 0: one outside value of 100 bytes */
+    void *q = rt_alloc_outside(100);
+    assert_bytes(C(BYTES_OUTSIDE), 1ul, (size_t)100, "outside value");
+    rt_free(q);
+    rt_shared_free(owned);
+    rt_shared_free(sh);
+    rt_chan_free(c);
+    rt_free(p);
+    for (int i = 0; i < 64; i++)
+        rt_free(outs[i]);
+}
+END_TEST
+
 #endif /* RT_TESTING */
 
 Suite *make_suite(void)
@@ -564,6 +688,9 @@ Suite *make_suite(void)
     suite_add_test(s, a_copy_door_copies_its_value_twice_and_no_more);
     suite_add_test(s, a_thread_end_walks_exactly_the_chunks_it_keeps);
     suite_add_test(s, the_counters_are_exact_across_threads);
+    suite_add_test(s, a_reset_sets_every_counter_back_to_zero);
+    suite_add_test(s, ten_thousand_stores_take_a_doubling_array);
+    suite_add_test(s, the_first_thread_state_is_counted_as_the_others);
 #endif
     return s;
 }

@@ -404,6 +404,50 @@ START_TEST(a_key_of_32_or_more_takes_the_fallback_from_the_start)
 }
 END_TEST
 
+/* The bound either side: keys below 32 live in the thread descriptor and
+** take the direct path (where the platform has one), 32 and up the
+** fallback (docs/hot-path.md). A child makes keys until the runtime's
+** next is the one wanted (glibc hands out the lowest free key), then
+** calls rt_init and reports what it got. */
+static void init_at_key(void *arg)
+{
+    pthread_key_t want = (pthread_key_t)(uintptr_t)arg, k;
+    do
+        if (pthread_key_create(&k, NULL) != 0)
+            _exit(2);
+    while (k + 1 < want);
+    rt_init();
+    struct rt_hot *h = rt_hot();
+    if (rt_key() != want)
+        _exit(3);
+    if (rt_hot() != h || pthread_getspecific(rt_key()) != h)
+        _exit(4);
+    /* docs/hot-path.md: UNKNOWN (0) becomes DIRECT (1) or, no slot found,
+    ** LATCHED (2), at the first publish and for good: a thread's first
+    ** publish later leaves it so */
+    int state = __atomic_load_n(rt__hot_state_at(), __ATOMIC_ACQUIRE);
+    struct fresh f;
+    run_thread(fresh_thread, &f);
+    if (__atomic_load_n(rt__hot_state_at(), __ATOMIC_ACQUIRE) != state || f.mine == NULL)
+        _exit(5);
+    if (state != (rt_hot_direct() ? 1 : 2))
+        _exit(6);
+    _exit(rt_hot_direct() ? 10 : 11);
+}
+
+START_TEST(the_keys_either_side_of_32_take_their_path)
+{
+    for (uintptr_t key = 29; key <= 34; key++) {
+        struct death d = run_child(init_at_key, (void *)key);
+        int want = key < 32 && RT_PRIM_DIRECT ? 10 : 11;
+        ck_assert_msg(d.signal == 0 && d.exit_status == want,
+                      "key %lu: expected exit %d (%s), got signal %d exit %d; stderr: %s",
+                      (unsigned long)key, want, want == 10 ? "direct" : "fallback",
+                      d.signal, d.exit_status, d.err);
+    }
+}
+END_TEST
+
 START_TEST(before_init_there_is_no_state_and_no_direct_path)
 {
     ck_assert_ptr_null(rt__hot_or_null());
@@ -464,6 +508,7 @@ Suite *make_suite(void)
     suite_add_test(s, disable_before_the_first_publish_is_for_good);
     suite_add_test(s, disable_after_the_path_opened_is_for_good);
     suite_add_test(s, a_key_of_32_or_more_takes_the_fallback_from_the_start);
+    suite_add_test(s, the_keys_either_side_of_32_take_their_path);
     suite_add_test(s, before_init_there_is_no_state_and_no_direct_path);
     suite_add_test(s, the_runtime_uses_no_pthread_key_but_the_one_rt_init_made);
     return s;

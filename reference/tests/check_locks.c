@@ -931,6 +931,38 @@ START_TEST(a_lock_held_past_its_thread_fires)
 }
 END_TEST
 
+/* A task's thread that ends inside a door (pthread_exit from the door's fn,
+** which skips the task's own check at its end) still holds the door's
+** lock: the thread's end says so, doors' locks included. */
+static void exit_in_the_door(void *value, void *ctx)
+{
+    (void)value;
+    (void)ctx;
+    pthread_exit(NULL);
+}
+
+static void *task_exits_in_a_door(void *arg)
+{
+    (void)rt_update(arg, exit_in_the_door, NULL);
+    return NULL;
+}
+
+static void exits_in_a_door(void)
+{
+    static const char zero[16];
+    init_fixed(64 * 1024);
+    rt_shared *s = rt_shared_new(RT_COPY, sizeof zero, zero, 4096);
+    rt_task *t = rt_spawn(task_exits_in_a_door, s);
+    NEED(t != NULL);
+    (void)rt_join(t, NULL);
+}
+
+START_TEST(a_thread_that_ends_inside_a_door_fires)
+{
+    fires(exits_in_a_door, "hot_destroy", "1 doors' locks are still held when its thread ends\n");
+}
+END_TEST
+
 START_TEST(a_lock_held_at_exit_fires)
 {
     fires(leaves_a_lock, "leaves_a_lock", "the lock it took is still held when the process exits\n");
@@ -1075,6 +1107,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_lock_held_into_the_next_call_fires);
     suite_add_test(s, a_lock_held_past_its_task_fires);
     suite_add_test(s, a_lock_held_past_its_thread_fires);
+    suite_add_test(s, a_thread_that_ends_inside_a_door_fires);
     suite_add_test(s, a_lock_held_at_exit_fires);
     suite_add_test(s, a_program_that_exits_inside_a_door_holds_no_lock_it_should_not);
     suite_add_test(s, a_lock_held_past_its_door_fires);

@@ -58,6 +58,23 @@ START_TEST(init_twice_keeps_the_key)
 }
 END_TEST
 
+/* A second rt_init does nothing: it makes no key either. glibc hands out
+** the lowest free key, so the key the test makes, deletes and makes again
+** around three more rt_init calls is the same one unless they took keys. */
+START_TEST(init_again_makes_no_key)
+{
+    pthread_key_t before, after;
+    rt_init();
+    ck_assert_int_eq(pthread_key_create(&before, NULL), 0);
+    ck_assert_int_eq(pthread_key_delete(before), 0);
+    for (int i = 0; i < 3; i++)
+        rt_init();
+    ck_assert_int_eq(pthread_key_create(&after, NULL), 0);
+    ck_assert_uint_eq(after, before);
+    ck_assert_int_eq(pthread_key_delete(after), 0);
+}
+END_TEST
+
 /* ---- LIFO and the bound --------------------------------------------------- */
 
 START_TEST(take_pops_the_chunk_given_last)
@@ -252,6 +269,74 @@ START_TEST(a_thread_never_takes_anothers_chunk)
 }
 END_TEST
 
+/* A thread whose first runtime call is a give: the chunk (taken on main's
+** thread and handed over) is kept, as on any thread keeping fewer than 16,
+** and comes back on its next take; the shim sees no free until it ends. */
+static void *thread_first_gives(void *arg)
+{
+    void **c = arg;
+    unsigned char *chunk = c[0];
+    rt_chunk_give(chunk, chunk + 10);
+    c[1] = (void *)(uintptr_t)rt_chunk_kept();
+    c[2] = (void *)(uintptr_t)chunks_counted().frees;
+    c[3] = rt_chunk_take();
+    rt_chunk_give(c[3], c[3]);
+    return NULL;
+}
+
+START_TEST(a_threads_first_call_may_be_a_give_and_it_is_kept)
+{
+    rt_init();
+    void *c[4] = {rt_chunk_take(), NULL, NULL, NULL};
+    pthread_t t;
+    memset(c[0], 0x5a, 10);
+    chunks_reset();
+    ck_assert_int_eq(pthread_create(&t, NULL, thread_first_gives, c), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_uint_eq((uintptr_t)c[1], 1);
+    ck_assert_uint_eq((uintptr_t)c[2], 0);
+    ck_assert_ptr_eq(c[3], c[0]);
+    struct chunk_counts n = chunks_counted();
+    ck_assert_uint_eq(n.frees, 1); /* at the thread's end, cleared */
+    ck_assert_uint_eq(n.frees_dirty, 0);
+}
+END_TEST
+
+/* A region is closed on the thread that opened it: a thread with no region
+** of its own open, or with one, that closes another thread's region gets
+** rt_region_close's violation, and the region's chunk is not given. */
+static rt_region foreign;
+
+static void *close_the_foreign_region(void *own)
+{
+    rt_region mine;
+    if (own != NULL)
+        rt_region_open(&mine);
+    rt_region_close(&foreign);
+    return NULL;
+}
+
+static void close_anothers_region(void *own)
+{
+    pthread_t t;
+    rt_init();
+    rt_region_open(&foreign);
+    (void)rt_region_alloc(&foreign, 1, 100, 0x33);
+    if (pthread_create(&t, NULL, close_the_foreign_region, own) != 0)
+        _exit(5);
+    pthread_join(t, NULL);
+    _exit(0);
+}
+
+START_TEST(closing_another_threads_region_is_a_violation)
+{
+    ck_assert_violation(close_anothers_region, NULL,
+                        "is not this thread's innermost open region");
+    ck_assert_violation(close_anothers_region, (void *)1,
+                        "is not this thread's innermost open region");
+}
+END_TEST
+
 /* ---- regions -------------------------------------------------------------- */
 
 START_TEST(alloc_aligns_and_fills)
@@ -312,6 +397,46 @@ static void alloc_overflowing(void *unused)
     rt_region_open(&r);
     rt_region_alloc(&r, SIZE_MAX / 2 + 1, 2, 0); /* wraps to 0 */
 }
+
+/* rt_chunk_take never returns NULL: a failed malloc traps, before rt_init
+** (the cache off), after it with nothing kept, and on a thread of its own. */
+static void take_when_malloc_fails(void *arg)
+{
+    if (arg != NULL) {
+        rt_init();
+        void *c = rt_chunk_take();
+        rt_chunk_give(c, c);
+        (void)rt_chunk_take(); /* the stack empty again, the state made */
+    }
+    fail_nth(1);
+    void *c = rt_chunk_take();
+    fail_nth(0);
+    _exit(c == NULL ? 3 : 4);
+}
+
+static void *take_on_a_thread_body(void *arg)
+{
+    take_when_malloc_fails(arg);
+    return NULL;
+}
+
+static void take_on_a_thread_when_malloc_fails(void *arg)
+{
+    pthread_t t;
+    rt_init();
+    if (pthread_create(&t, NULL, take_on_a_thread_body, arg) != 0)
+        _exit(5);
+    pthread_join(t, NULL);
+    _exit(6);
+}
+
+START_TEST(a_take_whose_malloc_fails_traps_in_every_state)
+{
+    ck_assert_trap(take_when_malloc_fails, NULL);
+    ck_assert_trap(take_when_malloc_fails, (void *)1);
+    ck_assert_trap(take_on_a_thread_when_malloc_fails, NULL);
+}
+END_TEST
 
 START_TEST(a_full_chunk_traps)
 {
@@ -418,6 +543,22 @@ static void give_too_much(void *unused)
     rt_chunk_give(c, c + RT_CHUNK_SIZE + 1);
 }
 
+/* Ranges past the chunk by amounts that wrap a narrower length: 2^32 + k
+** bytes reads as k in 32 bits, 2^16 + k as k in 16. The end is made as an
+** address: such a range is exactly the misuse being checked. */
+static const uint64_t too_long[] = {
+    RT_CHUNK_SIZE + 1ull, 2 * RT_CHUNK_SIZE, (1ull << 32), (1ull << 32) + 16,
+    (1ull << 32) + RT_CHUNK_SIZE, (1ull << 33) + 1, (1ull << 47),
+};
+
+static void give_far_too_much(void *arg)
+{
+    uint64_t n = too_long[(uintptr_t)arg];
+    rt_init();
+    unsigned char *c = rt_chunk_take();
+    rt_chunk_give(c, (void *)((uintptr_t)c + (uintptr_t)n));
+}
+
 START_TEST(giving_a_chunk_twice_is_a_violation)
 {
     ck_assert_violation(give_twice, NULL, "refrt: rt_chunk_give: chunk 0x");
@@ -428,6 +569,8 @@ START_TEST(giving_a_range_not_in_a_chunk_is_a_violation)
 {
     ck_assert_violation(give_backwards, NULL, "refrt: rt_chunk_give: [");
     ck_assert_violation(give_too_much, NULL, "is not a range inside one chunk");
+    for (uintptr_t i = 0; i < sizeof too_long / sizeof *too_long; i++)
+        ck_assert_violation(give_far_too_much, (void *)i, "is not a range inside one chunk");
 }
 END_TEST
 
@@ -496,6 +639,7 @@ Suite *make_suite(void)
     suite_add_test(s, take_before_init_mallocs_and_give_frees);
     suite_add_test(s, regions_work_before_init);
     suite_add_test(s, init_twice_keeps_the_key);
+    suite_add_test(s, init_again_makes_no_key);
     suite_add_test(s, take_pops_the_chunk_given_last);
     suite_add_test(s, fifteen_given_fifteen_kept);
     suite_add_test(s, sixteen_given_sixteen_kept);
@@ -508,9 +652,12 @@ Suite *make_suite(void)
     suite_add_test(s, a_new_region_shows_no_byte_of_the_last);
     suite_add_test(s, a_thread_end_frees_its_chunks_cleared);
     suite_add_test(s, a_thread_never_takes_anothers_chunk);
+    suite_add_test(s, closing_another_threads_region_is_a_violation);
+    suite_add_test(s, a_threads_first_call_may_be_a_give_and_it_is_kept);
     suite_add_test(s, alloc_aligns_and_fills);
     suite_add_test(s, a_whole_chunk_fits);
     suite_add_test(s, a_full_chunk_traps);
+    suite_add_test(s, a_take_whose_malloc_fails_traps_in_every_state);
     suite_add_test(s, an_overflowing_size_traps);
     suite_add_test(s, nested_regions_keep_their_depth);
     suite_add_test(s, closing_out_of_order_is_a_violation);

@@ -425,7 +425,8 @@ END_TEST
 /* The thread keeps `depth` chunks, the last given on top, and gives that
 ** one again, with a range of no bytes, one, half the chunk or all of it: a
 ** violation at every depth the cache can take a give (the check looks at
-** the top, wherever the stack's bottom is), whatever the range. */
+** the top, wherever the stack's bottom is), whatever the range; with 16
+** kept too, where the give would otherwise free a chunk still on top. */
 struct give_again {
     int depth;
     size_t used;
@@ -442,16 +443,27 @@ static void give_the_top_again(void *arg)
         rt_chunk_give(c[i], c[i] + 1);
     if ((int)rt_chunk_kept() != g->depth)
         _exit(3); /* not the state the violation must be seen in */
+    fprintf(stderr, "top %p\n", (void *)c[g->depth - 1]); /* the chunk the line must name */
+    fflush(stderr);
     rt_chunk_give(c[g->depth - 1], c[g->depth - 1] + g->used);
 }
 
 START_TEST(a_chunk_given_twice_on_top_is_a_violation_at_every_depth)
 {
     static const size_t used[] = {0, 1, RT_CHUNK_SIZE / 2, RT_CHUNK_SIZE};
-    for (int depth = 1; depth < (int)SLOTS; depth++)
+    for (int depth = 1; depth <= (int)SLOTS; depth++)
         for (size_t u = 0; u < sizeof used / sizeof *used; u++) {
             struct give_again g = {depth, used[u]};
-            ck_assert_violation(give_the_top_again, &g, "refrt: rt_chunk_give: chunk 0x");
+            struct death d = run_child(give_the_top_again, &g);
+            void *top = NULL;
+            char want[96];
+            ck_assert_msg(d.signal == SIGABRT && sscanf(d.err, "top %p", &top) == 1,
+                          "depth %d, %zu bytes: expected SIGABRT, got signal %d exit %d; "
+                          "stderr: %s", depth, used[u], d.signal, d.exit_status, d.err);
+            /* the line names the chunk (its base), whatever the range's end */
+            snprintf(want, sizeof want, "refrt: rt_chunk_give: chunk %p was given twice\n", top);
+            ck_assert_msg(strstr(d.err, want) != NULL, "depth %d, %zu bytes: stderr lacks "
+                          "\"%s\": %s", depth, used[u], want, d.err);
         }
 }
 END_TEST
