@@ -425,13 +425,19 @@ static void init_at_key(void *arg)
     /* docs/hot-path.md: UNKNOWN (0) becomes DIRECT (1) or, no slot found,
     ** LATCHED (2), at the first publish and for good: a thread's first
     ** publish later leaves it so */
-    int state = __atomic_load_n(rt__hot_state_at(), __ATOMIC_ACQUIRE);
     struct fresh f;
+#if RT_TESTING
+    int state = __atomic_load_n(rt__hot_state_at(), __ATOMIC_ACQUIRE);
     run_thread(fresh_thread, &f);
-    if (__atomic_load_n(rt__hot_state_at(), __ATOMIC_ACQUIRE) != state || f.mine == NULL)
+    if (__atomic_load_n(rt__hot_state_at(), __ATOMIC_ACQUIRE) != state)
         _exit(5);
     if (state != (rt_hot_direct() ? 1 : 2))
         _exit(6);
+#else
+    run_thread(fresh_thread, &f); /* the cross build has no test hooks */
+#endif
+    if (f.mine == NULL)
+        _exit(5);
     _exit(rt_hot_direct() ? 10 : 11);
 }
 
