@@ -72,8 +72,10 @@ rt_status rt_send(rt_chan *c, void *value)
     if (!rt__outside_held(value))
         rt__violation("rt_send", "%p is not an outside value this task holds", value);
     rt__lock(&c->lock);
-    while (c->count == c->capacity && !c->closed)
+    while (c->count == c->capacity && !c->closed) {
+        RT_POINT("chan.send.before_wait");
         rt__cond_wait(&c->not_full, &c->lock);
+    }
     if (c->closed) {
         rt__unlock(&c->lock);
         return RT_CLOSED; /* the sender still holds the value */

@@ -81,6 +81,11 @@ void rt__lock_checked(const char *fn, pthread_mutex_t *m, bool door);
 int rt__trylock_checked(const char *fn, pthread_mutex_t *m);
 void rt__unlock_checked(const char *fn, pthread_mutex_t *m, bool door);
 void rt__cond_wait_checked(const char *fn, pthread_cond_t *c, pthread_mutex_t *m);
+/* Set by a test (relaxed), every wait returns after at most 100 us even
+** when nobody woke it: a spurious wakeup, which POSIX allows at any wait.
+** A wait that does not re-check its condition in a loop then acts on a
+** state it never saw, at once and on every run, with no race to win. */
+extern int rt__spurious_wakeups;
 void rt__cond_signal_checked(const char *fn, pthread_cond_t *c, const pthread_mutex_t *m);
 void rt__cond_broadcast_checked(const char *fn, pthread_cond_t *c, const pthread_mutex_t *m);
 /* Fails unless this thread holds no inner lock (naming the function that

@@ -55,6 +55,7 @@ void rt_init(void)
 /* ---- lock discipline (locks.h), test builds only ----------------------- */
 
 #include <errno.h>
+#include <time.h>
 
 #include "points.h"
 
@@ -204,12 +205,36 @@ void rt__unlock_checked(const char *fn, pthread_mutex_t *m, bool door)
     }
 }
 
+int rt__spurious_wakeups;
+
+/* A wait that a test made spurious: a timed wait of 100 us, whose timeout
+** is a wakeup nobody sent (locks.h). */
+static void spurious_wait(const char *fn, pthread_cond_t *c, pthread_mutex_t *m)
+{
+    struct timespec until;
+    int rc;
+
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_nsec += 100 * 1000;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    rc = pthread_cond_timedwait(c, m, &until);
+    if (rc != ETIMEDOUT)
+        check_rc(fn, "cond wait", rc);
+}
+
 void rt__cond_wait_checked(const char *fn, pthread_cond_t *c, pthread_mutex_t *m)
 {
 #if RT_LOCKS_RECORD_ONLY
     if (rt__locks.inner != m)
         rt__lock_fail(fn, "cond wait of a mutex this thread does not hold");
 #endif
+    if (RT_UNLIKELY(__atomic_load_n(&rt__spurious_wakeups, __ATOMIC_RELAXED))) {
+        spurious_wait(fn, c, m);
+        return;
+    }
     check_rc(fn, "cond wait", pthread_cond_wait(c, m));
 }
 

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -278,6 +279,7 @@ static void wait_asleep(struct sleeper *s)
 struct blocked_sender {
     struct sleeper s;
     void *value;
+    int ended; /* its function returned */
 };
 
 static void *sends_into_a_full_channel(void *arg)
@@ -292,12 +294,23 @@ static void *sends_into_a_full_channel(void *arg)
     ck_assert_uint_eq(rt_held(), 50); /* still the sender's */
     ck_assert(filled(k->value, 50, 0x77));
     rt_free(k->value);
+    __atomic_store_n(&k->ended, 1, __ATOMIC_RELEASE);
     return NULL;
+}
+
+/* Waits up to ten seconds for k's send to return: a sender left asleep is
+** a failure in seconds, not a hang until the case's timeout. */
+static void wait_ended(struct blocked_sender *k)
+{
+    for (int i = 0; i < 10000 && !__atomic_load_n(&k->ended, __ATOMIC_ACQUIRE); i++)
+        nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+    ck_assert_msg(__atomic_load_n(&k->ended, __ATOMIC_ACQUIRE),
+                  "a sender waiting on the full channel was not woken by its close");
 }
 
 START_TEST(closing_a_full_channel_wakes_its_sender)
 {
-    struct blocked_sender k = {{NULL, 0}, NULL};
+    struct blocked_sender k = {{NULL, 0}, NULL, 0};
     init_fixed(64 * KIB);
     rt_chan *c = k.s.c = rt_chan_new(1);
     void *first = rt_alloc_outside(10);
@@ -311,6 +324,114 @@ START_TEST(closing_a_full_channel_wakes_its_sender)
     rt_free(first);
     rt_chan_free(c);
     rt_chan_free(NULL); /* does nothing, as free(NULL) */
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+/* Every sender waiting on a full channel wakes at its close: one, two and
+** three of them, each asleep in its wait before the close (a broadcast, not
+** one signal: a sender left asleep would hang its join). */
+START_TEST(closing_a_full_channel_wakes_every_sender)
+{
+    init_fixed(256 * KIB);
+    for (int n = 1; n <= 3; n++) {
+        struct blocked_sender k[3];
+        rt_task *t[3];
+        rt_chan *c = rt_chan_new(1);
+        void *first = rt_alloc_outside(10);
+        ck_assert_int_eq(rt_send(c, first), RT_OK);
+        for (int i = 0; i < n; i++) {
+            k[i] = (struct blocked_sender){{c, 0}, NULL, 0};
+            t[i] = rt_spawn(sends_into_a_full_channel, &k[i]);
+            ck_assert_ptr_nonnull(t[i]);
+        }
+        for (int i = 0; i < n; i++)
+            wait_asleep(&k[i].s);
+        rt_chan_close(c);
+        for (int i = 0; i < n; i++) {
+            wait_ended(&k[i]);
+            ck_assert_int_eq(rt_join(t[i], NULL), RT_OK);
+        }
+        ck_assert_ptr_eq(rt_recv(c), first);
+        ck_assert_ptr_null(rt_recv(c));
+        rt_free(first);
+        rt_chan_free(c);
+        ck_assert_uint_eq(rt_held(), 0);
+    }
+}
+END_TEST
+
+/* Receivers that race for values never see NULL on an open channel, and
+** every value arrives once: four tasks receive from a channel of one slot
+** while two tasks send 2,000 values each, so receivers woken for a value
+** another took first must wait again. Afterwards the figures are exact:
+** each sender's 2,000 sends went through, the receivers got 4,000 values
+** between them and hold nothing, and so does main. */
+#define RACED 2000
+#define RACERS 4
+
+struct racer {
+    rt_chan *c;
+    const int *closing;
+    unsigned long got, early_null, sent;
+};
+
+static void *receives_until_closed(void *arg)
+{
+    struct racer *r = arg;
+    for (;;) {
+        unsigned char *v = rt_recv(r->c);
+        if (v == NULL) {
+            if (!__atomic_load_n(r->closing, __ATOMIC_ACQUIRE))
+                r->early_null++;
+            return NULL;
+        }
+        r->got++;
+        rt_free(v);
+    }
+}
+
+static void *sends_its_share(void *arg)
+{
+    struct racer *r = arg;
+    for (int i = 0; i < RACED; i++)
+        if (rt_send(r->c, rt_alloc_outside(1 + (size_t)i % 64)) == RT_OK)
+            r->sent++;
+    return NULL;
+}
+
+START_TEST(receivers_racing_for_values_see_null_only_once_closed)
+{
+    int closing = 0;
+    struct racer r[RACERS], w[2];
+    rt_task *t[RACERS], *u[2];
+    unsigned long got = 0;
+    init_fixed(256 * KIB);
+    rt_chan *c = rt_chan_new(1);
+    for (int i = 0; i < RACERS; i++) {
+        r[i] = (struct racer){c, &closing, 0, 0, 0};
+        t[i] = rt_spawn(receives_until_closed, &r[i]);
+        ck_assert_ptr_nonnull(t[i]);
+    }
+    for (int i = 0; i < 2; i++) {
+        w[i] = (struct racer){c, &closing, 0, 0, 0};
+        u[i] = rt_spawn(sends_its_share, &w[i]);
+        ck_assert_ptr_nonnull(u[i]);
+    }
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(rt_join(u[i], NULL), RT_OK);
+        ck_assert_uint_eq(w[i].sent, RACED);
+    }
+    __atomic_store_n(&closing, 1, __ATOMIC_RELEASE);
+    rt_chan_close(c);
+    for (int i = 0; i < RACERS; i++) {
+        ck_assert_int_eq(rt_join(t[i], NULL), RT_OK);
+        ck_assert_msg(r[i].early_null == 0, "receiver %d got NULL from an open channel", i);
+        got += r[i].got;
+    }
+    ck_assert_ptr_null(rt_recv(c)); /* the receivers emptied it */
+    ck_assert_uint_eq(got, 2 * RACED);
+    rt_chan_free(c);
     ck_assert_uint_eq(rt_held(), 0);
 }
 END_TEST
@@ -796,6 +917,8 @@ Suite *make_suite(void)
     suite_add_test(s, a_closed_channel_takes_nothing_and_gives_what_it_has);
     suite_add_test(s, a_full_channel_blocks_the_sender_and_keeps_the_order);
     suite_add_test(s, closing_a_full_channel_wakes_its_sender);
+    suite_add_test(s, closing_a_full_channel_wakes_every_sender);
+    suite_add_test(s, receivers_racing_for_values_see_null_only_once_closed);
     suite_add_test(s, closing_an_empty_channel_wakes_its_receivers);
     suite_add_test(s, freeing_a_channel_frees_what_is_queued);
     suite_add_test(s, freeing_a_channel_leaves_nothing_allocated);

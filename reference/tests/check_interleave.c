@@ -677,6 +677,80 @@ START_TEST(a_send_while_a_receiver_is_about_to_sleep_wakes_it)
 }
 END_TEST
 
+/* Woken for nothing, a wait waits again. POSIX lets any condition wait
+** return with nobody having signalled it (a spurious wakeup), and a
+** receiver woken for a value another receiver took first is in the same
+** place: rt__spurious_wakeups makes every wait of the runtime such a
+** wakeup, on every run. A receiver on an empty channel must loop through
+** them, asleep each time again, until a value comes: then it gets that
+** value, not NULL, for the channel is open. */
+START_TEST(a_receiver_woken_for_nothing_waits_again)
+{
+    struct actor r = {0};
+    struct watch *waits = watch("chan.recv.before_wait", "R", 0);
+    struct chan_ctx x = {0};
+
+    init_fixed(64 * KIB);
+    x.c = rt_chan_new(1);
+    __atomic_store_n(&rt__spurious_wakeups, 1, __ATOMIC_RELAXED);
+    spawn(&r, "R", recv_body, &x);
+    WAIT_FOR(passed(waits) >= 3 || ld(&r.done), "R never waited on the empty channel");
+    ck_assert_msg(!ld(&r.done), "a receiver woken on an empty open channel returned");
+    char *v = rt_alloc_outside(300);
+    ck_assert_int_eq(rt_send(x.c, v), RT_OK);
+    ck_assert_int_eq(join_task(&r, NULL), RT_OK);
+    ck_assert_ptr_eq(r.got[0], v);
+    ck_assert_uint_eq(r.held[0], 300);
+    ck_assert_uint_eq(r.held[1], 0);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_close(x.c);
+    ck_assert_ptr_null(rt_recv(x.c)); /* a closed empty channel: NULL at once */
+    rt_chan_free(x.c);
+    __atomic_store_n(&rt__spurious_wakeups, 0, __ATOMIC_RELAXED);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+/* The same for a sender on a full channel: woken with no room, it waits
+** again; it enqueues nothing until a receive makes room, then its value
+** follows the one that was there. */
+START_TEST(a_sender_woken_with_no_room_waits_again)
+{
+    struct actor s = {0};
+    struct watch *waits = watch("chan.send.before_wait", "S", 0);
+    struct watch *enqueue = watch("chan.send.before_enqueue", "S", 0);
+    struct chan_ctx x = {0};
+
+    init_fixed(64 * KIB);
+    x.c = rt_chan_new(1);
+    x.bytes = 200;
+    char *first = rt_alloc_outside(100);
+    ck_assert_int_eq(rt_send(x.c, first), RT_OK);
+    __atomic_store_n(&rt__spurious_wakeups, 1, __ATOMIC_RELAXED);
+    spawn(&s, "S", send_body, &x);
+    WAIT_FOR(passed(waits) >= 3 || ld(&s.done), "S never waited on the full channel");
+    ck_assert_msg(!ld(&s.done), "a sender woken on a full open channel returned");
+    ck_assert_int_eq(passed(enqueue), 0);
+    ck_assert_ptr_eq(rt_recv(x.c), first);
+    ck_assert_int_eq(join_task(&s, NULL), RT_OK);
+    ck_assert_int_eq(s.status[0], RT_OK);
+    ck_assert_uint_eq(s.held[0], 200); /* in flight: still the sender's */
+    ck_assert_uint_eq(rt_held(), 100);
+    char *second = rt_recv(x.c);
+    ck_assert_ptr_eq(second, s.got[0]);
+    ck_assert(second[0] == 'S' && second[199] == 'S');
+    ck_assert_uint_eq(rt_held(), 300);
+    rt_chan_close(x.c);
+    ck_assert_ptr_null(rt_recv(x.c));
+    rt_free(first);
+    rt_free(second);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(x.c);
+    __atomic_store_n(&rt__spurious_wakeups, 0, __ATOMIC_RELAXED);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
 static void *send_two_body(struct actor *a)
 {
     struct chan_ctx *x = a->ctx;
@@ -2787,6 +2861,8 @@ Suite *make_suite(void)
     add_case(s, a_close_while_a_receiver_is_about_to_sleep_wakes_it);
     add_case(s, two_senders_never_share_a_slot);
     add_case(s, a_send_while_a_receiver_is_about_to_sleep_wakes_it);
+    add_case(s, a_receiver_woken_for_nothing_waits_again);
+    add_case(s, a_sender_woken_with_no_room_waits_again);
     add_case(s, a_sender_waiting_on_a_full_channel_gets_closed_and_keeps_its_value);
     add_case(s, a_receiver_that_panics_leaves_the_value_to_the_next);
     add_case(s, the_receiver_drops_the_last_reference_after_the_join);

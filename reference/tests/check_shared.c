@@ -1424,6 +1424,85 @@ START_TEST(stored_values_are_freed_with_the_state_they_were_stored_into)
 }
 END_TEST
 
+/* Inside rt_update_all, the rebuild of one value may store into the other
+** (its update is open): the stored value goes to that other value, never
+** to the state being built, whichever argument the rebuilt value is; an
+** unstore in a later rebuild takes it back out of the other value. */
+struct partner_build {
+    rt_shared *self, *partner; /* NULL in the first build */
+    char *stored;
+    size_t self_in_build, partner_in_build; /* rt_shared_held in the build */
+};
+
+static void build_touching_the_partner(void *value, void *ctx)
+{
+    struct partner_build *p = ctx;
+    (void)value;
+    if (p->partner == NULL)
+        return;
+    if (p->stored == NULL) {
+        p->stored = rt_alloc_outside(RT_CHUNK_SIZE);
+        NEED(rt_store(p->partner, p->stored) == RT_OK);
+    } else {
+        NEED(rt_unstore(p->partner, p->stored) == p->stored);
+        rt_free(p->stored);
+        p->stored = NULL;
+    }
+    p->self_in_build = rt_shared_held(p->self);
+    p->partner_in_build = rt_shared_held(p->partner);
+}
+
+static void touch_nothing(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb, (void)ctx;
+}
+
+static void stores_in_a_partners_build(void *unused)
+{
+    (void)unused;
+    init_fixed(512 * KIB);
+    for (int swapped = 0; swapped <= 1; swapped++) {
+        struct partner_build p = {NULL, NULL, NULL, 0, 0};
+        int64_t zero = 0;
+        rt_shared *a = rt_shared_supervised(RT_OWNED, sizeof zero, build_touching_the_partner,
+                                            &p, 256 * KIB);
+        rt_shared *b = rt_shared_new(RT_OWNED, sizeof zero, &zero, 256 * KIB);
+        size_t held_a = rt_shared_held(a), held_b = rt_shared_held(b);
+        p.self = a;
+        p.partner = b;
+
+        NEED(run_task(poison_it, a) == RT_PANICKED && rt_poisoned(a));
+        NEED(rt_update_all(swapped ? b : a, swapped ? a : b, touch_nothing, NULL) == RT_OK);
+        NEED(p.stored != NULL && chunk_live(p.stored));
+        NEED(p.self_in_build == held_a && p.partner_in_build == held_b + RT_CHUNK_SIZE);
+        NEED(rt_shared_held(a) == held_a && rt_shared_held(b) == held_b + RT_CHUNK_SIZE);
+        NEED(rt_held() == 0);
+
+        /* poisoned again: this rebuild takes it back and frees it */
+        char *stored = p.stored;
+        NEED(run_task(poison_it, a) == RT_PANICKED && rt_poisoned(a));
+        NEED(rt_update_all(swapped ? b : a, swapped ? a : b, touch_nothing, NULL) == RT_OK);
+        NEED(p.stored == NULL && !chunk_live(stored));
+        NEED(p.self_in_build == held_a && p.partner_in_build == held_b);
+        NEED(rt_shared_held(a) == held_a && rt_shared_held(b) == held_b && rt_held() == 0);
+
+        /* and stored once more, freed with b, not with a */
+        NEED(run_task(poison_it, a) == RT_PANICKED);
+        NEED(rt_update_all(swapped ? b : a, swapped ? a : b, touch_nothing, NULL) == RT_OK);
+        stored = p.stored;
+        rt_shared_free(a);
+        NEED(chunk_live(stored));
+        rt_shared_free(b);
+        NEED(!chunk_live(stored));
+    }
+}
+
+START_TEST(a_rebuild_inside_update_all_stores_into_the_other_value_there)
+{
+    RUN_OK(stores_in_a_partners_build, "panicked: poisons the holder");
+}
+END_TEST
+
 /* ---- lock order -------------------------------------------------------- */
 
 #define PAIR_ROUNDS 20000
@@ -2726,6 +2805,111 @@ static void alloc_in_access(const void *value, void *ctx)
     alloc_and_see(ctx);
 }
 
+/* The same one door further in: the innermost door decides, whatever the
+** doors around it are. */
+struct nested_seen {
+    rt_shared *inner, *outer;
+    bool inner_updates; /* rt_update, else rt_access */
+    size_t task, outer_v, inner_v;
+};
+
+static void nested_alloc_and_see(struct nested_seen *n)
+{
+    size_t task = rt_held(), outer = rt_shared_held(n->outer), inner = rt_shared_held(n->inner);
+    void *p = rt_alloc(64);
+    n->task = rt_held() - task;
+    n->outer_v = rt_shared_held(n->outer) - outer;
+    n->inner_v = rt_shared_held(n->inner) - inner;
+    rt_free(p); /* freed where it came from: no violation */
+}
+
+static void nested_alloc_in_update(void *value, void *ctx)
+{
+    (void)value;
+    nested_alloc_and_see(ctx);
+}
+
+static void nested_alloc_in_access(const void *value, void *ctx)
+{
+    (void)value;
+    nested_alloc_and_see(ctx);
+}
+
+static void open_the_inner_door(struct nested_seen *n)
+{
+    if (n->inner_updates)
+        NEED(rt_update(n->inner, nested_alloc_in_update, n) == RT_OK);
+    else
+        NEED(rt_access(n->inner, nested_alloc_in_access, n) == RT_OK);
+}
+
+static void outer_update_opens_inner(void *value, void *ctx)
+{
+    (void)value;
+    open_the_inner_door(ctx);
+}
+
+static void outer_access_opens_inner(const void *value, void *ctx)
+{
+    (void)value;
+    open_the_inner_door(ctx);
+}
+
+/* One allocation two doors deep: outer door (update or access) on outer,
+** inner door on inner; returns what it changed. */
+static struct nested_seen nested_alloc(rt_shared *outer, bool outer_updates, rt_shared *inner,
+                                       bool inner_updates)
+{
+    struct nested_seen n = {inner, outer, inner_updates, 0, 0, 0};
+    if (outer_updates)
+        NEED(rt_update(outer, outer_update_opens_inner, &n) == RT_OK);
+    else
+        NEED(rt_access(outer, outer_access_opens_inner, &n) == RT_OK);
+    return n;
+}
+
+static void alloc_from_nested_blocks(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    /* made in this order, so each nests inside the ones before it */
+    rt_shared *list = new_list(1 * KIB), *kasse = new_i64(1), *list2 = new_list(1 * KIB);
+    size_t held_list = rt_shared_held(list), held_list2 = rt_shared_held(list2),
+           held_kasse = rt_shared_held(kasse);
+    struct nested_seen n;
+
+    /* an OWNED update outside; inside, a door that is not an OWNED update */
+    n = nested_alloc(list, true, kasse, false);
+    NEED(n.task >= 64 && n.outer_v == 0 && n.inner_v == 0);
+    n = nested_alloc(list, true, kasse, true);
+    NEED(n.task >= 64 && n.outer_v == 0 && n.inner_v == 0);
+    n = nested_alloc(list, true, list2, false);
+    NEED(n.task >= 64 && n.outer_v == 0 && n.inner_v == 0);
+    /* an OWNED update inside: its block, whatever is outside */
+    n = nested_alloc(list, true, list2, true);
+    NEED(n.task == 0 && n.outer_v == 0 && n.inner_v >= 64);
+    n = nested_alloc(list, false, list2, true);
+    NEED(n.task == 0 && n.outer_v == 0 && n.inner_v >= 64);
+    n = nested_alloc(kasse, true, list2, true);
+    NEED(n.task == 0 && n.outer_v == 0 && n.inner_v >= 64);
+    /* and back out: the outer update's block again */
+    struct alloc_seen a = {list, 0, 0};
+    NEED(rt_update(list, alloc_in_update, &a) == RT_OK);
+    NEED(a.task == 0 && a.value >= 64);
+    /* every allocation was freed where it came from */
+    NEED(rt_held() == 0 && rt_shared_held(list) == held_list &&
+         rt_shared_held(list2) == held_list2 && rt_shared_held(kasse) == held_kasse);
+    rt_shared_free(list);
+    rt_shared_free(kasse);
+    rt_shared_free(list2);
+}
+
+START_TEST(the_innermost_door_decides_where_an_allocation_comes_from)
+{
+    RUN_OK(alloc_from_nested_blocks, "");
+}
+END_TEST
+
 static void alloc_from_blocks(void *unused)
 {
     (void)unused;
@@ -3049,6 +3233,89 @@ static void copies_rebuilt_then_updated(void *unused)
 START_TEST(update_all_over_two_copies_rebuilds_each_poisoned_one_then_keeps_fns_change)
 {
     RUN_OK(copies_rebuilt_then_updated, "a mixed update_all that panics");
+}
+END_TEST
+
+/* Every door on a poisoned supervised RT_COPY value rebuilds it before fn
+** runs, so fn sees the fresh value, never the half-changed one, and an
+** update's change is made to the fresh value: rt_update, rt_access, rt_get
+** and rt_update_all with the value first or second. */
+enum copy_door { BY_UPDATE, BY_ACCESS, BY_GET, BY_UPDATE_ALL_FIRST, BY_UPDATE_ALL_SECOND };
+
+static int64_t seen_in_door;
+
+static void see_and_add_ten(void *value, void *ctx)
+{
+    (void)ctx;
+    seen_in_door = *(int64_t *)value;
+    *(int64_t *)value += 10;
+}
+
+static void see(const void *value, void *ctx)
+{
+    (void)ctx;
+    seen_in_door = *(const int64_t *)value;
+}
+
+static void see_first_and_add_ten(void *va, void *vb, void *ctx)
+{
+    (void)vb;
+    see_and_add_ten(va, ctx);
+}
+
+static void see_second_and_add_ten(void *va, void *vb, void *ctx)
+{
+    (void)va;
+    see_and_add_ten(vb, ctx);
+}
+
+static void every_door_on_a_poisoned_copy(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    for (int door = BY_UPDATE; door <= BY_UPDATE_ALL_SECOND; door++) {
+        struct copy_counts ca = {0};
+        int64_t zero = 0, got = -1;
+        rt_shared *a = rt_shared_supervised(RT_COPY, sizeof zero, build_seven, &ca, 256);
+        rt_shared *oa = rt_shared_new(RT_OWNED, sizeof zero, &zero, 256);
+        rt_shared *other = rt_shared_new(RT_COPY, sizeof zero, &zero, 256);
+        struct mixed ma = {a, oa};
+        NEED(rt_update(a, see_and_add_ten, NULL) == RT_OK && seen_in_door == 7);
+        NEED(value_of(a) == 17); /* the poisoned state differs from a build's */
+        NEED(run_task(poison_through_a_mixed_update_all, &ma) == RT_PANICKED);
+        NEED(rt_poisoned(a) && ca.builds == 1);
+        seen_in_door = -1;
+        switch (door) {
+        case BY_UPDATE:
+            NEED(rt_update(a, see_and_add_ten, NULL) == RT_OK);
+            break;
+        case BY_ACCESS:
+            NEED(rt_access(a, see, NULL) == RT_OK);
+            break;
+        case BY_GET:
+            NEED(rt_get(a, &got) == RT_OK && got == 7);
+            seen_in_door = got;
+            break;
+        case BY_UPDATE_ALL_FIRST:
+            NEED(rt_update_all(a, other, see_first_and_add_ten, NULL) == RT_OK);
+            break;
+        case BY_UPDATE_ALL_SECOND:
+            NEED(rt_update_all(other, a, see_second_and_add_ten, NULL) == RT_OK);
+            break;
+        }
+        NEED(seen_in_door == 7 && ca.builds == 2 && !rt_poisoned(a));
+        int updates = door == BY_UPDATE || door >= BY_UPDATE_ALL_FIRST;
+        NEED(value_of(a) == (updates ? 17 : 7));
+        NEED(value_of(other) == 0);
+        rt_shared_free(a);
+        rt_shared_free(oa);
+        rt_shared_free(other);
+    }
+}
+
+START_TEST(every_door_on_a_poisoned_supervised_copy_works_on_the_fresh_value)
+{
+    RUN_OK(every_door_on_a_poisoned_copy, "a mixed update_all that panics");
 }
 END_TEST
 
@@ -3573,6 +3840,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_block_value_is_refused_by_store_and_the_message_names_the_copy);
     ADD_TEST(s, a_block_value_is_refused_by_store_in_a_rebuild_and_the_message_names_the_copy);
     ADD_TEST(s, stored_values_are_freed_with_the_state_they_were_stored_into);
+    ADD_TEST(s, a_rebuild_inside_update_all_stores_into_the_other_value_there);
     ADD_TEST(s, opposite_order_update_all_pairs_never_deadlock);
     ADD_TEST(s, a_door_entered_again_on_the_same_value_is_a_violation);
     ADD_TEST(s, a_door_on_a_value_open_anywhere_in_the_task_is_reported_as_entered_again);
@@ -3591,12 +3859,14 @@ Suite *make_suite(void)
     ADD_TEST(s, a_rebuild_whose_block_cannot_be_allocated_traps);
     ADD_TEST(s, every_allocation_failure_in_a_life_of_values_traps);
     ADD_TEST(s, only_an_update_of_an_owned_value_allocates_from_its_block);
+    ADD_TEST(s, the_innermost_door_decides_where_an_allocation_comes_from);
     ADD_TEST(s, a_rebuilt_value_whose_door_then_panics_is_poisoned_again);
     ADD_TEST(s, values_are_made_read_and_freed_outside_any_task);
     ADD_TEST(s, freeing_null_does_nothing_inside_a_door_either);
     ADD_TEST(s, a_rebuilt_value_starts_zeroed_in_reused_memory);
     ADD_TEST(s, update_all_rebuilds_each_poisoned_supervised_value);
     ADD_TEST(s, update_all_over_two_copies_rebuilds_each_poisoned_one_then_keeps_fns_change);
+    ADD_TEST(s, every_door_on_a_poisoned_supervised_copy_works_on_the_fresh_value);
     ADD_TEST(s, update_all_over_copies_of_two_sizes_writes_each_back_whole);
     ADD_TEST(s, an_unstore_makes_room_in_the_table_of_stored_values);
     ADD_TEST(s, a_door_left_by_longjmp_is_a_violation_when_the_door_around_it_closes);

@@ -309,6 +309,12 @@ def oracle_vars(oracle):
     return dict(project.CFG.oracles[oracle]["make_vars"]) if oracle != "plain" else {}
 
 
+def oracle_suites(oracle):
+    """The suites an oracle runs instead of those that reach a survivor
+    ([] for plain and for an oracle without suites of its own)."""
+    return list(project.CFG.oracles[oracle].get("suites", [])) if oracle != "plain" else []
+
+
 def vars_text(make_vars):
     return " ".join(f"{k}={v}" for k, v in make_vars.items())
 
@@ -361,8 +367,10 @@ def judge(oracle, survivors, ctx):
     if not to_run:
         return
     # only the suites that reach a survivor are run unmutated (and kept,
-    # with the copy, while the inputs are the same)
-    needed = [s for s in ctx["suites"] if any(s in m.covered_by for m in to_run)]
+    # with the copy, while the inputs are the same); an oracle with suites
+    # of its own runs those, for every survivor
+    own_suites = oracle_suites(oracle)
+    needed = own_suites or [s for s in ctx["suites"] if any(s in m.covered_by for m in to_run)]
     missing = [s for s in needed if ob is None or (s not in ob["suites"] and s not in ob["failed"])]
     if ob is None or missing:
         print(f"mutants: {oracle}: {len(to_run)} survivors to judge; the unmutated run "
@@ -400,7 +408,7 @@ def judge(oracle, survivors, ctx):
     limit = args.limit or 3 * unmutated + 10
     items = []
     for m in to_run:
-        reach = [s for s in m.covered_by if s in times]
+        reach = [s for s in (own_suites or m.covered_by) if s in times]
         if reach:
             m.tried, m.kind = [], ""
             items.append((m, reach))
@@ -414,8 +422,9 @@ def judge(oracle, survivors, ctx):
                     expected=ob.get("results"), oracle_vars=own)
     runner.kills = ctx["kill_map"]
     started = time.monotonic()
+    # an oracle's own suites build what they build, not the schema's library
     schema = [m for m, _ in items if len({e.path for e in m.edits}) == 1
-              and m.path.endswith(".c")]
+              and m.path.endswith(".c")] if not own_suites else []
     if len(schema) >= args.schema_min and not args.no_schemata and project.CFG.mutant_env:
         texts = ctx["texts"]
         schema = compiling(ctx, schema, args.jobs)

@@ -45,7 +45,7 @@ KEYS = {
     "tce": {"targets", "flags"},
     "catalog": {"files", "ledger", "kills"},
 }
-ORACLE_KEYS = {"make_vars", "concurrency"}
+ORACLE_KEYS = {"make_vars", "concurrency", "suites"}
 KIND_KEYS = {"pattern", "about"}
 
 _PLACE = re.compile(r"(?<!\$)\{(\w+)\}")
@@ -141,8 +141,15 @@ class Config:
             if not isinstance(o, dict) or set(o) - ORACLE_KEYS or "make_vars" not in o:
                 raise ConfigError(f"{self.where}: oracles.{name}: a table with make_vars "
                                   f"(and concurrency)")
+            own = o.get("suites", [])
+            if not isinstance(own, list) or not all(isinstance(x, str) and x for x in own):
+                raise ConfigError(f"{self.where}: oracles.{name}.suites: a list of suite names")
+            # suites: what this oracle runs instead of the suites that reach
+            # a survivor; for a suite the coverage build cannot see (a cross
+            # build run under an emulator), which reaches every source it builds
             self.oracles[name] = {"make_vars": {k: str(v) for k, v in o["make_vars"].items()},
-                                  "concurrency": bool(o.get("concurrency", False))}
+                                  "concurrency": bool(o.get("concurrency", False)),
+                                  "suites": list(own)}
 
         t = data.get("tce", {})
         self.tce_targets = tuple(tuple(x) for x in t.get("targets", []))

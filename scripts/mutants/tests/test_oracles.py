@@ -146,6 +146,76 @@ class OracleLineTest(unittest.TestCase):
         self.assertEqual(closing(again), closing(p))
 
 
+OTHER_MUT = """# a fault only the other target compiles (other.h)
+
+== other_twice_off
+seed: fixture
+about: other_twice adds one more on the other target; no build but check-other's compiles it
+oracle: other
+file: reference/src/other.h
+--- find
+    return x + x;
++++ replace
+    return x + x + 1;
+
+== other_twice_off_late
+seed: fixture
+about: the same fault with no oracle: line: the plain build and the sanitizers let it through, then the other oracle sees it
+file: reference/src/other.h
+--- find
+    return x + x;
++++ replace
+    return x + x - 1;
+"""
+
+
+class OwnSuitesTest(unittest.TestCase):
+    """An oracle with suites of its own (refrt's aarch64 oracle: a cross
+    build under qemu-user) runs them, not the suites that reach a survivor,
+    which the coverage build cannot know of; an entry whose oracle: line
+    names it goes there first."""
+
+    def test_an_oracle_of_its_own_suites_kills_what_only_that_target_builds(self):
+        root = util.fixture_copy(self)
+        conf = os.path.join(root, "mutants", "driver.toml")
+        with open(conf) as f:
+            text = f.read()
+        with open(conf, "w") as f:
+            f.write(text.replace('concurrency = true}\n', 'concurrency = true}\n'
+                                 'other = {make_vars = {}, suites = ["check-other"]}\n'))
+        with open(os.path.join(root, "mutants", "other.mut"), "w") as f:
+            f.write(OTHER_MUT)
+        p = util.run_driver(root, "--curated-only", "--only", "other_twice_off*")
+        times, rep = times_of(root), report_of(root)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        first = rep["other_twice_off"]
+        self.assertEqual((first["status"], first["killedBy"]),
+                         ("Killed", ["check-other", "oracle:functional"]), first)
+        self.assertEqual({o for (i, o) in times if i == "other_twice_off"}, {"other"})
+        late = rep["other_twice_off_late"]
+        self.assertEqual((late["status"], late["killedBy"]),
+                         ("Killed", ["check-other", "oracle:functional"]), late)
+        self.assertEqual(times[("other_twice_off_late", "plain")], ("Survived", "-"))
+        self.assertEqual(times[("other_twice_off_late", "tsan")], ("Survived", "-"))
+        self.assertEqual(times[("other_twice_off_late", "other")], ("Killed", "functional"))
+        self.assertIn("unmutated run (other) ", p.stderr)
+        # the other oracle's unmutated run is its own suite alone
+        self.assertRegex(p.stderr, r"other: \d+ survivors to judge; the unmutated run \(\): "
+                                   r"check-other\n")
+
+    def test_an_oracles_suites_are_a_list_of_names(self):
+        from mutants import config
+        root = util.fixture_copy(self)
+        conf = os.path.join(root, "mutants", "driver.toml")
+        with open(conf) as f:
+            text = f.read()
+        with open(conf, "w") as f:
+            f.write(text.replace('concurrency = true}\n', 'concurrency = true}\n'
+                                 'other = {make_vars = {}, suites = "check-other"}\n'))
+        with self.assertRaisesRegex(config.ConfigError, r"oracles\.other\.suites: a list"):
+            config.load(conf)
+
+
 def names_the_kill_map(root):
     """Makes the fixture copy's configuration name its mutants/kills.tsv."""
     conf = os.path.join(root, "mutants", "driver.toml")
