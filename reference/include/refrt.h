@@ -149,7 +149,10 @@ rt_status rt_store(rt_shared *s, void *value);
 void *rt_unstore(rt_shared *s, void *value);
 
 /* The bytes s's block holds now: the value itself, what was allocated in
-** its doors and not freed, and the values stored into it (D5, D9). */
+** its doors and not freed, and the values stored into it (D5, D9). With no
+** door on s open in this task it takes s's lock as a door would, so inside
+** a door on a value made after s it is a contract violation (doors nest in
+** the order values were made). */
 size_t rt_shared_held(rt_shared *s);
 
 /* ---- The hot path (seed 003) ------------------------------------------ */

@@ -199,6 +199,20 @@ static struct rt_hot *door_hot(const char *fn)
     return rt__task_hot(fn);
 }
 
+/* A value made after s whose door is open in this task, or NULL: s's lock
+** may not be taken here, since a task in a door on s may be opening one on
+** that value (a deadlock). */
+static const rt_shared *open_after(struct rt_hot *h, const rt_shared *s)
+{
+    for (struct rt_door *o = h->door; o != NULL; o = o->outer) {
+        struct door *d = as_door(o);
+        for (unsigned i = 0; d != NULL && i < d->n; i++)
+            if (d->v[i]->seq > s->seq)
+                return d->v[i];
+    }
+    return NULL;
+}
+
 /* Door nd, on its values in lock order, may open here: no value of it
 ** already has a door open in this task (the lock is not recursive: that
 ** would deadlock), and it is not inside a door on a value made later
@@ -219,14 +233,11 @@ static void check_nesting(struct rt_hot *h, const struct door *nd)
                                   d->fn);
     }
     /* v[0] was made first: wherever v[1] may not open, v[0] may not either */
-    for (struct rt_door *o = h->door; o != NULL; o = o->outer) {
-        struct door *d = as_door(o);
-        for (unsigned i = 0; d != NULL && i < d->n; i++)
-            if (d->v[i]->seq > nd->v[0]->seq)
-                rt__violation(nd->fn, "a door on shared value #%lu opened inside a door on "
-                              "#%lu, made later: doors nest in the order values were made "
-                              "(or use rt_update_all)", nd->v[0]->seq, d->v[i]->seq);
-    }
+    const rt_shared *later = open_after(h, nd->v[0]);
+    if (later != NULL)
+        rt__violation(nd->fn, "a door on shared value #%lu opened inside a door on "
+                      "#%lu, made later: doors nest in the order values were made "
+                      "(or use rt_update_all)", nd->v[0]->seq, later->seq);
 }
 
 /* Opens a door on s (and b, if not NULL): checks, locks in order, pushes. */
@@ -630,6 +641,13 @@ size_t rt_shared_held(rt_shared *s)
     d = h != NULL && h->task != NULL ? door_on(h, s) : NULL;
     if (d != NULL) /* this task holds the lock */
         return rt__block_held(d->building_for == s ? d->building.block : s->now.block);
+    /* s's lock is taken as a door's would be: in the order values were
+    ** made (a task in a door on s may be opening one on the later value) */
+    const rt_shared *later = h != NULL && h->task != NULL ? open_after(h, s) : NULL;
+    if (later != NULL)
+        rt__violation("rt_shared_held", "shared value #%lu read inside a door on #%lu, made "
+                      "later: its lock is taken in the order doors nest in, the order values "
+                      "were made", s->seq, later->seq);
     rt__lock(&s->lock);
     held = rt__block_held(s->now.block);
     rt__unlock(&s->lock);

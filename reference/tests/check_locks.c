@@ -885,6 +885,47 @@ START_TEST(a_lock_held_into_the_next_call_fires)
 }
 END_TEST
 
+/* The same on either path to the thread's state: each runtime call below
+** is made with an inner lock left held, once the thread's state is
+** published, on the direct path (where this build has one: the state is
+** read with one load) and after rt_hot_disable, on the fallback; each
+** fires at its entry. */
+static void call_chunk_take(void) { rt_chunk_take(); }
+static void call_chunk_kept(void) { (void)rt_chunk_kept(); }
+static void call_held(void) { (void)rt_held(); }
+static void call_budget(void) { (void)rt_budget(); }
+static void call_alloc(void) { (void)rt_alloc(16); }
+static void call_hot(void) { (void)rt_hot(); }
+
+static void (*const entry_calls[])(void) = {call_chunk_take, call_chunk_kept, call_held,
+                                             call_budget, call_alloc, call_hot};
+#define ENTRY_CALLS (sizeof entry_calls / sizeof entry_calls[0])
+
+static unsigned entry_call;
+static bool entry_direct;
+
+static void held_into_a_call_on_a_path(void)
+{
+    init_fixed(64 * KIB);
+    rt_free(rt_alloc(8)); /* the state published, its path chosen */
+    if (!entry_direct)
+        rt_hot_disable();
+    NEED(rt_hot_direct() == entry_direct);
+    leaves_a_lock();
+    entry_calls[entry_call]();
+}
+
+START_TEST(a_lock_held_into_any_call_fires_on_either_path)
+{
+    for (int direct = 0; direct <= RT_PRIM_DIRECT; direct++)
+        for (entry_call = 0; entry_call < ENTRY_CALLS; entry_call++) {
+            entry_direct = direct;
+            fires(held_into_a_call_on_a_path, "leaves_a_lock",
+                  "the lock it took is still held when this thread calls the runtime again\n");
+        }
+}
+END_TEST
+
 static void *task_leaves_a_lock(void *arg)
 {
     (void)arg;
@@ -1105,6 +1146,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_trylock_inside_an_inner_lock_fires);
     suite_add_test(s, a_trylocked_lock_held_into_the_next_call_fires);
     suite_add_test(s, a_lock_held_into_the_next_call_fires);
+    suite_add_test(s, a_lock_held_into_any_call_fires_on_either_path);
     suite_add_test(s, a_lock_held_past_its_task_fires);
     suite_add_test(s, a_lock_held_past_its_thread_fires);
     suite_add_test(s, a_thread_that_ends_inside_a_door_fires);

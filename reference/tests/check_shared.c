@@ -2159,6 +2159,133 @@ START_TEST(doors_nest_only_in_the_order_values_were_made)
 }
 END_TEST
 
+/* rt_shared_held of a value with no door open in this task takes its lock
+** for the read, as a door would, so it keeps the doors' order: read inside
+** a door on a value made later, it is a violation (a task in a door on the
+** earlier value opening one on the later would wait for this task, which
+** would wait for it). Read inside a door on a value made before, or on the
+** value itself, it is a plain read, exact. */
+static rt_shared *held_earlier, *held_later;
+
+static void read_earlier_in_update(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    (void)rt_shared_held(held_earlier);
+}
+
+static void read_earlier_in_access(const void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    (void)rt_shared_held(held_earlier);
+}
+
+static void read_earlier_in_update_all(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb, (void)ctx;
+    (void)rt_shared_held(held_earlier);
+}
+
+static void read_earlier_in_build(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    (void)rt_shared_held(held_earlier);
+}
+
+static void held_in_update_of_later(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    held_earlier = new_i64(1);
+    held_later = new_i64(2);
+    rt_update(held_later, read_earlier_in_update, NULL);
+}
+
+static void held_in_access_of_later(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    held_earlier = new_list(1 * KIB);
+    held_later = new_list(1 * KIB);
+    rt_access(held_later, read_earlier_in_access, NULL);
+}
+
+static void held_in_update_all_of_later(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *a = new_i64(1);
+    held_earlier = new_i64(2); /* between the two: #2 */
+    rt_shared *c = new_i64(3);
+    rt_update_all(c, a, read_earlier_in_update_all, NULL);
+}
+
+static void held_in_a_first_build(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    held_earlier = new_i64(1);
+    rt_shared_supervised(RT_OWNED, 16, read_earlier_in_build, NULL, 1 * KIB);
+}
+
+static void *held_on_a_task(void *unused)
+{
+    held_in_update_of_later(unused);
+    return NULL;
+}
+
+static void held_in_update_of_later_on_a_task(void *unused)
+{
+    (void)unused;
+    rt_task *t;
+    init_fixed(64 * KIB);
+    t = rt_spawn(held_on_a_task, NULL);
+    rt_join(t, NULL);
+}
+
+struct held_seen {
+    rt_shared *other;
+    size_t seen;
+};
+
+static void read_other(void *value, void *ctx)
+{
+    struct held_seen *h = ctx;
+    (void)value;
+    h->seen = rt_shared_held(h->other);
+}
+
+static void held_in_order(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_shared *earlier = new_list(1 * KIB), *later = new_list(1 * KIB);
+    size_t held = rt_shared_held(later);
+    struct held_seen h = {later, 0};
+    NEED(rt_update(earlier, read_other, &h) == RT_OK && h.seen == held);
+    h.other = earlier; /* the door's own value: no lock taken again */
+    held = rt_shared_held(earlier);
+    NEED(rt_update(earlier, read_other, &h) == RT_OK && h.seen == held);
+    rt_shared_free(earlier);
+    rt_shared_free(later);
+}
+
+START_TEST(a_held_figure_read_inside_a_door_on_a_later_value_is_a_violation)
+{
+    violates(held_in_update_of_later,
+             "refrt: rt_shared_held: shared value #1 read inside a door on #2, made later: "
+             "its lock is taken in the order doors nest in, the order values were made\n");
+    violates(held_in_access_of_later,
+             "refrt: rt_shared_held: shared value #1 read inside a door on #2, made later");
+    violates(held_in_update_all_of_later,
+             "refrt: rt_shared_held: shared value #2 read inside a door on #3, made later");
+    violates(held_in_a_first_build,
+             "refrt: rt_shared_held: shared value #1 read inside a door on #2, made later");
+    violates(held_in_update_of_later_on_a_task,
+             "refrt: rt_shared_held: shared value #1 read inside a door on #2, made later");
+    RUN_OK(held_in_order, NULL);
+}
+END_TEST
+
 START_TEST(misuse_of_doors_and_stores_gets_the_contracts_error)
 {
     violates(door_on_a_plain_thread, "refrt: rt_get: this thread is not a task");
@@ -3848,6 +3975,7 @@ Suite *make_suite(void)
     ADD_TEST(s, doors_nest_only_in_the_order_values_were_made);
     ADD_TEST(s, a_first_build_nests_doors_only_on_values_it_makes);
     ADD_TEST(s, misuse_of_doors_and_stores_gets_the_contracts_error);
+    ADD_TEST(s, a_held_figure_read_inside_a_door_on_a_later_value_is_a_violation);
     ADD_TEST(s, a_block_bigger_than_a_block_can_be_is_a_violation);
     ADD_TEST(s, a_kind_that_is_neither_copy_nor_owned_is_a_violation);
     ADD_TEST(s, null_arguments_are_violations);

@@ -373,12 +373,15 @@ END_TEST
 ** the region around it now), so rt_region_close names it in its own
 ** violation, and gives nothing back: its chunk went back with the first
 ** close (the top of the thread's stack when the cache had room, freed
-** when it was full). At every depth, with the cache empty and full. */
+** when it was full). At every depth, with the cache empty and full, and
+** again once a region at the same depth has opened in its place: with
+** room, that one reopened on the very chunk the stale copy names (LIFO),
+** and the stale copy is still not it. */
 static rt_region stale; /* static: the same address in the test and its child */
 
 struct stale_close {
     int depth;
-    bool cache_full;
+    bool cache_full, reopened;
 };
 
 static void close_a_stale_copy(void *arg)
@@ -401,6 +404,12 @@ static void close_a_stale_copy(void *arg)
     rt_region_close(&r[c->depth - 1]);
     if (rt_chunk_kept() != (c->cache_full ? SLOTS : 1))
         _exit(3); /* not the state the violation must be seen in */
+    rt_region again;
+    if (c->reopened) {
+        rt_region_open(&again);
+        if ((again.base == stale.base) != !c->cache_full)
+            _exit(4); /* with room, the same chunk: the top of the stack */
+    }
     rt_region_close(&stale);
 }
 
@@ -411,14 +420,16 @@ START_TEST(closing_a_stale_copy_of_a_closed_region_is_rt_region_closes_violation
              "refrt: rt_region_close: region %p is not this thread's innermost open region\n",
              (void *)&stale);
     for (int depth = 1; depth <= 18; depth++)
-        for (int full = 0; full <= 1; full++) {
-            struct stale_close c = {depth, full};
-            struct death d = run_child(close_a_stale_copy, &c);
-            ck_assert_msg(d.signal == SIGABRT && strstr(d.err, want) != NULL,
-                          "depth %d, cache %s: expected SIGABRT and \"%s\", got signal %d "
-                          "exit %d; stderr: %s", depth, full ? "full" : "with room", want,
-                          d.signal, d.exit_status, d.err);
-        }
+        for (int full = 0; full <= 1; full++)
+            for (int reopened = 0; reopened <= 1; reopened++) {
+                struct stale_close c = {depth, full, reopened};
+                struct death d = run_child(close_a_stale_copy, &c);
+                ck_assert_msg(d.signal == SIGABRT && strstr(d.err, want) != NULL,
+                              "depth %d, cache %s%s: expected SIGABRT and \"%s\", got "
+                              "signal %d exit %d; stderr: %s", depth,
+                              full ? "full" : "with room", reopened ? ", reopened" : "", want,
+                              d.signal, d.exit_status, d.err);
+            }
 }
 END_TEST
 
