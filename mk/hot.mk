@@ -57,8 +57,9 @@ BENCH_TARGETS += bench-hot
 # The hot path on aarch64, cross-built and run under qemu-user (Debian's
 # qemu-user, gcc-aarch64-linux-gnu): check_hot, check_region_cache and the
 # fiber test at -O2 and -O3, with reference/tests/cross/check.h standing in
-# for Check, which is not installed for the target. Not part of `make
-# check`: run `make check-hot-aarch64`.
+# for Check, which is not installed for the target. Not one of make
+# check's suites (run `make check-hot-aarch64`), but the mutant verdict's
+# aarch64 oracle (mutants/driver.toml) runs it for the survivors.
 AARCH64_CC ?= aarch64-linux-gnu-gcc
 AARCH64_RUN ?= qemu-aarch64 -L /usr/aarch64-linux-gnu
 AARCH64_DIR := $(BUILD)/aarch64

@@ -1367,9 +1367,11 @@ END_TEST
 
 /* A task stops counting among the tasks running when it ends, not when it
 ** is joined (D7): a block made after one task has ended and before it is
-** joined is sized for main's and the new one. The end is seen through the
-** count itself (task.h), waited for with a deadline that only a task still
-** counted, never a slow machine, reaches. */
+** joined is sized for main's and the new one. The end is seen when the
+** task's block is gone (it goes right before the count falls), waited for
+** with a deadline only a hang reaches; the count is then given two seconds
+** more for the one statement between, so a count that falls only at the
+** join fails in seconds, not at the case's timeout. */
 static size_t running_seen;
 
 static size_t record_running(void *ctx, size_t running)
@@ -1385,8 +1387,11 @@ START_TEST(an_ended_task_is_not_running_before_its_join)
     rt_task *ended = rt_spawn(returns_nothing, NULL);
     ck_assert_ptr_nonnull(ended);
     const atomic_size_t *running = rt__tasks_running_at;
-    for (int i = 0; i < 100000 && atomic_load(running) != 1; i++)
+    for (int i = 0; i < 100000 && rt__blocks_live() != 1; i++)
         usleep(100); /* 10 s at most: the task has ended long before */
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    for (int i = 0; i < 20000 && atomic_load(running) != 1; i++)
+        usleep(100);
     ck_assert_uint_eq(atomic_load(running), 1);
     rt_set_strategy((rt_strategy){record_running, NULL});
     rt_task *next = rt_spawn(returns_nothing, NULL);

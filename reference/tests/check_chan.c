@@ -436,6 +436,40 @@ START_TEST(receivers_racing_for_values_see_null_only_once_closed)
 }
 END_TEST
 
+/* The values a task sent keep its record alive after it ended and was
+** joined: the last of them to go, freed with the channel or received,
+** counts its bytes back to the sender and then drops its reference, which
+** frees the record. Nothing writes to the record once it is freed (the
+** quarantine of frees sees a write after free in the plain build too). */
+static void *sends_three_and_ends(void *arg)
+{
+    rt_chan *c = arg;
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(rt_send(c, rt_alloc_outside(100 + (size_t)i)), RT_OK);
+    return NULL;
+}
+
+START_TEST(the_last_value_of_an_ended_sender_writes_nothing_freed)
+{
+    init_fixed(64 * KIB);
+    for (int received = 0; received <= 3; received++) {
+        rt_chan *c = rt_chan_new(4);
+        rt_task *t = rt_spawn(sends_three_and_ends, c);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_int_eq(rt_join(t, NULL), RT_OK); /* ended, joined: the values hold it */
+        quarantine_start();
+        for (int i = 0; i < received; i++) {
+            void *v = rt_recv(c);
+            ck_assert_ptr_nonnull(v);
+            rt_free(v);
+        }
+        rt_chan_free(c); /* the rest, if any */
+        ck_assert_int_eq(quarantine_end(), 0);
+        ck_assert_uint_eq(rt_held(), 0);
+    }
+}
+END_TEST
+
 static void *receives_nothing(void *arg)
 {
     struct sleeper *s = arg;
@@ -921,6 +955,7 @@ Suite *make_suite(void)
     suite_add_test(s, receivers_racing_for_values_see_null_only_once_closed);
     suite_add_test(s, closing_an_empty_channel_wakes_its_receivers);
     suite_add_test(s, freeing_a_channel_frees_what_is_queued);
+    suite_add_test(s, the_last_value_of_an_ended_sender_writes_nothing_freed);
     suite_add_test(s, freeing_a_channel_leaves_nothing_allocated);
     suite_add_test(s, a_send_refused_as_closed_leaves_nothing_allocated);
     suite_add_test(s, a_receive_fits_in_the_room_a_received_send_gave_back);

@@ -248,10 +248,79 @@ void *__wrap_malloc(size_t n)
     return p;
 }
 
+/* ---- the quarantine of frees ---------------------------------------------- */
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define QUARANTINE_OFF 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define QUARANTINE_OFF 1
+#endif
+#endif
+
+#define QUARANTINE 4096
+#define FREED_BYTE 0xdd
+static pthread_mutex_t quarantine_lock = PTHREAD_MUTEX_INITIALIZER;
+static int quarantining;
+static void *quarantined[QUARANTINE];
+static size_t quarantined_size[QUARANTINE];
+static int nquarantined;
+
+void quarantine_start(void)
+{
+#ifndef QUARANTINE_OFF
+    __atomic_store_n(&quarantining, 1, __ATOMIC_RELAXED);
+#endif
+}
+
+/* Keeps p instead of freeing it, if the quarantine is on and has room. */
+static int quarantine(void *p)
+{
+    size_t n;
+
+    if (!__atomic_load_n(&quarantining, __ATOMIC_RELAXED))
+        return 0;
+    n = malloc_usable_size(p);
+    pthread_mutex_lock(&quarantine_lock);
+    if (nquarantined == QUARANTINE) {
+        pthread_mutex_unlock(&quarantine_lock);
+        return 0;
+    }
+    memset(p, FREED_BYTE, n);
+    quarantined[nquarantined] = p;
+    quarantined_size[nquarantined++] = n;
+    pthread_mutex_unlock(&quarantine_lock);
+    return 1;
+}
+
+int quarantine_end(void)
+{
+    int written = 0;
+
+    __atomic_store_n(&quarantining, 0, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&quarantine_lock);
+    for (int i = 0; i < nquarantined; i++) {
+        const unsigned char *b = quarantined[i];
+        for (size_t k = 0; k < quarantined_size[i]; k++)
+            if (b[k] != FREED_BYTE) {
+                fprintf(stderr, "testutil: %zu bytes at %p written at byte %zu after their "
+                        "free\n", quarantined_size[i], quarantined[i], k);
+                written++;
+                break;
+            }
+        __real_free(quarantined[i]);
+    }
+    nquarantined = 0;
+    pthread_mutex_unlock(&quarantine_lock);
+    return written;
+}
+
 void __wrap_free(void *p)
 {
     if (p != NULL) {
         __atomic_sub_fetch(&live_allocs, 1, __ATOMIC_RELAXED);
+        if (malloc_usable_size(p) < RT_CHUNK_SIZE && quarantine(p))
+            return;
         /* Smaller than a chunk: not one, and no lock taken, so that freeing
         ** adds no happens-before edge between threads (check_interleave's
         ** SANITIZE=thread tests judge the runtime's own orders). */

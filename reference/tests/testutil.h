@@ -112,6 +112,18 @@ struct chunk_counts chunks_counted(void);
 /* Whether p is a chunk that was malloc'ed and not yet freed. */
 int chunk_live(const void *p);
 
+/* A quarantine of frees, the plain build's own use-after-free check: from
+** quarantine_start() on, each free of less than a chunk, on any thread, is
+** not freed but filled with 0xdd and kept; quarantine_end() frees them and
+** returns how many were written to after their free (0: none). A write
+** into freed memory, which the plain build survives and only ASan would
+** see, then fails a test in every build. Under ASan or TSan it does
+** nothing (ASan has a quarantine of its own; a lock here would order the
+** threads TSan judges) and quarantine_end() returns 0. At most 4096 frees
+** are kept; those past it are freed at once. */
+void quarantine_start(void);
+int quarantine_end(void);
+
 /* Fault injection, SQLite's way: the unit binaries are also linked with
 ** --wrap=calloc, --wrap=realloc and --wrap=pthread_create, so every
 ** malloc, calloc, realloc and pthread_create of the runtime and the tests
