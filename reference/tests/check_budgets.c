@@ -1405,7 +1405,8 @@ END_TEST
 
 /* Bytes a receiver took off main's count make room for what main takes in
 ** next, whatever takes it in: a join's result, a receive, an outside
-** allocation. Main sends 40,000 bytes that a task receives; until main's
+** allocation, a block allocation, an outside or a block value grown, an
+** unstore of a value stored before the send. Main sends 40,000 bytes that a task receives; until main's
 ** slow path settles, its block still counts them; then main takes 30,000
 ** more in a 64 KiB budget, which fits only once settled, in or out of a
 ** door that allocates from the task's block. No call between reads main's
@@ -1436,10 +1437,37 @@ static void alloc_taken_in_access(const void *value, void *ctx)
     *(void **)ctx = memset(rt_alloc(TAKEN), 0x7c, TAKEN);
 }
 
+static void store_taken(void *value, void *ctx)
+{
+    (void)value;
+    void *v = memset(rt_alloc_outside(TAKEN), 0x7e, TAKEN);
+    if (rt_store(ctx, v) != RT_OK)
+        _exit(9);
+    *(void **)value = v;
+}
+
+static void unstore_taken(void *value, void *ctx)
+{
+    void **got = ctx;
+    *got = rt_unstore(*got, *(void **)value);
+}
+
 static void take_in_after_a_receive(void *how)
 {
     int way = (int)(uintptr_t)how;
     init_fixed(64 * KIB);
+    rt_shared *holder = NULL;
+    void *small = NULL;
+    if (way == 8) { /* a value stored before the send, unstored after it */
+        static void *none;
+        holder = rt_shared_new(RT_OWNED, sizeof none, &none, 64 * KIB);
+        if (rt_update(holder, store_taken, holder) != RT_OK)
+            _exit(9);
+    } else if (way == 6) {
+        small = rt_alloc_outside(16);
+    } else if (way == 7) {
+        small = rt_alloc(16);
+    }
     rt_chan *c = rt_chan_new(1), *back = rt_chan_new(1);
     if (rt_send(c, rt_alloc_outside(SENT)) != RT_OK)
         _exit(3);
@@ -1462,6 +1490,12 @@ static void take_in_after_a_receive(void *how)
         got = memset(rt_alloc_outside(TAKEN), 0x7c, TAKEN);
     } else if (way == 3) { /* a block allocation */
         got = memset(rt_alloc(TAKEN), 0x7c, TAKEN);
+    } else if (way == 6 || way == 7) { /* an outside value, a block value, grown */
+        got = memset(rt_realloc(small, TAKEN), 0x7c, TAKEN);
+    } else if (way == 8) { /* an unstore */
+        got = holder;
+        if (rt_update(holder, unstore_taken, &got) != RT_OK)
+            _exit(8);
     } else { /* a block allocation inside a door that allocates from the task's block */
         static const char zero[16];
         rt_shared *sh = rt_shared_new(RT_COPY, sizeof zero, zero, 4096);
@@ -1480,8 +1514,9 @@ START_TEST(room_a_receiver_made_serves_whatever_main_takes_in_next)
 {
     static const char *ways[] = {"a join's result", "a receive", "an outside allocation",
                                  "a block allocation", "a block allocation in an RT_COPY update",
-                                 "a block allocation in rt_access"};
-    for (uintptr_t way = 0; way < 6; way++) {
+                                 "a block allocation in rt_access", "an outside value grown",
+                                 "a block value grown", "an unstore"};
+    for (uintptr_t way = 0; way < 9; way++) {
         struct death d = run_child(take_in_after_a_receive, (void *)way);
         ck_assert_msg(d.signal == 0 && d.exit_status == 0,
                       "%s after a receive: signal %d exit %d; stderr: %s", ways[way],

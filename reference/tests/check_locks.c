@@ -737,6 +737,80 @@ START_TEST(a_signal_or_broadcast_without_the_mutex_fires)
 }
 END_TEST
 
+/* Each check holds with another inner lock held too: an unlock, a wait and
+** a wake of a mutex this thread does not hold are reported though it holds
+** one (the record's, where glibc's error-checking mutexes do not answer,
+** compares the mutex, not only whether one is held). */
+static pthread_mutex_t held_instead;
+
+static void hold_another(void)
+{
+    rt__mutex_init(&m);
+    rt__mutex_init(&held_instead);
+    rt__lock(&held_instead);
+}
+
+static void unlock_with_another_held(void)
+{
+    hold_another();
+    rt__unlock(&m);
+}
+
+static void wait_with_another_held(void)
+{
+    hold_another();
+    rt__cond_wait(&cv, &m);
+}
+
+static void signal_with_another_held(void)
+{
+    hold_another();
+    rt__cond_signal(&cv, &m);
+}
+
+static void broadcast_with_another_held(void)
+{
+    hold_another();
+    rt__cond_broadcast(&cv, &m);
+}
+
+/* The same with static mutexes, which are plain ones where the record
+** alone answers (RT_LOCKS_RECORD_ONLY: -DRT_PRIM_PORTABLE, musl): the
+** record compares the mutex. Waits are made spurious, so a wait the check
+** let through returns (and the test fails) instead of sleeping for ever. */
+static pthread_mutex_t static_target = RT_MUTEX_INITIALIZER;
+static pthread_mutex_t static_held = RT_MUTEX_INITIALIZER;
+
+static void unlock_static_with_another_held(void)
+{
+    rt__lock(&static_held);
+    rt__unlock(&static_target);
+}
+
+static void wait_static_with_another_held(void)
+{
+    __atomic_store_n(&rt__spurious_wakeups, 1, __ATOMIC_RELAXED);
+    rt__lock(&static_held);
+    rt__cond_wait(&cv, &static_target);
+}
+
+START_TEST(each_check_holds_with_another_inner_lock_held)
+{
+    fires(unlock_static_with_another_held, "unlock_static_with_another_held",
+          "unlock of a mutex this thread does not hold\n");
+    fires(wait_static_with_another_held, "wait_static_with_another_held",
+          "cond wait of a mutex this thread does not hold\n");
+    fires(unlock_with_another_held, "unlock_with_another_held",
+          "unlock of a mutex this thread does not hold\n");
+    fires(wait_with_another_held, "wait_with_another_held",
+          "cond wait of a mutex this thread does not hold\n");
+    fires(signal_with_another_held, "signal_with_another_held",
+          "cond wake without its mutex held\n");
+    fires(broadcast_with_another_held, "broadcast_with_another_held",
+          "cond wake without its mutex held\n");
+}
+END_TEST
+
 /* Only where the mutexes are error-checking ones: elsewhere the static
 ** ones are plain, and the record checks them. */
 #if defined(__GLIBC__) && !RT_LOCKS_RECORD_ONLY
@@ -821,6 +895,36 @@ static void nested_inner_locks(void)
     rt__lock(&m);
     rt__lock(&other);
 }
+
+/* The nesting message names the function whose lock is held, not the one
+** taking the second: two functions here, so the two names differ. */
+static void takes_the_first_lock(void)
+{
+    static pthread_mutex_t first;
+    rt__mutex_init(&first);
+    rt__lock(&first);
+}
+
+static void takes_the_second_lock(void)
+{
+    static pthread_mutex_t second;
+    rt__mutex_init(&second);
+    rt__lock(&second);
+}
+
+static void nested_from_two_functions(void)
+{
+    takes_the_first_lock();
+    takes_the_second_lock();
+}
+
+START_TEST(the_nesting_message_names_the_function_that_holds_the_lock)
+{
+    fires(nested_from_two_functions, "takes_the_second_lock",
+          "lock taken while this thread holds the lock takes_the_first_lock took "
+          "(inner locks do not nest)\n");
+}
+END_TEST
 
 START_TEST(an_inner_lock_inside_another_fires)
 {
@@ -1146,6 +1250,8 @@ Suite *make_suite(void)
     suite_add_test(s, a_trylock_inside_an_inner_lock_fires);
     suite_add_test(s, a_trylocked_lock_held_into_the_next_call_fires);
     suite_add_test(s, a_lock_held_into_the_next_call_fires);
+    suite_add_test(s, each_check_holds_with_another_inner_lock_held);
+    suite_add_test(s, the_nesting_message_names_the_function_that_holds_the_lock);
     suite_add_test(s, a_lock_held_into_any_call_fires_on_either_path);
     suite_add_test(s, a_lock_held_past_its_task_fires);
     suite_add_test(s, a_lock_held_past_its_thread_fires);
