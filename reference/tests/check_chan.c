@@ -361,6 +361,63 @@ START_TEST(closing_a_full_channel_wakes_every_sender)
 }
 END_TEST
 
+/* A close wakes every sender that waits, whether the channel is full or
+** not at that instant: two senders asleep on a full channel, main receives
+** (room for one: one sender is signalled) and closes at once, before the
+** signalled sender has run, so the channel is not full at the close. The
+** other sender must wake too: each gets RT_OK (the signalled one, if it
+** got the lock first) or RT_CLOSED, in seconds. Twenty rounds. */
+static void *sends_once_into_a_full_channel(void *arg)
+{
+    struct blocked_sender *k = arg;
+    void *v = rt_alloc_outside(50);
+    __atomic_store_n(&k->s.tid, gettid(), __ATOMIC_RELEASE);
+    rt_status st = rt_send(k->s.c, v);
+    ck_assert(st == RT_OK || st == RT_CLOSED);
+    if (st == RT_CLOSED)
+        rt_free(v); /* still the sender's */
+    k->value = st == RT_OK ? v : NULL;
+    __atomic_store_n(&k->ended, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+START_TEST(a_close_wakes_every_sender_when_a_receive_just_made_room)
+{
+    init_fixed(256 * KIB);
+    for (int round = 0; round < 20; round++) {
+        struct blocked_sender k[2];
+        rt_task *t[2];
+        rt_chan *c = rt_chan_new(1);
+        void *first = rt_alloc_outside(10);
+        ck_assert_int_eq(rt_send(c, first), RT_OK);
+        for (int i = 0; i < 2; i++) {
+            k[i] = (struct blocked_sender){{c, 0}, NULL, 0};
+            t[i] = rt_spawn(sends_once_into_a_full_channel, &k[i]);
+            ck_assert_ptr_nonnull(t[i]);
+        }
+        for (int i = 0; i < 2; i++)
+            wait_asleep(&k[i].s);
+        ck_assert_ptr_eq(rt_recv(c), first);
+        rt_chan_close(c);
+        int sent = 0;
+        for (int i = 0; i < 2; i++) {
+            wait_ended(&k[i]);
+            ck_assert_int_eq(rt_join(t[i], NULL), RT_OK);
+            sent += k[i].value != NULL;
+        }
+        ck_assert_int_le(sent, 1); /* one slot: at most one got in */
+        void *v = rt_recv(c);
+        ck_assert(sent ? v != NULL : v == NULL);
+        if (v != NULL)
+            rt_free(v);
+        ck_assert_ptr_null(rt_recv(c));
+        rt_free(first);
+        rt_chan_free(c);
+        ck_assert_uint_eq(rt_held(), 0);
+    }
+}
+END_TEST
+
 /* Receivers that race for values never see NULL on an open channel, and
 ** every value arrives once: four tasks receive from a channel of one slot
 ** while two tasks send 2,000 values each, so receivers woken for a value
@@ -952,6 +1009,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_full_channel_blocks_the_sender_and_keeps_the_order);
     suite_add_test(s, closing_a_full_channel_wakes_its_sender);
     suite_add_test(s, closing_a_full_channel_wakes_every_sender);
+    suite_add_test(s, a_close_wakes_every_sender_when_a_receive_just_made_room);
     suite_add_test(s, receivers_racing_for_values_see_null_only_once_closed);
     suite_add_test(s, closing_an_empty_channel_wakes_its_receivers);
     suite_add_test(s, freeing_a_channel_frees_what_is_queued);

@@ -2286,6 +2286,57 @@ START_TEST(a_held_figure_read_inside_a_door_on_a_later_value_is_a_violation)
 }
 END_TEST
 
+/* A poisoned value keeps the doors' rules: each door on it returns
+** RT_POISONED where it may open, and nested inside a door on a value made
+** later it is still the violation, not RT_POISONED (the order is checked
+** before the value is looked at). */
+static rt_shared *poisoned_first;
+static int poisoned_door; /* 0 update, 1 access, 2 get, 3 update_all */
+
+static void nop_update(void *value, void *ctx) { (void)value, (void)ctx; }
+static void nop_access(const void *value, void *ctx) { (void)value, (void)ctx; }
+static void nop_update_all(void *va, void *vb, void *ctx) { (void)va, (void)vb, (void)ctx; }
+
+static void door_on_the_poisoned_one(void *value, void *ctx)
+{
+    (void)value;
+    char out[64];
+    switch (poisoned_door) {
+    case 0: rt_update(poisoned_first, nop_update, NULL); break;
+    case 1: rt_access(poisoned_first, nop_access, NULL); break;
+    case 2: rt_get(poisoned_first, out); break;
+    default: rt_update_all(poisoned_first, ctx, nop_update_all, NULL); break;
+    }
+}
+
+static void poisoned_door_against_the_order(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    poisoned_first = new_list(1 * KIB);
+    rt_shared *later = new_i64(2), *latest = new_i64(3);
+    NEED(run_task(poison_it, poisoned_first) == RT_PANICKED && rt_poisoned(poisoned_first));
+    /* where it may open, each door returns RT_POISONED */
+    char out[64];
+    NEED(rt_update(poisoned_first, nop_update, NULL) == RT_POISONED);
+    NEED(rt_access(poisoned_first, nop_access, NULL) == RT_POISONED);
+    NEED(rt_get(poisoned_first, out) == RT_POISONED);
+    NEED(rt_update_all(poisoned_first, latest, nop_update_all, NULL) == RT_POISONED);
+    rt_update(later, door_on_the_poisoned_one, latest);
+}
+
+START_TEST(a_door_on_a_poisoned_value_keeps_the_order_doors_nest_in)
+{
+    static const char *const fns[] = {"rt_update", "rt_access", "rt_get", "rt_update_all"};
+    for (poisoned_door = 0; poisoned_door < 4; poisoned_door++) {
+        char want[160];
+        snprintf(want, sizeof want, "refrt: %s: a door on shared value #1 opened inside a door "
+                 "on #2, made later", fns[poisoned_door]);
+        violates(poisoned_door_against_the_order, want);
+    }
+}
+END_TEST
+
 START_TEST(misuse_of_doors_and_stores_gets_the_contracts_error)
 {
     violates(door_on_a_plain_thread, "refrt: rt_get: this thread is not a task");
@@ -3976,6 +4027,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_first_build_nests_doors_only_on_values_it_makes);
     ADD_TEST(s, misuse_of_doors_and_stores_gets_the_contracts_error);
     ADD_TEST(s, a_held_figure_read_inside_a_door_on_a_later_value_is_a_violation);
+    ADD_TEST(s, a_door_on_a_poisoned_value_keeps_the_order_doors_nest_in);
     ADD_TEST(s, a_block_bigger_than_a_block_can_be_is_a_violation);
     ADD_TEST(s, a_kind_that_is_neither_copy_nor_owned_is_a_violation);
     ADD_TEST(s, null_arguments_are_violations);
