@@ -561,6 +561,55 @@ static void *close_body(struct actor *a)
     return NULL;
 }
 
+/* A channel closed on another thread, with values queued: a receiver told
+** of the close only by a quiet flag (relaxed: no happens-before edge) still
+** reads the channel under its lock, so it gets every queued value, then
+** NULL. A receive that answered "closed and empty" from an unlocked read
+** races the close's writes, and SANITIZE=thread reports it here. */
+static void *send_two_then_close_body(struct actor *a)
+{
+    struct chan_ctx *x = a->ctx;
+    for (int i = 0; i < 2; i++)
+        a->status[i] = rt_send(x->c, a->got[i] = rt_alloc_outside(64));
+    rt_chan_close(x->c);
+    st(&x->go, 1);
+    return NULL;
+}
+
+static void *recv_three_body(struct actor *a)
+{
+    struct chan_ctx *x = a->ctx;
+    wait_flag(&x->go, "the close");
+    for (int i = 0; i < 3; i++)
+        a->got[i] = rt_recv(x->c);
+    a->held[0] = rt_held();
+    for (int i = 0; i < 2; i++)
+        rt_free(a->got[i]);
+    return NULL;
+}
+
+START_TEST(a_receive_after_a_close_on_another_thread_reads_under_the_lock)
+{
+    struct actor s = {0}, r = {0};
+    struct chan_ctx x = {0};
+
+    init_fixed(64 * KIB);
+    x.c = rt_chan_new(2);
+    spawn(&r, "R", recv_three_body, &x);
+    spawn(&s, "S", send_two_then_close_body, &x);
+    ck_assert_int_eq(join_task(&s, NULL), RT_OK);
+    ck_assert_int_eq(join_task(&r, NULL), RT_OK);
+    ck_assert_int_eq(s.status[0], RT_OK);
+    ck_assert_int_eq(s.status[1], RT_OK);
+    ck_assert_ptr_eq(r.got[0], s.got[0]);
+    ck_assert_ptr_eq(r.got[1], s.got[1]);
+    ck_assert_ptr_null(r.got[2]);
+    ck_assert_uint_eq(r.held[0], 128);
+    rt_chan_free(x.c);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
 /* A receiver has seen the channel open and empty and is about to sleep:
 ** a close in that instant must wait for the lock the receiver holds until
 ** it sleeps, so its broadcast wakes it. Without the lock the broadcast
@@ -2859,6 +2908,7 @@ Suite *make_suite(void)
     if (!UNDER_TSAN)
         add_case(s, a_publish_the_moment_the_direct_path_opens_reads_its_slot);
     add_case(s, a_close_while_a_receiver_is_about_to_sleep_wakes_it);
+    add_case(s, a_receive_after_a_close_on_another_thread_reads_under_the_lock);
     add_case(s, two_senders_never_share_a_slot);
     add_case(s, a_send_while_a_receiver_is_about_to_sleep_wakes_it);
     add_case(s, a_receiver_woken_for_nothing_waits_again);
