@@ -352,6 +352,44 @@ START_TEST(a_latch_during_the_first_publish_waits_and_wins)
 }
 END_TEST
 
+/* A latch in the instant after the first publish let hot_lock go: the
+** publish opened the path under the lock, so the latch closes it for good.
+** A publish that stored the slot's offset after its unlock would reopen
+** the fast path over the latch: a later thread's one load would find its
+** state although the state is LATCHED. */
+static void *publish_then_read_direct(struct actor *a)
+{
+    a->got[0] = rt_hot();
+    a->got[1] = direct_read(); /* what the fast path's load would return */
+    return NULL;
+}
+
+START_TEST(a_latch_right_after_the_first_publish_closes_the_path_for_good)
+{
+    struct actor a = {0}, b = {0}, c = {0};
+    struct watch *published = watch("hot.first_publish.locked", "A", 0);
+    struct watch *unlocked = watch("runtime.unlock.released", "A", 1);
+
+    rt_init(); /* publishes nothing: A's is the first publish */
+    start_plain(&a, "A", publish_body, NULL);
+    wait_parked(unlocked);
+    ck_assert_int_eq(passed(published), 1); /* parked right after the publish's unlock */
+    ck_assert_uint_lt(seq_of(published), seq_of(unlocked));
+    start_plain(&b, "B", disable_body, NULL);
+    join_plain(&b); /* the latch, with hot_lock free */
+    ck_assert(!rt_hot_direct());
+    release(unlocked);
+    join_plain(&a);
+    ck_assert_ptr_nonnull(a.got[0]);
+    ck_assert(!rt_hot_direct());
+    start_plain(&c, "C", publish_then_read_direct, NULL);
+    join_plain(&c);
+    ck_assert_ptr_nonnull(c.got[0]);
+    ck_assert_ptr_null(c.got[1]); /* the fast path stays shut */
+    ck_assert(!rt_hot_direct());
+}
+END_TEST
+
 /* The other order: a latch under way (hot_lock held, the state not yet
 ** LATCHED) when the process's first publish begins. The publish reads the
 ** state only once it holds the lock, so it sees the latch and opens
@@ -2899,6 +2937,7 @@ Suite *make_suite(void)
 {
     Suite *s = suite_create("interleave");
     add_case(s, a_latch_during_the_first_publish_waits_and_wins);
+    add_case(s, a_latch_right_after_the_first_publish_closes_the_path_for_good);
     add_case(s, a_first_publish_during_a_latch_waits_and_opens_nothing);
     add_case(s, a_first_publish_during_the_latchs_stores_waits_and_opens_nothing);
     add_case(s, a_second_first_publish_waits_for_the_first);
