@@ -2242,6 +2242,50 @@ static void held_in_update_of_later_on_a_task(void *unused)
     rt_join(t, NULL);
 }
 
+/* The violation comes before the lock, not after it: another task holds a
+** door on the earlier value (parked in its fn until main's read returns),
+** and main's read inside a door on the later value is refused at once. A
+** read that took the lock first would wait for that task, which waits for
+** main: the deadlock the rule is there for (an alarm ends the child after
+** 10 s, a deadlock's signal, not the violation's). */
+static int holder_inside, read_returned;
+
+static void hold_until_the_read_returns(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    __atomic_store_n(&holder_inside, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&read_returned, __ATOMIC_ACQUIRE))
+        usleep(1000);
+}
+
+static void *holds_the_earlier_door(void *unused)
+{
+    (void)unused;
+    rt_update(held_earlier, hold_until_the_read_returns, NULL);
+    return NULL;
+}
+
+static void read_earlier_then_say_so(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    (void)rt_shared_held(held_earlier);
+    __atomic_store_n(&read_returned, 1, __ATOMIC_RELEASE);
+}
+
+static void held_while_another_task_holds_it(void *unused)
+{
+    (void)unused;
+    alarm(10);
+    init_fixed(64 * KIB);
+    held_earlier = new_i64(1);
+    held_later = new_i64(2);
+    rt_task *t = rt_spawn(holds_the_earlier_door, NULL);
+    NEED(t != NULL);
+    while (!__atomic_load_n(&holder_inside, __ATOMIC_ACQUIRE))
+        usleep(1000);
+    rt_update(held_later, read_earlier_then_say_so, NULL);
+}
+
 struct held_seen {
     rt_shared *other;
     size_t seen;
@@ -2281,6 +2325,8 @@ START_TEST(a_held_figure_read_inside_a_door_on_a_later_value_is_a_violation)
     violates(held_in_a_first_build,
              "refrt: rt_shared_held: shared value #1 read inside a door on #2, made later");
     violates(held_in_update_of_later_on_a_task,
+             "refrt: rt_shared_held: shared value #1 read inside a door on #2, made later");
+    violates(held_while_another_task_holds_it,
              "refrt: rt_shared_held: shared value #1 read inside a door on #2, made later");
     RUN_OK(held_in_order, NULL);
 }
