@@ -175,14 +175,20 @@ class OwnSuitesTest(unittest.TestCase):
     which the coverage build cannot know of; an entry whose oracle: line
     names it goes there first."""
 
-    def test_an_oracle_of_its_own_suites_kills_what_only_that_target_builds(self):
+    def with_other_oracle(self, suites):
+        """A fixture copy whose configuration adds the oracle `other`, its
+        suites given as TOML text; returns (root, its driver.toml)."""
         root = util.fixture_copy(self)
         conf = os.path.join(root, "mutants", "driver.toml")
         with open(conf) as f:
             text = f.read()
         with open(conf, "w") as f:
             f.write(text.replace('concurrency = true}\n', 'concurrency = true}\n'
-                                 'other = {make_vars = {}, suites = ["check-other"]}\n'))
+                                 f'other = {{make_vars = {{}}, suites = {suites}}}\n'))
+        return root, conf
+
+    def test_an_oracle_of_its_own_suites_kills_what_only_that_target_builds(self):
+        root, _ = self.with_other_oracle('["check-other"]')
         with open(os.path.join(root, "mutants", "other.mut"), "w") as f:
             f.write(OTHER_MUT)
         p = util.run_driver(root, "--curated-only", "--only", "other_twice_off*")
@@ -205,13 +211,7 @@ class OwnSuitesTest(unittest.TestCase):
 
     def test_an_oracles_suites_are_a_list_of_names(self):
         from mutants import config
-        root = util.fixture_copy(self)
-        conf = os.path.join(root, "mutants", "driver.toml")
-        with open(conf) as f:
-            text = f.read()
-        with open(conf, "w") as f:
-            f.write(text.replace('concurrency = true}\n', 'concurrency = true}\n'
-                                 'other = {make_vars = {}, suites = "check-other"}\n'))
+        _, conf = self.with_other_oracle('"check-other"')
         with self.assertRaisesRegex(config.ConfigError, r"oracles\.other\.suites: a list"):
             config.load(conf)
 
