@@ -244,7 +244,17 @@ def settle(m, oracle):
 
 
 def survivor_reason(m, oracles):
-    out = m.status_reason.split(" (oracles:")[0]
+    """Why m survived: the suites each oracle ran on it (a verdict's reason
+    names only its own oracle's), and the oracles that could not judge it."""
+    passed = "every suite that reaches it passed"
+    per = []
+    for o in m.judged_by:
+        why = m.verdicts.get(o, {}).get("reason") or m.status_reason
+        why = why.split(" (oracles:")[0]
+        per.append(f"{o}: {why[len(passed):].lstrip(':; ')}" if why.startswith(passed)
+                   else f"{o}: {why}")
+    out = f"{passed}, by oracle: " + "; ".join(per) if per else \
+        m.status_reason.split(" (oracles:")[0]
     skipped = [o for o in oracles if o not in m.judged_by]
     return (out + f" (oracles: {', '.join(m.judged_by)}"
             + (f"; not judged by {', '.join(skipped)}: no suite that reaches it passes "

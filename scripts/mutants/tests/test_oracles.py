@@ -100,6 +100,9 @@ class CascadeTest(unittest.TestCase):
         c = self.rep["clamp_from_ten"]
         self.assertEqual(c["status"], "Survived")
         self.assertIn("(oracles: plain, asan, tsan)", c["statusReason"])
+        # the suites each oracle ran, not only the last one's
+        for o in ("plain", "asan", "tsan"):
+            self.assertRegex(c["statusReason"], rf"(by oracle: |; ){o}: check-\w", c)
         self.assertEqual({o for (i, o) in self.times if i == "clamp_from_ten"},
                          {"plain", "asan", "tsan"})
 
