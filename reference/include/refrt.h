@@ -126,7 +126,10 @@ void rt_shared_free(rt_shared *s);
 ** a door nested inside a door on a value made later (doors nest in the
 ** order values were made, so nested doors never deadlock) are contract
 ** violations. In rt_update_all, rt_alloc and rt_free use a's block if a is
-** RT_OWNED, else b's. */
+** RT_OWNED, else b's. Inside a door that works in the value's own block (an
+** RT_OWNED update, rt_update_all in place, a supervised RT_OWNED build),
+** rt_free or rt_realloc of that value itself is a contract violation: it
+** is freed with its shared value. */
 
 /* D9: stores the outside value `value` into s, inside an open rt_update or
 ** rt_update_all of s (or the build of a supervised s), s being RT_OWNED.

@@ -263,6 +263,7 @@ static void door_open(struct rt_hot *h, struct door *d, const char *fn, enum doo
         RT_POINT("shared.door_open.locked_one");
     }
     d->hook.block = NULL;
+    d->hook.value = NULL;
     d->hook.unwind = door_unwind;
     d->hook.outer = h->door;
     h->door = &d->hook;
@@ -333,8 +334,10 @@ static void rebuild(struct door *d, rt_shared *s)
     state_make(&d->building, s->size, s->block_bytes, d->fn);
     d->building_for = s;
     d->hook.block = s->kind == RT_OWNED ? d->building.block : NULL;
+    d->hook.value = d->building.value;
     s->build(d->building.value, s->ctx);
     d->hook.block = NULL; /* a door allocates from the task until fn runs */
+    d->hook.value = NULL;
     state_drop(&s->now);
     s->now = d->building;
     d->building_for = NULL;
@@ -464,6 +467,7 @@ rt_status rt_update(rt_shared *s, void (*fn)(void *value, void *ctx), void *ctx)
             RT_COST(RT_COST_SHARED_COPIED, s->size);
         } else {
             d.hook.block = s->now.block;
+            d.hook.value = s->now.value;
             d.poisons = true;
             fn(s->now.value, ctx);
         }
@@ -502,6 +506,7 @@ rt_status rt_update_all(rt_shared *a, rt_shared *b, void (*fn)(void *va, void *v
             RT_COST(RT_COST_SHARED_COPIED, d.v[1]->size);
         } else {
             d.hook.block = a->kind == RT_OWNED ? a->now.block : b->now.block;
+            d.hook.value = a->kind == RT_OWNED ? a->now.value : b->now.value;
             d.poisons = true;
             fn(a->now.value, b->now.value, ctx);
         }

@@ -372,6 +372,15 @@ static void *realloc_outside(struct rt_task *t, void *p, size_t n)
     return q;
 }
 
+/* The value of the door's shared value is the first chunk of its block:
+** freed or moved, the value would point at bytes the door's next rt_alloc
+** hands out again. */
+static void refuse_the_doors_value(const struct rt_door *d, const void *p, const char *fn)
+{
+    if (RT_UNLIKELY(p == d->value))
+        rt__violation(fn, "%p is the value of the open door: it is freed with its shared value", p);
+}
+
 void *rt_realloc(void *p, size_t n)
 {
     struct rt_hot *h;
@@ -381,8 +390,10 @@ void *rt_realloc(void *p, size_t n)
     if (p == NULL)
         return rt_alloc(n);
     t = h->task;
-    if (h->door != NULL && h->door->block != NULL && rt__block_owns(h->door->block, p))
+    if (h->door != NULL && h->door->block != NULL && rt__block_owns(h->door->block, p)) {
+        refuse_the_doors_value(h->door, p, "rt_realloc");
         return realloc_in(h->door->block, NULL, p, n);
+    }
     if (RT_LIKELY(rt__block_owns(t->block, p)))
         return realloc_in(t->block, t, p, n);
     return realloc_outside(t, p, n);
@@ -398,8 +409,11 @@ void rt_free(void *p)
     if (p == NULL)
         return;
     t = h->task;
-    if (h->door != NULL && h->door->block != NULL && rt__block_free(h->door->block, p))
-        return;
+    if (h->door != NULL && h->door->block != NULL) {
+        refuse_the_doors_value(h->door, p, "rt_free");
+        if (rt__block_free(h->door->block, p))
+            return;
+    }
     if (RT_LIKELY(rt__block_free(t->block, p)))
         return;
     i = table_find(&t->outside, p);

@@ -1641,7 +1641,7 @@ static void count_unwind(struct rt_door *d)
 static void *allocates_in_a_door(void *arg)
 {
     struct rt_block *value_block = arg;
-    struct rt_door outer = {NULL, NULL, count_unwind}, inner = {&outer, value_block, count_unwind};
+    struct rt_door outer = {NULL, NULL, count_unwind, NULL}, inner = {&outer, value_block, count_unwind, NULL};
     struct rt_hot *h = rt_hot();
     void *mine = rt_alloc(10);
     h->door = &outer;
@@ -1688,7 +1688,7 @@ END_TEST
 static void *works_in_doors(void *arg)
 {
     struct rt_block *vb = arg;
-    struct rt_door plain = {NULL, NULL, count_unwind}, owned = {&plain, vb, count_unwind};
+    struct rt_door plain = {NULL, NULL, count_unwind, NULL}, owned = {&plain, vb, count_unwind, NULL};
     struct rt_hot *h = rt_hot();
     rt_chan *c = rt_chan_new(2);
     char *mine = rt_alloc(10), *out = rt_alloc_outside(10);
@@ -1740,7 +1740,7 @@ END_TEST
 
 static void *grows_past_the_door_block(void *value_block)
 {
-    struct rt_door owned = {NULL, value_block, count_unwind};
+    struct rt_door owned = {NULL, value_block, count_unwind, NULL};
     void *its;
     rt_hot()->door = &owned;
     its = rt_alloc(100);

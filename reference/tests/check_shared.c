@@ -2905,6 +2905,122 @@ START_TEST(stored_values_come_out_one_by_one_each_with_its_bytes)
 }
 END_TEST
 
+/* The value of a door that works in place is the first chunk of its
+** block: rt_free or rt_realloc of it inside the door is a violation in
+** every such door (an update of an RT_OWNED value, rt_update_all in place
+** with either value the one whose block the door uses, a supervised build
+** and its rebuild), on main and on a spawned task; another chunk of the
+** block is freed and resized as before. */
+enum { VALUE_FREE, VALUE_REALLOC, OTHER_CHUNK };
+enum { IN_UPDATE, IN_UPDATE_ALL_A, IN_UPDATE_ALL_B, IN_BUILD, IN_REBUILD, VALUE_DOORS };
+static int value_op;
+static bool value_rebuilding;
+
+static void touch_value(void *v)
+{
+    if (value_op == VALUE_FREE) {
+        rt_free(v);
+    } else if (value_op == VALUE_REALLOC) {
+        (void)rt_realloc(v, 4 * KIB);
+    } else {
+        char *other = rt_alloc(100);
+        NEED(other != NULL && other != (char *)v);
+        other = rt_realloc(other, 2 * KIB);
+        NEED(other != NULL);
+        rt_free(other);
+    }
+}
+static void value_update(void *v, void *ctx) { (void)ctx; touch_value(v); }
+static void value_update_a(void *va, void *vb, void *ctx) { (void)vb; (void)ctx; touch_value(va); }
+static void value_update_b(void *va, void *vb, void *ctx) { (void)va; (void)ctx; touch_value(vb); }
+static void value_build(void *v, void *ctx)
+{
+    (void)ctx;
+    memset(v, 7, 64);
+    if (value_rebuilding)
+        touch_value(v);
+}
+static void value_panic(void *v, void *ctx) { (void)v; (void)ctx; rt_panic("poison it"); }
+static void *value_panic_on_task(void *s) { rt_update(s, value_panic, NULL); return NULL; }
+
+static void *touch_in_door(void *arg)
+{
+    int door = (int)(intptr_t)arg;
+    unsigned char zero[64] = {0}, out[64];
+    rt_shared *owned = rt_shared_new(RT_OWNED, 64, zero, 16 * KIB);
+    rt_shared *copy = rt_shared_new(RT_COPY, 64, zero, KIB);
+    rt_shared *sup = NULL;
+    rt_status st = RT_OK;
+
+    switch (door) {
+    case IN_UPDATE: st = rt_update(owned, value_update, NULL); break;
+    case IN_UPDATE_ALL_A: st = rt_update_all(owned, copy, value_update_a, NULL); break;
+    case IN_UPDATE_ALL_B: st = rt_update_all(copy, owned, value_update_b, NULL); break;
+    case IN_BUILD:
+        value_rebuilding = true; /* the first build is the one that touches */
+        sup = rt_shared_supervised(RT_OWNED, 64, value_build, NULL, 16 * KIB);
+        break;
+    case IN_REBUILD:
+        sup = rt_shared_supervised(RT_OWNED, 64, value_build, NULL, 16 * KIB);
+        rt_join(rt_spawn(value_panic_on_task, sup), NULL);
+        NEED(rt_poisoned(sup));
+        value_rebuilding = true;
+        st = rt_get(sup, out); /* rebuilt first */
+        NEED(out[0] == 7);
+        break;
+    }
+    NEED(st == RT_OK);
+    NEED(!rt_poisoned(owned) && rt_get(owned, out) == RT_OK && out[0] == 0);
+    if (sup != NULL)
+        rt_shared_free(sup);
+    rt_shared_free(owned);
+    rt_shared_free(copy);
+    return NULL;
+}
+
+static int value_door_arg(int door, int op, bool on_task)
+{
+    return door * 6 + op * 2 + on_task;
+}
+
+static void touch_the_doors_value(void *arg)
+{
+    int n = (int)(intptr_t)arg, door = n / 6;
+    bool on_task = n % 2;
+
+    value_op = n / 2 % 3;
+    init_fixed(64 * KIB);
+    if (on_task)
+        NEED(rt_join(rt_spawn(touch_in_door, (void *)(intptr_t)door), NULL) == RT_OK);
+    else
+        touch_in_door((void *)(intptr_t)door);
+    exit(0);
+}
+
+START_TEST(a_doors_value_freed_or_resized_in_its_door_is_a_violation_in_every_door_in_place)
+{
+    static const char *const fns[] = {"refrt: rt_free: ", "refrt: rt_realloc: "};
+    const char *msg = "is the value of the open door: it is freed with its shared value";
+    for (int door = 0; door < VALUE_DOORS; door++)
+        for (int on_task = 0; on_task < 2; on_task++) {
+            for (int op = VALUE_FREE; op <= VALUE_REALLOC; op++) {
+                struct death d = run_child(touch_the_doors_value,
+                                           (void *)(intptr_t)value_door_arg(door, op, on_task));
+                ck_assert_msg(d.signal == SIGABRT && strstr(d.err, fns[op]) != NULL &&
+                                  strstr(d.err, msg) != NULL,
+                              "door %d op %d on task %d: signal %d exit %d: %s", door, op,
+                              on_task, d.signal, d.exit_status, d.err);
+            }
+            struct death d = run_child(touch_the_doors_value,
+                                       (void *)(intptr_t)value_door_arg(door, OTHER_CHUNK,
+                                                                        on_task));
+            ck_assert_msg(d.signal == 0 && d.exit_status == 0,
+                          "door %d, another chunk, on task %d: signal %d exit %d: %s", door,
+                          on_task, d.signal, d.exit_status, d.err);
+        }
+}
+END_TEST
+
 static void *panic_in_update(void *s)
 {
     rt_update(s, kept_then_panic, NULL);
@@ -3251,7 +3367,7 @@ static void inside_a_foreign_door(void *value, void *ctx)
 {
     struct foreign *f = ctx;
     struct rt_hot *h = rt__hot_or_null();
-    struct rt_door other = {h->door, NULL, foreign_unwind};
+    struct rt_door other = {.outer = h->door, .block = NULL, .unwind = foreign_unwind};
     void *v = rt_alloc_outside(8);
     (void)value;
     h->door = &other;
@@ -4082,6 +4198,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_copy_that_cannot_be_allocated_traps);
     ADD_TEST(s, a_table_of_stored_values_that_cannot_grow_traps);
     ADD_TEST(s, stored_values_come_out_one_by_one_each_with_its_bytes);
+    ADD_TEST(s, a_doors_value_freed_or_resized_in_its_door_is_a_violation_in_every_door_in_place);
     ADD_TEST(s, a_rebuild_whose_block_cannot_be_allocated_traps);
     ADD_TEST(s, every_allocation_failure_in_a_life_of_values_traps);
     ADD_TEST(s, only_an_update_of_an_owned_value_allocates_from_its_block);
