@@ -26,8 +26,8 @@ void rt__violation(const char *fn, const char *fmt, ...)
     say_and_abort(fn, "", fmt, ap);
 }
 
-/* Key destructor: runs on a thread that ends (never on main, whose state
-** goes with the process). Its chunks were cleared when they were given; a
+/* Key destructor: runs on a thread that ends (on main only if it calls
+** pthread_exit; otherwise main's state goes with the process). Its chunks were cleared when they were given; a
 ** task's block and outside values were freed when the task ended. */
 static void hot_destroy(void *p)
 {
