@@ -337,7 +337,6 @@ static void rebuild(struct door *d, rt_shared *s)
     d->hook.value = d->building.value;
     s->build(d->building.value, s->ctx);
     d->hook.block = NULL; /* a door allocates from the task until fn runs */
-    d->hook.value = NULL;
     state_drop(&s->now);
     s->now = d->building;
     d->building_for = NULL;
@@ -466,8 +465,8 @@ rt_status rt_update(rt_shared *s, void (*fn)(void *value, void *ctx), void *ctx)
             memcpy(s->now.value, c, s->size); /* only once fn has returned */
             RT_COST(RT_COST_SHARED_COPIED, s->size);
         } else {
-            d.hook.block = s->now.block;
             d.hook.value = s->now.value;
+            d.hook.block = s->now.block;
             d.poisons = true;
             fn(s->now.value, ctx);
         }
@@ -505,8 +504,8 @@ rt_status rt_update_all(rt_shared *a, rt_shared *b, void (*fn)(void *va, void *v
             memcpy(d.v[1]->now.value, c1, d.v[1]->size);
             RT_COST(RT_COST_SHARED_COPIED, d.v[1]->size);
         } else {
-            d.hook.block = a->kind == RT_OWNED ? a->now.block : b->now.block;
             d.hook.value = a->kind == RT_OWNED ? a->now.value : b->now.value;
+            d.hook.block = a->kind == RT_OWNED ? a->now.block : b->now.block;
             d.poisons = true;
             fn(a->now.value, b->now.value, ctx);
         }

@@ -582,6 +582,50 @@ START_TEST(a_header_copied_far_into_a_big_block_makes_no_chunk)
 }
 END_TEST
 
+/* Chunks either side of 4 GiB in a block bigger than that: each is
+** counted at its whole size (the request plus its 8-byte header, rounded
+** up to 16), alone and with another big one live, and each free gives back
+** exactly that, in either order. Sizes as big as 2^32 must not be read or
+** made in 32 bits anywhere. Virtual memory only: nothing writes the
+** payloads. */
+START_TEST(chunks_either_side_of_4_gib_are_counted_and_freed_exactly)
+{
+    const size_t g4 = (size_t)1 << 32;
+    const size_t sizes[] = {g4 - 24, g4 - 8, g4 - 7, g4, g4 + 8, g4 + 9, 2 * g4 + 1};
+    if (UNDER_SANITIZER)
+        return;
+    struct rt_block *b = rt__block_new(((size_t)1 << 34) + 64 * KIB);
+    ck_assert_ptr_nonnull(b);
+    unsigned char *small = rt__block_alloc(b, 8);
+    size_t base = rt__block_held(b);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        size_t want = (sizes[i] + 8 + 15) & ~(size_t)15;
+        size_t j = (i + 3) % (sizeof sizes / sizeof sizes[0]);
+        size_t other = (sizes[j] + 8 + 15) & ~(size_t)15;
+        unsigned char *p = rt__block_alloc(b, sizes[i]);
+        ck_assert_msg(p != NULL, "size %zu", sizes[i]);
+        ck_assert_uint_eq(rt__block_chunk(b, p), want);
+        ck_assert_uint_eq(rt__block_held(b), base + want);
+        unsigned char *q = rt__block_alloc(b, sizes[j]);
+        ck_assert_msg(q != NULL, "size %zu then %zu", sizes[i], sizes[j]);
+        ck_assert_uint_eq(rt__block_held(b), base + want + other);
+        ck_assert(p + want <= q || q + other <= p); /* chunks [p - 8, p - 8 + want) apart */
+        if (i % 2 == 0) {
+            ck_assert(rt__block_free(b, p));
+            ck_assert_uint_eq(rt__block_held(b), base + other);
+            ck_assert(rt__block_free(b, q));
+        } else {
+            ck_assert(rt__block_free(b, q));
+            ck_assert_uint_eq(rt__block_held(b), base + want);
+            ck_assert(rt__block_free(b, p));
+        }
+        ck_assert_uint_eq(rt__block_held(b), base);
+    }
+    ck_assert_uint_eq(rt__block_chunk(b, small), 16);
+    rt__block_delete(b);
+}
+END_TEST
+
 #if RT_TESTING
 /* A block is one malloc: its struct, padding up to 8 bytes past a 16-byte
 ** boundary, then the arena. Nothing writes the padding: what malloc left
@@ -907,6 +951,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_block_made_over_dirty_memory_works_as_a_clean_one);
     suite_add_test(s, a_stale_pointer_into_a_deleted_block_is_refused_by_the_next);
     suite_add_test(s, a_header_copied_far_into_a_big_block_makes_no_chunk);
+    suite_add_test(s, chunks_either_side_of_4_gib_are_counted_and_freed_exactly);
     suite_add_test(s, a_header_forged_below_the_arena_makes_no_chunk);
     suite_add_test(s, a_header_forged_past_the_bump_makes_no_chunk);
 #if RT_TESTING

@@ -1641,7 +1641,8 @@ static void count_unwind(struct rt_door *d)
 static void *allocates_in_a_door(void *arg)
 {
     struct rt_block *value_block = arg;
-    struct rt_door outer = {NULL, NULL, count_unwind, NULL}, inner = {&outer, value_block, count_unwind, NULL};
+    struct rt_door outer = {NULL, NULL, count_unwind, NULL};
+    struct rt_door inner = {&outer, value_block, count_unwind, NULL};
     struct rt_hot *h = rt_hot();
     void *mine = rt_alloc(10);
     h->door = &outer;
@@ -1688,7 +1689,8 @@ END_TEST
 static void *works_in_doors(void *arg)
 {
     struct rt_block *vb = arg;
-    struct rt_door plain = {NULL, NULL, count_unwind, NULL}, owned = {&plain, vb, count_unwind, NULL};
+    struct rt_door plain = {NULL, NULL, count_unwind, NULL};
+    struct rt_door owned = {&plain, vb, count_unwind, NULL};
     struct rt_hot *h = rt_hot();
     rt_chan *c = rt_chan_new(2);
     char *mine = rt_alloc(10), *out = rt_alloc_outside(10);
@@ -1702,6 +1704,10 @@ static void *works_in_doors(void *arg)
     ck_assert_ptr_eq(rt_recv(c), out);
     ck_assert_ptr_eq(rt_hand_over(out), out);
     free(out);
+    ck_assert_int_eq(rt_send(c, mine), RT_REFUSED); /* the task's block value */
+    errno = 0;
+    ck_assert_ptr_null(rt_hand_over(mine));
+    ck_assert_int_eq(errno, EINVAL);
 
     h->door = &owned;
     mine = rt_realloc(mine, 600); /* a task value grows in the task's block */
@@ -1709,6 +1715,10 @@ static void *works_in_doors(void *arg)
     char *its = rt_alloc(16);
     ck_assert(rt__block_owns(vb, its));
     ck_assert_int_eq(rt_send(c, its), RT_REFUSED); /* a block value, the door's */
+    ck_assert_int_eq(rt_send(c, mine), RT_REFUSED); /* and the task's, in a door with a block */
+    errno = 0;
+    ck_assert_ptr_null(rt_hand_over(mine));
+    ck_assert_int_eq(errno, EINVAL);
     out = rt_alloc_outside(10);
     ck_assert_int_eq(rt_send(c, out), RT_OK);
     ck_assert_ptr_eq(rt_recv(c), out);

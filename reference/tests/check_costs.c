@@ -205,6 +205,28 @@ START_TEST(a_small_class_pops_in_one_step)
 }
 END_TEST
 
+/* Every call counts, the ones the block refuses too: larger than the
+** block, over its budget (the call before every budget panic), a size
+** that would wrap, and those it serves, in any mix. */
+START_TEST(every_block_allocation_call_counts_refused_or_served)
+{
+    const size_t sizes[] = {40, (size_t)-1, 64 * KIB, 300, 8 * KIB, SIZE_MAX - 7, 0, 4 * KIB};
+    struct rt_block *b = rt__block_new(16 * KIB);
+    unsigned long calls = 0, refused = 0;
+
+    rt__costs_reset();
+    for (int round = 0; round < 3; round++)
+        for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+            refused += rt__block_alloc(b, sizes[i]) == NULL;
+            calls++;
+            cost_assert(C(BLOCK_ALLOCS) == calls, "%lu calls counted after %lu (size %zu)",
+                        C(BLOCK_ALLOCS), calls, sizes[i]);
+        }
+    cost_assert(refused >= 9, "only %lu refused: the block took what it cannot", refused);
+    rt__block_delete(b);
+}
+END_TEST
+
 /* Large chunks freed between live ones: first fit takes the list's first
 ** chunk that fits, here always its head, one step each, exactly. A walk
 ** to the list's far end (last fit, best fit) takes k steps for the k
@@ -529,8 +551,16 @@ START_TEST(the_counters_are_exact_across_threads)
     rt_task *t[WORKERS];
 
     init_fixed(64 * KIB);
+    unsigned long seen = 0;
     for (int i = 0; i < WORKERS; i++)
         cost_assert((t[i] = rt_spawn(allocates, NULL)) != NULL, "spawn %d failed", i);
+    /* read while they count: a reading never goes back, and a read of a
+    ** counter is as atomic as its increments (SANITIZE=thread judges it) */
+    for (int k = 0; k < 1000; k++) {
+        unsigned long now = C(BLOCK_ALLOCS);
+        cost_assert(now >= seen && now <= WORKERS * PER_WORKER, "read %lu after %lu", now, seen);
+        seen = now;
+    }
     for (int i = 0; i < WORKERS; i++)
         cost_assert(rt_join(t[i], NULL) == RT_OK, "join %d failed", i);
     cost_assert(C(BLOCK_ALLOCS) == WORKERS * PER_WORKER, "%lu block allocations, expected %d",
@@ -677,6 +707,7 @@ Suite *make_suite(void)
     suite_add_test(s, fifty_thousand_outside_values_take_a_few_probes_an_operation);
     suite_add_test(s, a_table_of_fifty_thousand_values_takes_its_slots_and_no_more);
     suite_add_test(s, a_small_class_pops_in_one_step);
+    suite_add_test(s, every_block_allocation_call_counts_refused_or_served);
     suite_add_test(s, first_fit_takes_the_first_large_chunk_in_one_step);
     suite_add_test(s, a_bigger_class_is_found_in_at_most_a_class_walk);
     suite_add_test(s, a_block_that_cannot_serve_walks_its_chunks_once);

@@ -648,6 +648,55 @@ START_TEST(a_receive_after_a_close_on_another_thread_reads_under_the_lock)
 }
 END_TEST
 
+/* The same for a sender: a channel closed on another thread, the sender
+** told only by a quiet flag, is refused RT_CLOSED from a read made under
+** the channel's lock, on a full channel and on one with room (a send that
+** answered from an unlocked read of the flag races the close's write,
+** which SANITIZE=thread reports here); the value stays the sender's. */
+static void *close_then_tell_body(struct actor *a)
+{
+    struct chan_ctx *x = a->ctx;
+    rt_chan_close(x->c);
+    st(&x->go, 1);
+    return NULL;
+}
+
+static void *send_after_the_close_body(struct actor *a)
+{
+    struct chan_ctx *x = a->ctx;
+    wait_flag(&x->go, "the close");
+    a->got[0] = rt_alloc_outside(64);
+    a->status[0] = rt_send(x->c, a->got[0]);
+    a->held[0] = rt_held();
+    rt_free(a->got[0]);
+    return NULL;
+}
+
+START_TEST(a_send_after_a_close_on_another_thread_reads_under_the_lock)
+{
+    for (int full = 0; full <= 1; full++) {
+        struct actor s = {0}, b = {0};
+        struct chan_ctx x = {0};
+
+        init_fixed(64 * KIB);
+        x.c = rt_chan_new(1);
+        if (full)
+            ck_assert_int_eq(rt_send(x.c, rt_alloc_outside(8)), RT_OK);
+        spawn(&s, "S", send_after_the_close_body, &x);
+        spawn(&b, "B", close_then_tell_body, &x);
+        ck_assert_int_eq(join_task(&b, NULL), RT_OK);
+        ck_assert_int_eq(join_task(&s, NULL), RT_OK);
+        ck_assert_int_eq(s.status[0], RT_CLOSED);
+        ck_assert_uint_eq(s.held[0], 64);
+        if (full)
+            rt_free(rt_recv(x.c));
+        ck_assert_ptr_null(rt_recv(x.c));
+        rt_chan_free(x.c);
+        ck_assert_uint_eq(rt_held(), 0);
+    }
+}
+END_TEST
+
 /* A receiver has seen the channel open and empty and is about to sleep:
 ** a close in that instant must wait for the lock the receiver holds until
 ** it sleeps, so its broadcast wakes it. Without the lock the broadcast
@@ -771,6 +820,37 @@ END_TEST
 ** wakeup, on every run. A receiver on an empty channel must loop through
 ** them, asleep each time again, until a value comes: then it gets that
 ** value, not NULL, for the channel is open. */
+/* A wait made spurious is a timed wait of 100 us: its deadline, read off
+** the clock, carries into the next second when the clock is that close to
+** one (one wait in 10^4 on a real clock, every wait here): the wait must
+** still be a wait, not an invalid deadline. The fake clock makes each wait
+** last up to a second of real time, and the send wakes it. */
+START_TEST(a_wait_whose_deadline_crosses_a_second_still_waits)
+{
+    static const long near_a_second[] = {999900000L, 999950000L, 999999999L};
+
+    init_fixed(64 * KIB);
+    __atomic_store_n(&rt__spurious_wakeups, 1, __ATOMIC_RELAXED);
+    for (size_t i = 0; i < sizeof near_a_second / sizeof near_a_second[0]; i++) {
+        struct actor r = {0};
+        struct watch *waits = watch("chan.recv.before_wait", "R", 0);
+        struct chan_ctx x = {0};
+        x.c = rt_chan_new(1);
+        fake_realtime_nsec(near_a_second[i]);
+        spawn(&r, "R", recv_body, &x);
+        WAIT_FOR(passed(waits) >= 1 || ld(&r.done), "R never waited on the empty channel");
+        ck_assert_msg(!ld(&r.done), "a receiver on an empty open channel returned");
+        char *v = rt_alloc_outside(8);
+        ck_assert_int_eq(rt_send(x.c, v), RT_OK);
+        ck_assert_int_eq(join_task(&r, NULL), RT_OK);
+        ck_assert_ptr_eq(r.got[0], v);
+        fake_realtime_nsec(-1);
+        rt_chan_free(x.c);
+    }
+    __atomic_store_n(&rt__spurious_wakeups, 0, __ATOMIC_RELAXED);
+}
+END_TEST
+
 START_TEST(a_receiver_woken_for_nothing_waits_again)
 {
     struct actor r = {0};
@@ -2948,9 +3028,11 @@ Suite *make_suite(void)
         add_case(s, a_publish_the_moment_the_direct_path_opens_reads_its_slot);
     add_case(s, a_close_while_a_receiver_is_about_to_sleep_wakes_it);
     add_case(s, a_receive_after_a_close_on_another_thread_reads_under_the_lock);
+    add_case(s, a_send_after_a_close_on_another_thread_reads_under_the_lock);
     add_case(s, two_senders_never_share_a_slot);
     add_case(s, a_send_while_a_receiver_is_about_to_sleep_wakes_it);
     add_case(s, a_receiver_woken_for_nothing_waits_again);
+    add_case(s, a_wait_whose_deadline_crosses_a_second_still_waits);
     add_case(s, a_sender_woken_with_no_room_waits_again);
     add_case(s, a_sender_waiting_on_a_full_channel_gets_closed_and_keeps_its_value);
     add_case(s, a_receiver_that_panics_leaves_the_value_to_the_next);

@@ -934,6 +934,26 @@ START_TEST(an_inner_lock_inside_another_fires)
 }
 END_TEST
 
+/* No lock of either kind is taken under an inner lock: a door's lock
+** taken while one is held fires as an inner one would (the door's fn
+** would run program code with the inner lock held). */
+static void door_lock_inside_an_inner_lock(void)
+{
+    static pthread_mutex_t door;
+    rt__mutex_init(&m);
+    rt__mutex_init(&door);
+    rt__lock(&m);
+    rt__door_lock(&door);
+}
+
+START_TEST(a_doors_lock_inside_an_inner_lock_fires)
+{
+    fires(door_lock_inside_an_inner_lock, "door_lock_inside_an_inner_lock",
+          "lock taken while this thread holds the lock door_lock_inside_an_inner_lock took "
+          "(inner locks do not nest)\n");
+}
+END_TEST
+
 static void trylock_inside_a_lock(void)
 {
     static pthread_mutex_t other;
@@ -1007,26 +1027,52 @@ static void (*const entry_calls[])(void) = {call_chunk_take, call_chunk_kept, ca
 
 static unsigned entry_call;
 static bool entry_direct;
+/* where the call is made: on its own, inside a door's fn (its door's lock
+** held), or after a door's lock taken before the inner one was released */
+enum { ON_ITS_OWN, INSIDE_A_DOOR, AFTER_A_DOOR_UNLOCK, ENTRY_PLACES };
+static int entry_place;
+
+static void leak_then_call(void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    leaves_a_lock();
+    entry_calls[entry_call]();
+}
 
 static void held_into_a_call_on_a_path(void)
 {
+    static pthread_mutex_t door;
+    int64_t zero = 0;
+
     init_fixed(64 * KIB);
     rt_free(rt_alloc(8)); /* the state published, its path chosen */
     if (!entry_direct)
         rt_hot_disable();
     NEED(rt_hot_direct() == entry_direct);
-    leaves_a_lock();
-    entry_calls[entry_call]();
+    if (entry_place == INSIDE_A_DOOR) {
+        rt_update(rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB), leak_then_call, NULL);
+    } else if (entry_place == AFTER_A_DOOR_UNLOCK) {
+        rt__mutex_init(&door);
+        rt__door_lock(&door);
+        leaves_a_lock();
+        rt__door_unlock(&door);
+        entry_calls[entry_call]();
+    } else {
+        leak_then_call(NULL, NULL);
+    }
 }
 
 START_TEST(a_lock_held_into_any_call_fires_on_either_path)
 {
     for (int direct = 0; direct <= RT_PRIM_DIRECT; direct++)
-        for (entry_call = 0; entry_call < ENTRY_CALLS; entry_call++) {
-            entry_direct = direct;
-            fires(held_into_a_call_on_a_path, "leaves_a_lock",
-                  "the lock it took is still held when this thread calls the runtime again\n");
-        }
+        for (entry_place = 0; entry_place < ENTRY_PLACES; entry_place++)
+            for (entry_call = 0; entry_call < ENTRY_CALLS; entry_call++) {
+                entry_direct = direct;
+                fires(held_into_a_call_on_a_path, "leaves_a_lock",
+                      "the lock it took is still held when this thread calls the runtime "
+                      "again\n");
+            }
 }
 END_TEST
 
@@ -1240,6 +1286,7 @@ Suite *make_suite(void)
     suite_add_test(s, the_message_reaches_a_buffered_stderr);
     suite_add_test(s, a_doubled_lock_fires);
     suite_add_test(s, a_doubled_door_lock_fires);
+    suite_add_test(s, a_doors_lock_inside_an_inner_lock_fires);
     suite_add_test(s, a_door_unlock_of_another_mutex_fires);
     suite_add_test(s, a_wait_without_the_mutex_fires);
     suite_add_test(s, a_signal_or_broadcast_without_the_mutex_fires);

@@ -116,18 +116,51 @@ START_TEST(a_thread_state_that_cannot_be_allocated_traps)
 END_TEST
 
 #if !UNDER_SANITIZER
-static void first_use_unpublished(void *unused)
+/* Every publish traps when its set fails, not only the process's first:
+** main's first call, a plain thread's and a task's after main published,
+** and a later thread's once the direct path is latched off. */
+enum { FIRST_PUBLISH, LATER_ON_A_PLAIN_THREAD, LATER_ON_A_TASK, LATER_AFTER_THE_LATCH,
+       PUBLISHES };
+
+static void *use_unpublished(void *unused)
 {
     (void)unused;
-    rt_init();
     fail_setspecific = 1;
     rt_chunk_kept();
+    return NULL;
+}
+
+static void *task_body(void *unused)
+{
+    (void)unused;
+    return NULL;
+}
+
+static void first_use_unpublished(void *which)
+{
+    int n = (int)(intptr_t)which;
+    pthread_t t;
+
+    rt_init();
+    if (n == FIRST_PUBLISH)
+        use_unpublished(NULL);
+    rt_chunk_kept(); /* main publishes first */
+    if (n == LATER_AFTER_THE_LATCH)
+        rt_hot_disable();
+    if (n == LATER_ON_A_TASK) {
+        fail_setspecific = 1; /* the task's thread publishes as it starts */
+        rt_join(rt_spawn(task_body, NULL), NULL);
+    } else {
+        pthread_create(&t, NULL, use_unpublished, NULL);
+        pthread_join(t, NULL);
+    }
     _exit(3);
 }
 
 START_TEST(a_thread_state_that_cannot_be_published_traps)
 {
-    ck_assert_trap(first_use_unpublished, NULL);
+    for (int n = FIRST_PUBLISH; n < PUBLISHES; n++)
+        ck_assert_trap(first_use_unpublished, (void *)(intptr_t)n);
 }
 END_TEST
 #endif
@@ -265,16 +298,44 @@ START_TEST(a_violation_reaches_a_buffered_stderr)
 }
 END_TEST
 
-static void open_null(void *unused)
+/* The check holds wherever a region may be opened: before rt_init (no
+** thread state yet), on main after it, on a plain thread (a state, no
+** task), on a task, and with another region already open. */
+enum { BEFORE_INIT, ON_MAIN, ON_PLAIN_THREAD, ON_TASK, INSIDE_A_REGION, OPEN_CONTEXTS };
+
+static void *open_null_here(void *unused)
 {
     (void)unused;
-    rt_init();
     rt_region_open(NULL);
+    return NULL;
+}
+
+static void open_null(void *context)
+{
+    int where = (int)(intptr_t)context;
+    pthread_t t;
+    rt_region outer;
+
+    if (where != BEFORE_INIT)
+        rt_init();
+    if (where == ON_PLAIN_THREAD) {
+        pthread_create(&t, NULL, open_null_here, NULL);
+        pthread_join(t, NULL);
+    } else if (where == ON_TASK) {
+        rt_join(rt_spawn(open_null_here, NULL), NULL);
+    } else {
+        if (where == INSIDE_A_REGION)
+            rt_region_open(&outer);
+        open_null_here(NULL);
+    }
+    exit(0);
 }
 
 START_TEST(opening_a_null_region_is_a_violation)
 {
-    ck_assert_violation(open_null, NULL, "refrt: rt_region_open: region is NULL");
+    for (int where = BEFORE_INIT; where < OPEN_CONTEXTS; where++)
+        ck_assert_violation(open_null, (void *)(intptr_t)where,
+                            "refrt: rt_region_open: region is NULL\n");
 }
 END_TEST
 

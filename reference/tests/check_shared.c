@@ -13,6 +13,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdalign.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -3021,6 +3022,48 @@ START_TEST(a_doors_value_freed_or_resized_in_its_door_is_a_violation_in_every_do
 }
 END_TEST
 
+/* What a door hands its fn is aligned for any object (max_align_t), as
+** malloc's memory is: a copy on the stack (128 bytes or less), a copy on
+** the heap, and an owned value in place; in rt_update, in rt_access and
+** for both values of rt_update_all, of every size around the stack copy's. */
+static int misaligned;
+
+static void note_alignment(const void *v)
+{
+    misaligned += (uintptr_t)v % alignof(max_align_t) != 0;
+}
+static void aligned_update(void *v, void *ctx) { (void)ctx; note_alignment(v); }
+static void aligned_access(const void *v, void *ctx) { (void)ctx; note_alignment(v); }
+static void aligned_both(void *va, void *vb, void *ctx)
+{
+    (void)ctx;
+    note_alignment(va);
+    note_alignment(vb);
+}
+
+START_TEST(every_door_hands_its_fn_a_value_aligned_for_any_object)
+{
+    static const size_t sizes[] = {1, 8, 15, 16, 24, 100, 127, 128, 129, 1000};
+    static unsigned char zero[1000];
+
+    init_fixed(64 * KIB);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++)
+        for (int kind = RT_COPY; kind <= RT_OWNED; kind++) {
+            rt_shared *a = rt_shared_new(kind, sizes[i], zero, 4 * KIB);
+            rt_shared *b = rt_shared_new(RT_COPY, sizes[i], zero, 4 * KIB);
+            misaligned = 0;
+            ck_assert_int_eq(rt_update(a, aligned_update, NULL), RT_OK);
+            ck_assert_int_eq(rt_access(a, aligned_access, NULL), RT_OK);
+            ck_assert_int_eq(rt_update_all(a, b, aligned_both, NULL), RT_OK);
+            ck_assert_int_eq(rt_update_all(b, a, aligned_both, NULL), RT_OK);
+            ck_assert_msg(misaligned == 0, "%d values misaligned, %zu bytes, %s", misaligned,
+                          sizes[i], kind == RT_COPY ? "copy" : "owned");
+            rt_shared_free(b);
+            rt_shared_free(a);
+        }
+}
+END_TEST
+
 static void *panic_in_update(void *s)
 {
     rt_update(s, kept_then_panic, NULL);
@@ -4199,6 +4242,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_table_of_stored_values_that_cannot_grow_traps);
     ADD_TEST(s, stored_values_come_out_one_by_one_each_with_its_bytes);
     ADD_TEST(s, a_doors_value_freed_or_resized_in_its_door_is_a_violation_in_every_door_in_place);
+    ADD_TEST(s, every_door_hands_its_fn_a_value_aligned_for_any_object);
     ADD_TEST(s, a_rebuild_whose_block_cannot_be_allocated_traps);
     ADD_TEST(s, every_allocation_failure_in_a_life_of_values_traps);
     ADD_TEST(s, only_an_update_of_an_owned_value_allocates_from_its_block);

@@ -619,7 +619,7 @@ static void *opens_doors_and_panics(void *arg)
     int depth = (int)(intptr_t)arg;
 
     for (int i = 0; i < depth; i++) {
-        seen_doors[i] = (struct seen_door){{h->door, NULL, record_innermost}, NULL, 0};
+        seen_doors[i] = (struct seen_door){{h->door, NULL, record_innermost, NULL}, NULL, 0};
         h->door = &seen_doors[i].door;
     }
     rt_panic("with doors open");
@@ -643,6 +643,79 @@ START_TEST(a_panic_pops_each_door_before_its_unwind_runs)
 }
 END_TEST
 
+/* ---- a panic unwinds its doors before it closes a region ---------------- */
+
+/* A panic unwinds every open door before it frees anything, the task's
+** regions included (docs/budgets.md, "Tasks and panics"): a door's unwind
+** (its value's write-back, its lock's release) runs while every region of
+** the task is still open, with its bytes, the regions opened inside the
+** door's fn and around the door alike. White-box: a door of the test's
+** own whose unwind looks at the regions, 1 and 2 deep, the door opened
+** inside the outer region or outside every region. */
+#define REGION_BYTES 64
+struct region_door {
+    struct rt_door door;
+    rt_region *regions[2];
+    unsigned char *bytes[2];
+    int nregions, unwound, open, intact;
+};
+static struct region_door region_door;
+
+static void look_at_the_regions(struct rt_door *d)
+{
+    struct region_door *rd = (struct region_door *)d;
+    rd->unwound++;
+    rd->open = rd->intact = 1;
+    for (int i = 0; i < rd->nregions; i++) {
+        rd->open &= rd->regions[i]->base != NULL;
+        for (int k = 0; k < REGION_BYTES; k++)
+            rd->intact &= rd->bytes[i][k] == 0xA5;
+    }
+    rd->open &= rt__hot_or_null()->innermost == rd->regions[rd->nregions - 1];
+}
+
+static void *opens_regions_and_a_door_then_panics(void *arg)
+{
+    struct rt_hot *h = rt__task_hot("test");
+    int how = (int)(intptr_t)arg, depth = how / 2 + 1;
+    bool door_first = how % 2;
+    rt_region r[2];
+
+    region_door = (struct region_door){{NULL, NULL, look_at_the_regions, NULL}, {NULL}, {NULL},
+                                       depth, 0, 0, 0};
+    for (int i = 0; i < depth; i++) {
+        if (i == 0 && door_first) {
+            region_door.door.outer = h->door;
+            h->door = &region_door.door;
+        }
+        rt_region_open(&r[i]);
+        region_door.regions[i] = &r[i];
+        region_door.bytes[i] = rt_region_alloc(&r[i], 1, REGION_BYTES, 0xA5);
+    }
+    if (!door_first) {
+        region_door.door.outer = h->door;
+        h->door = &region_door.door;
+    }
+    rt_panic("with regions and a door open");
+    return NULL;
+}
+
+START_TEST(a_panic_unwinds_its_doors_before_it_closes_a_region)
+{
+    init_fixed(64 * KIB);
+    for (int how = 0; how < 4; how++) {
+        rt_task *t = rt_spawn(opens_regions_and_a_door_then_panics, (void *)(intptr_t)how);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_int_eq(rt_join(t, NULL), RT_PANICKED);
+        ck_assert_int_eq(region_door.unwound, 1);
+        ck_assert_msg(region_door.open && region_door.intact,
+                      "%d regions, the door %s them: at the unwind open %d, bytes intact %d",
+                      how / 2 + 1, how % 2 ? "around" : "inside", region_door.open,
+                      region_door.intact);
+    }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("task_faults");
@@ -658,5 +731,6 @@ Suite *make_suite(void)
     suite_add_test(s, a_strategy_without_block_bytes_is_refused_at_once_while_the_strategy_lock_is_held);
     suite_add_test(s, a_panics_line_is_flushed_before_its_doors_unwind);
     suite_add_test(s, a_panic_pops_each_door_before_its_unwind_runs);
+    suite_add_test(s, a_panic_unwinds_its_doors_before_it_closes_a_region);
     return s;
 }

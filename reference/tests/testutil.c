@@ -440,3 +440,22 @@ void thread_wait_asleep(pid_t tid)
         sched_yield();
     }
 }
+
+/* ---- the clock -------------------------------------------------------------- */
+
+int __real_clock_gettime(clockid_t id, struct timespec *ts);
+static long realtime_nsec = -1;
+
+void fake_realtime_nsec(long ns)
+{
+    __atomic_store_n(&realtime_nsec, ns, __ATOMIC_RELAXED);
+}
+
+int __wrap_clock_gettime(clockid_t id, struct timespec *ts)
+{
+    int rc = __real_clock_gettime(id, ts);
+    long ns = __atomic_load_n(&realtime_nsec, __ATOMIC_RELAXED);
+    if (rc == 0 && id == CLOCK_REALTIME && ns >= 0)
+        ts->tv_nsec = ns;
+    return rc;
+}

@@ -151,6 +151,10 @@ long allocs_live(void);
 ** as on a system that cannot tell; fail_sysconf(-1) ends every fake. */
 void fake_sysconf(int name, long value);
 void fail_sysconf(int name);
+
+/* From now on every CLOCK_REALTIME read gives ns (0 to 999999999) as its
+** tv_nsec, its tv_sec the real one; fake_realtime_nsec(-1) ends it. */
+void fake_realtime_nsec(long ns);
 /* Called with 1 before and 0 after every pthread_create that passes
 ** through testutil (NULL: nothing is called). check_interleave.c's
 ** software watchpoint runs a thread one instruction at a time: a thread
