@@ -60,8 +60,9 @@ struct rt_door {
     struct rt_door *outer;
     struct rt_block *block; /* NULL: allocate from the task's block */
     void (*unwind)(struct rt_door *d);
-    void *value; /* with a block: the value it holds, which rt_free and
-                 ** rt_realloc refuse (it is freed with its shared value) */
+    void *value; /* set with a block, read only while there is one: the
+                 ** value it holds, which rt_free and rt_realloc refuse (it
+                 ** is freed with its shared value) */
 };
 
 /* ---- blocks (block.c) ----------------------------------------------------

@@ -262,8 +262,7 @@ static void door_open(struct rt_hot *h, struct door *d, const char *fn, enum doo
         rt__door_lock(&d->v[i]->lock);
         RT_POINT("shared.door_open.locked_one");
     }
-    d->hook.block = NULL;
-    d->hook.value = NULL;
+    d->hook.block = NULL; /* hook.value is set with a block, read only with one */
     d->hook.unwind = door_unwind;
     d->hook.outer = h->door;
     h->door = &d->hook;
