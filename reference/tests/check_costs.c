@@ -404,14 +404,28 @@ START_TEST(a_task_takes_its_struct_its_block_and_a_thread_state)
 }
 END_TEST
 
-/* A channel is its struct and its ring of `capacity` items. */
+/* A channel is its struct and its ring of `capacity` items: malloc's
+** usable size bounds them within its slack, and their callocs ask for
+** exactly the struct and `capacity` items (a spare slot hides in that
+** slack), at every capacity from 1. */
 START_TEST(a_channel_takes_its_struct_and_its_ring)
 {
+    static const size_t capacities[] = {1, 2, 3, 10, 64, 1000};
+
     init_fixed(64 * KIB);
     rt_chan *c = rt_chan_new(10);
     assert_bytes(C(BYTES_CHAN), 1, rt__sizeof_chan, "struct rt_chan");
     assert_bytes(C(BYTES_RING), 1, 10 * rt__sizeof_chan_item, "ring of 10 items");
     rt_chan_free(c);
+    for (size_t i = 0; i < sizeof capacities / sizeof capacities[0]; i++) {
+        size_t before = calloc_bytes_asked();
+        c = rt_chan_new(capacities[i]);
+        size_t asked = calloc_bytes_asked() - before;
+        cost_assert(asked == rt__sizeof_chan + capacities[i] * rt__sizeof_chan_item,
+                    "a channel of %zu asked calloc for %zu bytes, its struct and ring are %zu",
+                    capacities[i], asked, rt__sizeof_chan + capacities[i] * rt__sizeof_chan_item);
+        rt_chan_free(c);
+    }
 }
 END_TEST
 

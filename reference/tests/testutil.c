@@ -143,9 +143,19 @@ static void *counted(void *p)
     return p;
 }
 
+static size_t calloc_asked; /* bytes every calloc asked for, n * size */
+
+size_t calloc_bytes_asked(void)
+{
+    return __atomic_load_n(&calloc_asked, __ATOMIC_RELAXED);
+}
+
 void *__wrap_calloc(size_t n, size_t size)
 {
-    return failing_now() ? NULL : counted(__real_calloc(n, size));
+    if (failing_now())
+        return NULL;
+    __atomic_add_fetch(&calloc_asked, n * size, __ATOMIC_RELAXED);
+    return counted(__real_calloc(n, size));
 }
 
 void *__wrap_realloc(void *p, size_t n)

@@ -152,6 +152,10 @@ long allocs_live(void);
 void fake_sysconf(int name, long value);
 void fail_sysconf(int name);
 
+/* The bytes every calloc of the process has asked for (n * size), the
+** exact request where the cost counters see malloc's usable size. */
+size_t calloc_bytes_asked(void);
+
 /* From now on every CLOCK_REALTIME read gives ns (0 to 999999999) as its
 ** tv_nsec, its tv_sec the real one; fake_realtime_nsec(-1) ends it. */
 void fake_realtime_nsec(long ns);
