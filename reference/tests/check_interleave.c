@@ -592,10 +592,12 @@ static void *recv_body(struct actor *a)
     return NULL;
 }
 
+/* Closes, then tells (x->go) whoever waits for the close. */
 static void *close_body(struct actor *a)
 {
     struct chan_ctx *x = a->ctx;
     rt_chan_close(x->c);
+    st(&x->go, 1);
     return NULL;
 }
 
@@ -653,14 +655,6 @@ END_TEST
 ** the channel's lock, on a full channel and on one with room (a send that
 ** answered from an unlocked read of the flag races the close's write,
 ** which SANITIZE=thread reports here); the value stays the sender's. */
-static void *close_then_tell_body(struct actor *a)
-{
-    struct chan_ctx *x = a->ctx;
-    rt_chan_close(x->c);
-    st(&x->go, 1);
-    return NULL;
-}
-
 static void *send_after_the_close_body(struct actor *a)
 {
     struct chan_ctx *x = a->ctx;
@@ -683,7 +677,7 @@ START_TEST(a_send_after_a_close_on_another_thread_reads_under_the_lock)
         if (full)
             ck_assert_int_eq(rt_send(x.c, rt_alloc_outside(8)), RT_OK);
         spawn(&s, "S", send_after_the_close_body, &x);
-        spawn(&b, "B", close_then_tell_body, &x);
+        spawn(&b, "B", close_body, &x);
         ck_assert_int_eq(join_task(&b, NULL), RT_OK);
         ck_assert_int_eq(join_task(&s, NULL), RT_OK);
         ck_assert_int_eq(s.status[0], RT_CLOSED);
