@@ -1834,6 +1834,107 @@ START_TEST(a_read_is_over_when_its_lock_goes_even_if_the_value_changes_at_once)
 }
 END_TEST
 
+/* rt_shared_held with no door open takes the value's lock as a door would,
+** and reads the block only once it holds it: the block is the value's
+** state, which a rebuild replaces (and frees the old one) under that lock.
+** A rebuilds a poisoned supervised value and is parked inside its build
+** (the lock held, the fresh block made, the old one not yet freed); a task
+** and a plain thread each read the held figure and must sleep on the lock;
+** once A's door is over they read the rebuilt block's figure, exactly what
+** A read inside its door, never the old block's. */
+struct rebuild_ctx {
+    rt_shared *s;
+    size_t bytes[2]; /* what the first build and the rebuild allocate */
+    int builds, building, go;
+    size_t held_in_door;
+};
+
+static void build_parked_on_rebuild(void *value, void *ctx)
+{
+    struct rebuild_ctx *x = ctx;
+    int n = x->builds++;
+    char *p = rt_alloc(x->bytes[n]); /* in the fresh block: the value is RT_OWNED */
+
+    memset(p, 'b', x->bytes[n]);
+    *(char **)value = p;
+    if (n == 1) {
+        st(&x->building, 1);
+        wait_flag(&x->go, "the test's go to finish the rebuild");
+    }
+}
+
+static void panic_in_update(void *value, void *ctx)
+{
+    (void)value;
+    (void)ctx;
+    rt_panic("poisons the supervised value");
+}
+
+static void note_held_in_door(void *value, void *ctx)
+{
+    struct rebuild_ctx *x = ctx;
+    (void)value;
+    x->held_in_door = rt_shared_held(x->s);
+}
+
+static void *poisoning_body(struct actor *a)
+{
+    struct rebuild_ctx *x = a->ctx;
+    rt_update(x->s, panic_in_update, x);
+    return NULL;
+}
+
+static void *rebuilding_body(struct actor *a)
+{
+    struct rebuild_ctx *x = a->ctx;
+    a->status[0] = rt_update(x->s, note_held_in_door, x);
+    return NULL;
+}
+
+static void *held_reader_body(struct actor *a)
+{
+    struct rebuild_ctx *x = a->ctx;
+    a->held[0] = rt_shared_held(x->s);
+    return NULL;
+}
+
+START_TEST(a_held_figure_read_during_a_rebuild_is_the_rebuilt_blocks)
+{
+    struct actor p = {0}, a = {0}, r = {0}, t = {0};
+    struct rebuild_ctx x = {.bytes = {3000, 1000}};
+
+    init_fixed(64 * KIB);
+    x.s = rt_shared_supervised(RT_OWNED, sizeof(char *), build_parked_on_rebuild, &x,
+                               16 * KIB);
+    ck_assert_ptr_nonnull(x.s);
+    size_t before = rt_shared_held(x.s);
+    spawn(&p, "P", poisoning_body, &x);
+    ck_assert_int_eq(rt_join(p.task, NULL), RT_PANICKED);
+    ck_assert(rt_poisoned(x.s));
+    ck_assert_uint_eq(rt_shared_held(x.s), before); /* a panic in fn changes no block */
+    spawn(&a, "A", rebuilding_body, &x);
+    wait_flag(&x.building, "A's rebuild");
+    ck_assert(rt__shared_locked(x.s));
+    spawn(&r, "R", held_reader_body, &x);
+    start_plain(&t, "T", held_reader_body, &x);
+    ck_assert_msg(blocks(&r), "a task read the held figure while a rebuild held the lock");
+    ck_assert_msg(blocks(&t), "a thread read the held figure while a rebuild held the lock");
+    st(&x.go, 1);
+    ck_assert_int_eq(join_task(&a, NULL), RT_OK);
+    ck_assert_int_eq(a.status[0], RT_OK);
+    ck_assert_int_eq(join_task(&r, NULL), RT_OK);
+    join_plain(&t);
+    ck_assert_int_eq(x.builds, 2);
+    ck_assert(!rt_poisoned(x.s));
+    ck_assert_uint_eq(before - x.held_in_door, 2000); /* 3000 and 1000: multiples of 16 */
+    ck_assert_uint_eq(r.held[0], x.held_in_door);
+    ck_assert_uint_eq(t.held[0], x.held_in_door);
+    ck_assert_uint_eq(rt_shared_held(x.s), x.held_in_door);
+    rt_shared_free(x.s);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
 /* ---- exact accounting after races (issue 14) ------------------------------- */
 
 /* Each round: 3 senders send 8 values each (every size distinct), add
@@ -3047,6 +3148,7 @@ Suite *make_suite(void)
     add_case(s, a_door_frees_its_copy_before_another_door_can_open_on_the_value);
     add_case(s, a_read_of_a_shared_value_is_over_before_its_lock_goes);
     add_case(s, a_read_is_over_when_its_lock_goes_even_if_the_value_changes_at_once);
+    add_case(s, a_held_figure_read_during_a_rebuild_is_the_rebuilt_blocks);
     if (!UNDER_TSAN)
         add_case(s, two_values_made_at_once_take_two_places_in_the_order);
     if (!UNDER_TSAN) {
