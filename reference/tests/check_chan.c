@@ -912,6 +912,139 @@ START_TEST(sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing)
 }
 END_TEST
 
+/* ---- a ring that wraps ------------------------------------------------------ */
+
+/* The ring's slots are reused round and round: each value keeps its own
+** bytes, its place in the order and its sender whatever slot it lands in,
+** at every capacity and every head the ring can have. A value of size i
+** is told apart from its neighbours by its bytes. */
+enum { WRAP_VALUES = 23 };
+
+static size_t wrap_size(int i)
+{
+    return 40 + 16 * (size_t)i + (size_t)(i % 3); /* no two alike */
+}
+
+struct wrapper {
+    rt_chan *c, *done;
+    size_t held_at_end;
+};
+
+static void *sends_sizes(void *arg)
+{
+    struct wrapper *w = arg;
+    for (int i = 0; i < WRAP_VALUES; i++) {
+        unsigned char *v = rt_alloc_outside(wrap_size(i));
+        memset(v, i + 1, wrap_size(i));
+        ck_require(rt_send(w->c, v) == RT_OK); /* blocks while the ring is full */
+    }
+    rt_free(rt_recv(w->done)); /* main took them all */
+    w->held_at_end = rt_held();
+    return NULL;
+}
+
+START_TEST(a_ring_that_wraps_keeps_each_values_bytes_order_and_sender)
+{
+    static const size_t capacities[] = {1, 2, 3, 5, 7};
+
+    init_fixed(64 * KIB);
+    for (size_t k = 0; k < sizeof capacities / sizeof capacities[0]; k++) {
+        size_t cap = capacities[k], sum = 0;
+        /* a task sends, main receives: the ring wraps WRAP_VALUES / cap times */
+        struct wrapper w = {rt_chan_new(cap), rt_chan_new(1), SIZE_MAX};
+        unsigned char *got[WRAP_VALUES];
+        rt_task *t = rt_spawn(sends_sizes, &w);
+        ck_assert_ptr_nonnull(t);
+        for (int i = 0; i < WRAP_VALUES; i++) {
+            got[i] = rt_recv(w.c);
+            ck_require(got[i] != NULL);
+            ck_require(filled(got[i], wrap_size(i), (unsigned char)(i + 1)));
+            sum += wrap_size(i);
+            ck_assert_msg(rt_held() == sum, "capacity %zu, value %d: main holds %zu, not %zu",
+                          cap, i, rt_held(), sum);
+        }
+        ck_assert_int_eq(rt_send(w.done, rt_alloc_outside(1)), RT_OK);
+        ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+        ck_assert_msg(w.held_at_end == 0, "capacity %zu: the sender still counts %zu", cap,
+                      w.held_at_end);
+        for (int i = 0; i < WRAP_VALUES; i++) {
+            rt_free(got[i]);
+            sum -= wrap_size(i);
+            ck_require(rt_held() == sum); /* each freed with its own bytes */
+        }
+
+        /* main alone, the head moved round: sends and receives in steps of
+        ** one to cap, so that the values are queued from every slot */
+        for (int step = 1; step <= (int)cap; step++) {
+            int sent = 0, taken = 0;
+            unsigned char *v[WRAP_VALUES];
+            for (int round = 0; round < 3 && sent + step <= WRAP_VALUES; round++) {
+                for (int j = 0; j < step; j++, sent++) {
+                    v[sent] = memset(rt_alloc_outside(wrap_size(sent)), sent + 1,
+                                     wrap_size(sent));
+                    ck_require(rt_send(w.c, v[sent]) == RT_OK);
+                }
+                for (int j = 0; j < step; j++, taken++) {
+                    ck_require(rt_recv(w.c) == v[taken]);
+                    rt_free(v[taken]);
+                }
+            }
+            ck_require(rt_held() == 0);
+        }
+        rt_chan_free(w.c);
+        rt_chan_free(w.done);
+    }
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+/* rt_chan_free frees the values still queued, wherever the head stands,
+** and only those: the values received before stay the receiver's, whole,
+** and the sender stops counting exactly the queued ones. Values of a chunk
+** each, so the shim tells which were freed. */
+START_TEST(freeing_a_wrapped_channel_frees_exactly_what_is_queued)
+{
+    static const size_t capacities[] = {2, 3, 4, 5};
+
+    init_fixed(1024 * KIB);
+    for (size_t k = 0; k < sizeof capacities / sizeof capacities[0]; k++) {
+        size_t cap = capacities[k];
+        for (size_t head = 1; head < cap; head++)
+            for (size_t q = 1; q <= cap; q++) {
+                rt_chan *c = rt_chan_new(cap);
+                unsigned char *kept[5], *queued[5];
+                for (size_t i = 0; i < head; i++) { /* moves the head on by head */
+                    kept[i] = memset(rt_alloc_outside(RT_CHUNK_SIZE), 0x50 + (int)i,
+                                     RT_CHUNK_SIZE);
+                    ck_assert_int_eq(rt_send(c, kept[i]), RT_OK);
+                    ck_assert_ptr_eq(rt_recv(c), kept[i]);
+                }
+                for (size_t i = 0; i < q; i++) { /* from the head on, past the end */
+                    queued[i] = rt_alloc_outside(RT_CHUNK_SIZE);
+                    ck_assert_int_eq(rt_send(c, queued[i]), RT_OK);
+                }
+                ck_assert_uint_eq(rt_held(), (head + q) * RT_CHUNK_SIZE);
+                chunks_reset();
+                rt_chan_free(c);
+                ck_assert_msg(chunks_counted().frees == q,
+                              "capacity %zu, head %zu, %zu queued: %lu freed", cap, head, q,
+                              chunks_counted().frees);
+                for (size_t i = 0; i < q; i++)
+                    ck_assert(!chunk_live(queued[i]));
+                ck_assert_uint_eq(rt_held(), head * RT_CHUNK_SIZE);
+                for (size_t i = 0; i < head; i++) {
+                    ck_assert_msg(chunk_live(kept[i]), "capacity %zu, head %zu, %zu queued: "
+                                  "received value %zu freed with the channel", cap, head, q, i);
+                    ck_assert(filled(kept[i], RT_CHUNK_SIZE, (unsigned char)(0x50 + i)));
+                    rt_free(kept[i]);
+                }
+                ck_assert_uint_eq(rt_held(), 0);
+            }
+    }
+}
+END_TEST
+
+
 /* ---- misuse ---------------------------------------------------------------- */
 
 static void *plain_thread_sends(void *c)
@@ -1021,6 +1154,8 @@ Suite *make_suite(void)
     suite_add_test(s, a_receiver_that_panics_wakes_the_next_one);
     suite_add_test(s, many_senders_into_a_small_channel_lose_nothing);
     suite_add_test(s, sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing);
+    suite_add_test(s, a_ring_that_wraps_keeps_each_values_bytes_order_and_sender);
+    suite_add_test(s, freeing_a_wrapped_channel_frees_exactly_what_is_queued);
     suite_add_test(s, channel_misuse_gets_the_contracts_error);
     return s;
 }
