@@ -1778,6 +1778,157 @@ START_TEST(a_realloc_past_a_door_block_panics)
 }
 END_TEST
 
+/* ---- the task's figures inside every door ------------------------------- */
+
+/* rt_held and rt_budget are the current task's figures, in every door as
+** at a plain call: a door that allocates from its value's block (an
+** RT_OWNED update, an rt_update_all in place, an RT_OWNED build or
+** rebuild) moves what rt_alloc takes, never what rt_held or rt_budget
+** read. An outside value made, freed or handed over inside any door counts
+** against the task, by exactly its bytes. On main and on a task of another
+** budget, so a figure read from the wrong task or block shows. */
+struct door_probe {
+    size_t held, budget; /* the task's, outside the door */
+    bool in_block;       /* whether this door's rt_alloc takes the value's block */
+    int runs, bad_line;
+    size_t bad_figure;
+};
+
+#define PROBE_NEED(pr, cond, figure)                                                 \
+    do {                                                                            \
+        if (!(cond) && (pr)->bad_line == 0)                                          \
+            (pr)->bad_line = __LINE__, (pr)->bad_figure = (figure);                 \
+    } while (0)
+
+static void probe_figures(struct door_probe *pr)
+{
+    size_t h = rt_held();
+    pr->runs++;
+    PROBE_NEED(pr, h == pr->held, h);
+    PROBE_NEED(pr, rt_budget() == pr->budget, rt_budget());
+    void *o = rt_alloc_outside(100);
+    PROBE_NEED(pr, rt_held() == h + 100, rt_held());
+    void *p = rt_alloc(50); /* a chunk of 64 */
+    PROBE_NEED(pr, rt_held() == h + 100 + (pr->in_block ? 0 : 64), rt_held());
+    PROBE_NEED(pr, rt_budget() == pr->budget, rt_budget());
+    rt_free(p);
+    PROBE_NEED(pr, rt_held() == h + 100, rt_held());
+    void *given = rt_alloc_outside(30);
+    PROBE_NEED(pr, rt_held() == h + 130, rt_held());
+    PROBE_NEED(pr, rt_hand_over(given) == given, 0);
+    free(given);
+    PROBE_NEED(pr, rt_held() == h + 100, rt_held());
+    rt_free(o);
+    PROBE_NEED(pr, rt_held() == h, rt_held());
+}
+
+static void probe_update(void *value, void *ctx)
+{
+    (void)value;
+    probe_figures(ctx);
+}
+
+static void probe_update_all(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb;
+    probe_figures(ctx);
+}
+
+static void probe_access(const void *value, void *ctx)
+{
+    (void)value;
+    probe_figures(ctx);
+}
+
+static void panic_in_it(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    rt_panic("poisons it");
+}
+
+static void *panics_in_an_update(void *s)
+{
+    rt_update(s, panic_in_it, NULL);
+    return NULL;
+}
+
+static void check_probe(const char *where, const char *door, struct door_probe *pr, int runs)
+{
+    ck_assert_msg(pr->runs == runs && pr->bad_line == 0,
+                  "%s, %s: %d runs of %d; line %d read %zu (held %zu, budget %zu outside)",
+                  where, door, pr->runs, runs, pr->bad_line, pr->bad_figure, pr->held,
+                  pr->budget);
+    pr->runs = 0;
+}
+
+static void *probes_every_door(void *where)
+{
+    /* what the task holds across the doors: 1000 outside, a chunk of 208 */
+    void *keep_out = rt_alloc_outside(1000), *keep_in = rt_alloc(200);
+    struct door_probe pr = {.held = 1208, .budget = rt_budget()};
+    rt_shared *copy = rt_shared_new(RT_COPY, 16, (char[16]){0}, 4 * KIB);
+    rt_shared *owned = rt_shared_new(RT_OWNED, 16, (char[16]){0}, 4 * KIB);
+    rt_shared *owned2 = rt_shared_new(RT_OWNED, 16, (char[16]){0}, 4 * KIB);
+
+    if (rt_held() != pr.held)
+        ck_abort_msg("%s: held %zu before the doors", (char *)where, rt_held());
+    pr.in_block = false;
+    ck_assert_int_eq(rt_update(copy, probe_update, &pr), RT_OK);
+    check_probe(where, "rt_update of an RT_COPY value", &pr, 1);
+    ck_assert_int_eq(rt_access(owned, probe_access, &pr), RT_OK);
+    check_probe(where, "rt_access", &pr, 1);
+    rt_shared *copy2 = rt_shared_new(RT_COPY, 16, (char[16]){0}, 4 * KIB);
+    ck_assert_int_eq(rt_update_all(copy, copy2, probe_update_all, &pr), RT_OK);
+    check_probe(where, "rt_update_all of two RT_COPY values", &pr, 1);
+
+    pr.in_block = true;
+    ck_assert_int_eq(rt_update(owned, probe_update, &pr), RT_OK);
+    check_probe(where, "rt_update of an RT_OWNED value", &pr, 1);
+    ck_assert_int_eq(rt_update_all(owned, copy, probe_update_all, &pr), RT_OK);
+    check_probe(where, "rt_update_all, a RT_OWNED", &pr, 1);
+    ck_assert_int_eq(rt_update_all(copy, owned, probe_update_all, &pr), RT_OK);
+    check_probe(where, "rt_update_all, b RT_OWNED", &pr, 1);
+    ck_assert_int_eq(rt_update_all(owned, owned2, probe_update_all, &pr), RT_OK);
+    check_probe(where, "rt_update_all of two RT_OWNED values", &pr, 1);
+
+    /* a supervised value's build, and its rebuild once a task poisoned it */
+    for (int kind = RT_COPY; kind <= RT_OWNED; kind++) {
+        pr.in_block = kind == RT_OWNED;
+        rt_shared *sup = rt_shared_supervised((rt_kind)kind, 16, probe_update, &pr, 4 * KIB);
+        check_probe(where, kind == RT_OWNED ? "an RT_OWNED build" : "an RT_COPY build", &pr, 1);
+        rt_task *t = rt_spawn(panics_in_an_update, sup);
+        ck_assert_int_eq(rt_join(t, NULL), RT_PANICKED);
+        if (kind == RT_OWNED) {
+            ck_assert(rt_poisoned(sup));
+            /* the rebuild, then fn: both in the fresh block */
+            ck_assert_int_eq(rt_update(sup, probe_update, &pr), RT_OK);
+            check_probe(where, "an RT_OWNED rebuild and its update", &pr, 2);
+        } else {
+            ck_assert(!rt_poisoned(sup)); /* a copy is not poisoned */
+        }
+        rt_shared_free(sup);
+    }
+    rt_shared_free(copy);
+    rt_shared_free(copy2);
+    rt_shared_free(owned);
+    rt_shared_free(owned2);
+    ck_assert_uint_eq(rt_held(), 1208);
+    rt_free(keep_in);
+    rt_free(keep_out);
+    ck_assert_uint_eq(rt_held(), 0);
+    return NULL;
+}
+
+START_TEST(rt_held_and_rt_budget_are_the_tasks_in_every_door)
+{
+    init_fixed(64 * KIB);
+    probes_every_door("main");
+    rt_set_strategy(rt_fixed_strategy(48 * KIB)); /* a task of another budget */
+    ck_assert_int_eq(run_task(probes_every_door, "a task", NULL), RT_OK);
+    ck_assert_uint_eq(rt_budget(), 64 * KIB);
+}
+END_TEST
+
 /* ---- misuse --------------------------------------------------------------- */
 
 static void *plain_thread_allocates(void *unused)
@@ -2309,6 +2460,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_door_with_a_block_allocates_there_and_a_panic_unwinds_it);
     suite_add_test(s, values_inside_doors_stay_where_they_belong);
     suite_add_test(s, a_realloc_past_a_door_block_panics);
+    suite_add_test(s, rt_held_and_rt_budget_are_the_tasks_in_every_door);
     suite_add_test(s, misuse_gets_the_contracts_error);
     return s;
 }
