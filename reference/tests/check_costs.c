@@ -540,6 +540,60 @@ START_TEST(a_thread_end_walks_exactly_the_chunks_it_keeps)
 }
 END_TEST
 
+/* The same at the end of a task's thread, whether its regions were closed
+** by the task or by its panic (which closes them innermost first, so that
+** they are kept or freed like any other): min(depth, 16) walked at the
+** end, and every chunk freed by then, none left live. */
+struct nesting {
+    int depth;
+    bool panics;
+};
+
+static void *nest_in_a_task(void *arg)
+{
+    struct nesting *n = arg;
+    rt_region r[24];
+    for (int i = 0; i < n->depth; i++) {
+        rt_region_open(&r[i]);
+        rt_region_alloc(&r[i], 1, 64, 0x5a);
+    }
+    if (n->panics)
+        rt_panic("with its regions open");
+    for (int i = n->depth; i-- > 0;)
+        rt_region_close(&r[i]);
+    return NULL;
+}
+
+START_TEST(a_task_end_walks_exactly_the_chunks_it_keeps_after_a_return_or_a_panic)
+{
+    static const int depths[] = {0, 1, 15, 16, 17, 20, 24};
+
+    init_fixed(64 * KIB);
+    for (int panics = 0; panics < 2; panics++)
+        for (size_t k = 0; k < sizeof depths / sizeof depths[0]; k++) {
+            struct nesting n = {depths[k], panics != 0};
+            unsigned long kept = (unsigned long)(n.depth < RT_REGION_CACHE_SLOTS
+                                                     ? n.depth
+                                                     : RT_REGION_CACHE_SLOTS);
+            rt__costs_reset();
+            chunks_reset();
+            rt_task *t = rt_spawn(nest_in_a_task, &n);
+            cost_assert(t != NULL, "no task");
+            rt_status st = rt_join(t, NULL);
+            struct chunk_counts cc = chunks_counted();
+            cost_assert(st == (panics ? RT_PANICKED : RT_OK), "depth %d: status %d", n.depth,
+                        (int)st);
+            cost_assert(C(CHUNKS_RELEASED) == kept,
+                        "%lu chunks walked at the end of a task that kept %lu (depth %d, %s)",
+                        C(CHUNKS_RELEASED), kept, n.depth, panics ? "panicked" : "returned");
+            cost_assert(cc.mallocs == (unsigned long)n.depth && cc.frees == cc.mallocs &&
+                            cc.frees_dirty == 0,
+                        "depth %d, %s: %lu chunks taken, %lu freed, %lu dirty", n.depth,
+                        panics ? "panicked" : "returned", cc.mallocs, cc.frees, cc.frees_dirty);
+        }
+}
+END_TEST
+
 /* ---- exact across threads ----------------------------------------------- */
 
 enum { WORKERS = 8, PER_WORKER = 5000 };
@@ -732,6 +786,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_shared_value_takes_its_struct_and_its_block);
     suite_add_test(s, a_copy_door_copies_its_value_twice_and_no_more);
     suite_add_test(s, a_thread_end_walks_exactly_the_chunks_it_keeps);
+    suite_add_test(s, a_task_end_walks_exactly_the_chunks_it_keeps_after_a_return_or_a_panic);
     suite_add_test(s, the_counters_are_exact_across_threads);
     suite_add_test(s, a_reset_sets_every_counter_back_to_zero);
     suite_add_test(s, ten_thousand_stores_take_a_doubling_array);
