@@ -1299,6 +1299,106 @@ START_TEST(join_moves_the_result_to_the_joiner)
 }
 END_TEST
 
+/* Whatever outside value a task returns (made there, grown, shrunk,
+** cloned, received, taken from its own join, of 0 bytes, or NULL), the
+** joiner's count takes exactly the bytes the value has when the task ends,
+** and the ended task counts it no more; a panicked task's *result is NULL
+** whatever it held before. Joined by main and by a task. */
+enum { RESULT_KINDS = 8 };
+
+static const size_t result_bytes[RESULT_KINDS] = {5000, 6000, 50, 777, 900, 1234, 0, 0};
+
+static void *returns_a_kind(void *arg)
+{
+    int kind = (int)(uintptr_t)arg;
+    unsigned char *v = NULL;
+    unsigned char src[777];
+    switch (kind) {
+    case 0:
+        v = rt_alloc_outside(5000);
+        break;
+    case 1:
+        v = rt_realloc(rt_alloc_outside(300), 6000);
+        break;
+    case 2:
+        v = rt_realloc(rt_alloc_outside(6000), 50);
+        break;
+    case 3:
+        memset(src, 3 + 1, sizeof src);
+        return rt_clone_outside(src, sizeof src);
+    case 4: {
+        rt_chan *c = rt_chan_new(1);
+        ck_require(rt_send(c, memset(rt_alloc_outside(900), 5, 900)) == RT_OK);
+        v = rt_recv(c);
+        rt_chan_free(c);
+        return v;
+    }
+    case 5: {
+        rt_task *t = rt_spawn(returns_a_kind, (void *)(uintptr_t)100);
+        ck_require(t != NULL && rt_join(t, (void **)&v) == RT_OK);
+        return v; /* 1234 bytes of 6 */
+    }
+    case 6:
+        return rt_alloc_outside(0);
+    case 7:
+        return NULL;
+    case 100:
+        return memset(rt_alloc_outside(1234), 6, 1234);
+    default:
+        rt_panic("a kind of no result");
+    }
+    return memset(v, kind + 1, result_bytes[kind]);
+}
+
+static void joins_every_kind(const char *who)
+{
+    void *keep = rt_alloc_outside(10);
+    for (int kind = 0; kind < RESULT_KINDS; kind++) {
+        unsigned char *r = (void *)&keep;
+        size_t before = rt_held();
+        rt_task *t = rt_spawn(returns_a_kind, (void *)(uintptr_t)kind);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_int_eq(rt_join(t, (void **)&r), RT_OK);
+        ck_assert_msg(rt_held() == before + result_bytes[kind],
+                      "%s, result %d of %zu bytes: held %zu, was %zu", who, kind,
+                      result_bytes[kind], rt_held(), before);
+        if (kind == 7) {
+            ck_assert_ptr_null(r);
+            continue;
+        }
+        ck_assert_ptr_nonnull(r);
+        for (size_t i = 0; i < result_bytes[kind]; i++)
+            ck_require(r[i] == (unsigned char)(kind + 1));
+        rt_free(r);
+        ck_assert_msg(rt_held() == before, "%s, result %d freed: held %zu, was %zu", who, kind,
+                      rt_held(), before);
+    }
+    void *r = keep;
+    ck_assert_int_eq(rt_join(rt_spawn(returns_a_kind, (void *)(uintptr_t)99), &r),
+                     RT_PANICKED);
+    ck_assert_ptr_null(r);
+    ck_assert_uint_eq(rt_held(), 10);
+    rt_free(keep);
+}
+
+static void *joins_every_kind_as_a_task(void *unused)
+{
+    (void)unused;
+    joins_every_kind("a task");
+    return NULL;
+}
+
+START_TEST(a_result_counts_against_whichever_task_joins_with_the_bytes_it_ends_with)
+{
+    init_fixed(64 * KIB);
+    joins_every_kind("main");
+    ck_assert_uint_eq(rt_held(), 0);
+    ck_assert_int_eq(run_task(joins_every_kind_as_a_task, NULL, NULL), RT_OK);
+    ck_assert_uint_eq(rt_held(), 0);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
 static void *joins_a_big_result(void *arg)
 {
     void **seen = arg;
@@ -2448,6 +2548,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_panic_frees_outside_values_and_closes_open_regions);
     suite_add_test(s, a_task_that_ends_frees_its_block_and_what_it_still_holds);
     suite_add_test(s, join_moves_the_result_to_the_joiner);
+    suite_add_test(s, a_result_counts_against_whichever_task_joins_with_the_bytes_it_ends_with);
     suite_add_test(s, a_joiner_the_result_does_not_fit_panics);
     suite_add_test(s, a_result_nobody_takes_is_freed);
     suite_add_test(s, a_joiner_the_result_does_not_fit_leaves_nothing_allocated);
