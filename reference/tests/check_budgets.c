@@ -1889,6 +1889,7 @@ END_TEST
 ** budget, so a figure read from the wrong task or block shows. */
 struct door_probe {
     size_t held, budget; /* the task's, outside the door */
+    rt_chan *in;         /* a value of 333 bytes queued for each run, its sender ended */
     bool in_block;       /* whether this door's rt_alloc takes the value's block */
     int runs, bad_line;
     size_t bad_figure;
@@ -1918,8 +1919,31 @@ static void probe_figures(struct door_probe *pr)
     PROBE_NEED(pr, rt_hand_over(given) == given, 0);
     free(given);
     PROBE_NEED(pr, rt_held() == h + 100, rt_held());
+    /* a value received, sent back and received again, and a block value
+    ** refused: all on the task's count, never the door's block */
+    unsigned char *r = rt_recv(pr->in);
+    PROBE_NEED(pr, r != NULL && r[0] == 0x33 && r[332] == 0x33, 0);
+    PROBE_NEED(pr, rt_held() == h + 433, rt_held());
+    rt_chan *back = rt_chan_new(1);
+    PROBE_NEED(pr, rt_send(back, r) == RT_OK, 0);
+    PROBE_NEED(pr, rt_held() == h + 433, rt_held());
+    PROBE_NEED(pr, rt_recv(back) == r, 0);
+    PROBE_NEED(pr, rt_held() == h + 433, rt_held());
+    p = rt_alloc(20);
+    PROBE_NEED(pr, rt_send(back, p) == RT_REFUSED, 0);
+    rt_free(p);
+    rt_chan_free(back);
+    rt_free(r);
+    PROBE_NEED(pr, rt_held() == h + 100, rt_held());
     rt_free(o);
     PROBE_NEED(pr, rt_held() == h, rt_held());
+}
+
+static void *sends_a_value_per_door(void *c)
+{
+    for (int i = 0; i < 12; i++)
+        ck_require(rt_send(c, memset(rt_alloc_outside(333), 0x33, 333)) == RT_OK);
+    return NULL;
 }
 
 static void probe_update(void *value, void *ctx)
@@ -1965,11 +1989,12 @@ static void *probes_every_door(void *where)
 {
     /* what the task holds across the doors: 1000 outside, a chunk of 208 */
     void *keep_out = rt_alloc_outside(1000), *keep_in = rt_alloc(200);
-    struct door_probe pr = {.held = 1208, .budget = rt_budget()};
+    struct door_probe pr = {.held = 1208, .budget = rt_budget(), .in = rt_chan_new(12)};
     rt_shared *copy = rt_shared_new(RT_COPY, 16, (char[16]){0}, 4 * KIB);
     rt_shared *owned = rt_shared_new(RT_OWNED, 16, (char[16]){0}, 4 * KIB);
     rt_shared *owned2 = rt_shared_new(RT_OWNED, 16, (char[16]){0}, 4 * KIB);
 
+    ck_assert_int_eq(rt_join(rt_spawn(sends_a_value_per_door, pr.in), NULL), RT_OK);
     if (rt_held() != pr.held)
         ck_abort_msg("%s: held %zu before the doors", (char *)where, rt_held());
     pr.in_block = false;
@@ -2012,6 +2037,7 @@ static void *probes_every_door(void *where)
     rt_shared_free(copy2);
     rt_shared_free(owned);
     rt_shared_free(owned2);
+    rt_chan_free(pr.in); /* 2 values left, the ended sender's */
     ck_assert_uint_eq(rt_held(), 1208);
     rt_free(keep_in);
     rt_free(keep_out);
