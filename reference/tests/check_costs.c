@@ -594,6 +594,93 @@ START_TEST(a_task_end_walks_exactly_the_chunks_it_keeps_after_a_return_or_a_pani
 }
 END_TEST
 
+/* ---- table work per call -------------------------------------------------- */
+
+/* Each public call that moves an outside value does a fixed number of
+** table operations, one slot each while the table holds one value (the
+** slot it takes or finds; a removal's look at the empty slot after it):
+** on main, on a task, and inside a door that allocates from its value's
+** block, the same. A call that moves no outside value does none. */
+#define TABLE_WORK(ops, call)                                                  \
+    do {                                                                       \
+        rt__costs_reset();                                                     \
+        call;                                                                  \
+        unsigned long ops_ = C(TABLE_OPS), probes_ = C(TABLE_PROBES);          \
+        cost_assert(ops_ == (ops) && probes_ == (ops),                         \
+                    "%s, %s: %lu table operations and %lu slots, not %d", where, #call, \
+                    ops_, probes_, (ops));                                     \
+    } while (0)
+
+static void *returns_an_outside_value(void *unused)
+{
+    (void)unused;
+    return rt_alloc_outside(40);
+}
+
+static void *returns_nothing_at_all(void *unused)
+{
+    (void)unused;
+    return NULL;
+}
+
+static void table_work_of_each_call(const char *where)
+{
+    rt_chan *c = rt_chan_new(2);
+    void *o, *b, *r;
+    char src[24] = {0};
+
+    TABLE_WORK(1, o = rt_alloc_outside(100));        /* a put */
+    TABLE_WORK(3, o = rt_realloc(o, 200));           /* find, remove, put */
+    TABLE_WORK(3, ck_require(rt_send(c, o) == RT_OK)); /* held?, find and remove */
+    TABLE_WORK(1, ck_require(rt_recv(c) == o));      /* the receiver's put */
+    TABLE_WORK(2, ck_require(rt_hand_over(o) == o)); /* find, remove */
+    free(o);
+    TABLE_WORK(1, o = rt_clone_outside(src, sizeof src));
+    TABLE_WORK(2, rt_free(o));                       /* the block says no: find, remove */
+    TABLE_WORK(0, b = rt_alloc(100));
+    TABLE_WORK(0, b = rt_realloc(b, 2000));
+    TABLE_WORK(0, ck_require(rt_send(c, b) == RT_REFUSED));
+    TABLE_WORK(0, (void)rt_held());
+    TABLE_WORK(0, rt_free(b));
+    rt_chan_close(c);
+    o = rt_alloc_outside(10);
+    TABLE_WORK(1, ck_require(rt_send(c, o) == RT_CLOSED)); /* held?, then closed */
+    rt_free(o);
+    /* spawn: the unjoined table's put; join: its find and remove, and a
+    ** result's detach (find, remove) in the task and put in the joiner */
+    TABLE_WORK(3, ck_require(rt_join(rt_spawn(returns_nothing_at_all, NULL), NULL) == RT_OK));
+    TABLE_WORK(7, ck_require(rt_join(rt_spawn(returns_an_outside_value, NULL), &r) == RT_OK));
+    TABLE_WORK(2, rt_free(r));
+    rt_chan_free(c);
+    cost_assert(rt_held() == 0, "%s: %zu bytes held at the end", where, rt_held());
+}
+
+static void *table_work_on_a_task(void *unused)
+{
+    (void)unused;
+    table_work_of_each_call("a task");
+    return NULL;
+}
+
+static void table_work_in_a_door(void *value, void *ctx)
+{
+    (void)value;
+    table_work_of_each_call(ctx);
+}
+
+START_TEST(each_call_does_its_own_table_work_on_main_on_a_task_and_in_a_door)
+{
+    init_fixed(64 * KIB);
+    table_work_of_each_call("main");
+    rt_task *t = rt_spawn(table_work_on_a_task, NULL);
+    cost_assert(t != NULL && rt_join(t, NULL) == RT_OK, "the task failed");
+    rt_shared *s = rt_shared_new(RT_OWNED, 16, (char[16]){0}, 8 * KIB);
+    cost_assert(rt_update(s, table_work_in_a_door, "main in an RT_OWNED door") == RT_OK,
+                "the door failed");
+    rt_shared_free(s);
+}
+END_TEST
+
 /* ---- exact across threads ----------------------------------------------- */
 
 enum { WORKERS = 8, PER_WORKER = 5000 };
@@ -787,6 +874,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_copy_door_copies_its_value_twice_and_no_more);
     suite_add_test(s, a_thread_end_walks_exactly_the_chunks_it_keeps);
     suite_add_test(s, a_task_end_walks_exactly_the_chunks_it_keeps_after_a_return_or_a_panic);
+    suite_add_test(s, each_call_does_its_own_table_work_on_main_on_a_task_and_in_a_door);
     suite_add_test(s, the_counters_are_exact_across_threads);
     suite_add_test(s, a_reset_sets_every_counter_back_to_zero);
     suite_add_test(s, ten_thousand_stores_take_a_doubling_array);
