@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "costs.h"
 #include "internal.h"
@@ -655,10 +656,13 @@ static void table_work_of_each_call(const char *where)
     cost_assert(rt_held() == 0, "%s: %zu bytes held at the end", where, rt_held());
 }
 
+static int table_work_done;
+
 static void *table_work_on_a_task(void *unused)
 {
     (void)unused;
     table_work_of_each_call("a task");
+    __atomic_store_n(&table_work_done, 1, __ATOMIC_RELEASE);
     return NULL;
 }
 
@@ -673,7 +677,13 @@ START_TEST(each_call_does_its_own_table_work_on_main_on_a_task_and_in_a_door)
     init_fixed(64 * KIB);
     table_work_of_each_call("main");
     rt_task *t = rt_spawn(table_work_on_a_task, NULL);
-    cost_assert(t != NULL && rt_join(t, NULL) == RT_OK, "the task failed");
+    cost_assert(t != NULL, "no task");
+    /* joined once its counting is over: the join's own table work (its
+    ** find and remove, before it waits) must not land in the task's */
+    for (int i = 0; i < 100000 && !__atomic_load_n(&table_work_done, __ATOMIC_ACQUIRE); i++)
+        usleep(100); /* 10 s at most */
+    cost_assert(__atomic_load_n(&table_work_done, __ATOMIC_ACQUIRE), "the task never ended");
+    cost_assert(rt_join(t, NULL) == RT_OK, "the task failed");
     rt_shared *s = rt_shared_new(RT_OWNED, 16, (char[16]){0}, 8 * KIB);
     cost_assert(rt_update(s, table_work_in_a_door, "main in an RT_OWNED door") == RT_OK,
                 "the door failed");
