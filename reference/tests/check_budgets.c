@@ -1536,6 +1536,89 @@ START_TEST(an_ended_task_is_not_running_before_its_join)
 }
 END_TEST
 
+/* The strategy is told the tasks running, the new one included, exactly,
+** whichever way the others went: one that panicked and ended (not yet
+** joined), one spawned by a task, a spawn whose block could not be made
+** (never counted), one that returned. Ends are waited for on the count
+** itself, with a deadline only a hang reaches. */
+struct running_log {
+    size_t seen, bytes;
+};
+
+static size_t log_running(void *ctx, size_t running)
+{
+    struct running_log *l = ctx;
+    l->seen = running;
+    return l->bytes;
+}
+
+static void wait_running(size_t n)
+{
+    const atomic_size_t *running = rt__tasks_running_at;
+    for (int i = 0; i < 100000 && atomic_load(running) != n; i++)
+        usleep(100); /* 10 s at most */
+    ck_assert_uint_eq(atomic_load(running), n);
+}
+
+static void *panics_when_told(void *go)
+{
+    rt_free(rt_recv(go));
+    rt_panic("told to");
+}
+
+struct spawns_one {
+    struct running_log *log;
+    size_t seen_inside, seen_failed, seen_after;
+    rt_chan *go;
+};
+
+static void *spawns_from_a_task(void *arg)
+{
+    struct spawns_one *s = arg;
+    rt_task *t = rt_spawn(returns_nothing, NULL); /* main, this and the new one */
+    s->seen_inside = s->log->seen;
+    ck_require(t != NULL && rt_join(t, NULL) == RT_OK);
+    s->log->bytes = (size_t)1 << 40; /* no block */
+    ck_require(rt_spawn(returns_nothing, NULL) == NULL);
+    s->seen_failed = s->log->seen;
+    s->log->bytes = 64 * KIB;
+    t = rt_spawn(returns_nothing, NULL); /* the failed one was never counted */
+    s->seen_after = s->log->seen;
+    ck_require(t != NULL && rt_join(t, NULL) == RT_OK);
+    rt_free(rt_recv(s->go));
+    return NULL;
+}
+
+START_TEST(the_strategy_is_told_the_tasks_running_exactly_however_the_others_ended)
+{
+    struct running_log log = {0, 64 * KIB};
+    init_fixed(64 * KIB);
+    rt_set_strategy((rt_strategy){log_running, &log});
+    rt_chan *go = rt_chan_new(4);
+
+    rt_task *a = rt_spawn(panics_when_told, go);
+    ck_assert_uint_eq(log.seen, 2);
+    ck_assert_int_eq(rt_send(go, rt_alloc_outside(1)), RT_OK);
+    wait_running(1); /* a panicked and ended: not running, not joined */
+
+    struct spawns_one s = {&log, 0, 0, 0, go};
+    rt_task *b = rt_spawn(spawns_from_a_task, &s);
+    ck_assert_uint_eq(log.seen, 2);
+    ck_assert_int_eq(rt_send(go, rt_alloc_outside(1)), RT_OK);
+    ck_assert_int_eq(rt_join(b, NULL), RT_OK);
+    ck_assert_uint_eq(s.seen_inside, 3);
+    ck_assert_uint_eq(s.seen_failed, 3);
+    ck_assert_uint_eq(s.seen_after, 3);
+
+    rt_task *c = rt_spawn(returns_nothing, NULL); /* b returned: main and c */
+    ck_assert_uint_eq(log.seen, 2);
+    ck_assert_int_eq(rt_join(c, NULL), RT_OK);
+    ck_assert_int_eq(rt_join(a, NULL), RT_PANICKED);
+    wait_running(1);
+    rt_chan_free(go);
+}
+END_TEST
+
 /* Bytes a receiver took off main's count make room for what main takes in
 ** next, whatever takes it in: a join's result, a receive, an outside
 ** allocation, a block allocation, an outside or a block value grown, an
@@ -2580,6 +2663,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_joiner_the_result_does_not_fit_leaves_nothing_allocated);
     suite_add_test(s, a_block_that_cannot_be_made_is_no_task);
     suite_add_test(s, an_ended_task_is_not_running_before_its_join);
+    suite_add_test(s, the_strategy_is_told_the_tasks_running_exactly_however_the_others_ended);
     suite_add_test(s, room_a_receiver_made_serves_whatever_main_takes_in_next);
     suite_add_test(s, a_handed_over_value_arrives_where_it_was_built);
     suite_add_test(s, a_block_value_is_refused_and_the_message_names_the_copy);
