@@ -1575,6 +1575,7 @@ struct spawns_one {
 static void *spawns_from_a_task(void *arg)
 {
     struct spawns_one *s = arg;
+    rt_free(rt_recv(s->go)); /* main has read what its spawn of this one logged */
     rt_task *t = rt_spawn(returns_nothing, NULL); /* main, this and the new one */
     s->seen_inside = s->log->seen;
     ck_require(t != NULL && rt_join(t, NULL) == RT_OK);
@@ -1585,7 +1586,6 @@ static void *spawns_from_a_task(void *arg)
     t = rt_spawn(returns_nothing, NULL); /* the failed one was never counted */
     s->seen_after = s->log->seen;
     ck_require(t != NULL && rt_join(t, NULL) == RT_OK);
-    rt_free(rt_recv(s->go));
     return NULL;
 }
 

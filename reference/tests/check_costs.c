@@ -602,15 +602,16 @@ END_TEST
 ** slot it takes or finds; a removal's look at the empty slot after it):
 ** on main, on a task, and inside a door that allocates from its value's
 ** block, the same. A call that moves no outside value does none. */
-#define TABLE_WORK(ops, call)                                                  \
+#define TABLE_WORK_NEAR(ops, slack, call)                                      \
     do {                                                                       \
         rt__costs_reset();                                                     \
         call;                                                                  \
         unsigned long ops_ = C(TABLE_OPS), probes_ = C(TABLE_PROBES);          \
-        cost_assert(ops_ == (ops) && probes_ == (ops),                         \
-                    "%s, %s: %lu table operations and %lu slots, not %d", where, #call, \
-                    ops_, probes_, (ops));                                     \
+        cost_assert(ops_ == (ops) && probes_ - ops_ <= (unsigned long)(slack), \
+                    "%s, %s: %lu table operations and %lu slots, not %d (slots up to %d more)", \
+                    where, #call, ops_, probes_, (ops), (int)(slack));         \
     } while (0)
+#define TABLE_WORK(ops, call) TABLE_WORK_NEAR(ops, 0, call)
 
 static void *returns_an_outside_value(void *unused)
 {
@@ -648,9 +649,14 @@ static void table_work_of_each_call(const char *where)
     TABLE_WORK(1, ck_require(rt_send(c, o) == RT_CLOSED)); /* held?, then closed */
     rt_free(o);
     /* spawn: the unjoined table's put; join: its find and remove, and a
-    ** result's detach (find, remove) in the task and put in the joiner */
-    TABLE_WORK(3, ck_require(rt_join(rt_spawn(returns_nothing_at_all, NULL), NULL) == RT_OK));
-    TABLE_WORK(7, ck_require(rt_join(rt_spawn(returns_an_outside_value, NULL), &r) == RT_OK));
+    ** result's detach (find, remove) in the task and put in the joiner.
+    ** On a task, main's handle of it is in the unjoined table too: the put,
+    ** the find and the removal's shift may each read its slot once more. */
+    int other = strcmp(where, "a task") == 0 ? 3 : 0;
+    TABLE_WORK_NEAR(3, other,
+                    ck_require(rt_join(rt_spawn(returns_nothing_at_all, NULL), NULL) == RT_OK));
+    TABLE_WORK_NEAR(7, other,
+                    ck_require(rt_join(rt_spawn(returns_an_outside_value, NULL), &r) == RT_OK));
     TABLE_WORK(2, rt_free(r));
     rt_chan_free(c);
     cost_assert(rt_held() == 0, "%s: %zu bytes held at the end", where, rt_held());
