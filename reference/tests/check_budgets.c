@@ -2018,6 +2018,17 @@ static void probe_figures(struct door_probe *pr)
     rt_chan_free(back);
     rt_free(r);
     PROBE_NEED(pr, rt_held() == h + 100, rt_held());
+    /* an outside value grown and shrunk in the door stays outside, the task's */
+    o = rt_realloc(o, 300);
+    PROBE_NEED(pr, rt_held() == h + 300, rt_held());
+    o = rt_realloc(o, 100);
+    PROBE_NEED(pr, rt_held() == h + 100, rt_held());
+    void *foreign = o;
+    PROBE_NEED(pr, rt_hand_over(o) == o, 0); /* still an outside value */
+    PROBE_NEED(pr, rt_held() == h, rt_held());
+    o = rt_clone_outside(memset(foreign, 0x44, 100), 100); /* the task's again, a copy */
+    free(foreign);
+    PROBE_NEED(pr, rt_held() == h + 100 && ((unsigned char *)o)[99] == 0x44, rt_held());
     rt_free(o);
     PROBE_NEED(pr, rt_held() == h, rt_held());
 }
