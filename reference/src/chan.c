@@ -111,7 +111,9 @@ void *rt_recv(rt_chan *c)
         return NULL; /* closed and empty */
     }
     it = c->ring[c->head];
-    if (!rt__task_charge(me, it.bytes)) {
+    /* A value the task sent itself is still charged to it, in flight: it
+    ** comes back with no charge and no release, never counted twice. */
+    if (it.sender != me && !rt__task_charge(me, it.bytes)) {
         /* The value stays at the head; the lock goes before the panic. */
         rt__cond_signal(&c->not_empty, &c->lock);
         rt__unlock(&c->lock);
@@ -124,7 +126,8 @@ void *rt_recv(rt_chan *c)
     rt__cond_signal(&c->not_full, &c->lock);
     rt__unlock(&c->lock);
     RT_POINT("chan.recv.before_release");
-    rt__task_release(it.sender, it.bytes);
+    if (it.sender != me)
+        rt__task_release(it.sender, it.bytes);
     rt__task_unref(it.sender);
     return it.value;
 }

@@ -52,6 +52,116 @@ START_TEST(a_received_value_moves_to_the_receivers_count)
 }
 END_TEST
 
+/* A value a task sends itself moves from its count to its count: the task
+** holds it the whole time, so it comes back whatever its size, up to all
+** the room the budget has, never counted twice on the way in and never
+** released on the way out (D9: the bytes move to the receiver's count).
+** Several of its own values queued at once, and one of another task's
+** between them, which is charged on receipt as any other. On main and on a
+** task of another budget. */
+struct self_ctx {
+    size_t budget;
+    rt_chan *from_other; /* a value another task sent, waiting */
+    size_t other_bytes;
+    int failed_at;       /* 0: every step as the contract says */
+};
+
+#define SELF_CHECK(x, cond, step)                                              \
+    do {                                                                       \
+        if (!(cond) && (x)->failed_at == 0)                                    \
+            (x)->failed_at = (step);                                           \
+    } while (0)
+
+static void sends_itself_values(struct self_ctx *x)
+{
+    rt_chan *c = rt_chan_new(3);
+    size_t base = rt_held();
+    size_t room = x->budget - base;
+    size_t sizes[] = {1, 1000, room / 2 + 16, room - 1, room};
+
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+        unsigned char *v = rt_alloc_outside(sizes[i]);
+        memset(v, (int)(0x40 + i), sizes[i]);
+        SELF_CHECK(x, rt_held() == base + sizes[i], 10 * (int)i + 1);
+        SELF_CHECK(x, rt_send(c, v) == RT_OK, 10 * (int)i + 2);
+        SELF_CHECK(x, rt_held() == base + sizes[i], 10 * (int)i + 3);
+        unsigned char *got = rt_recv(c);
+        SELF_CHECK(x, got == v && filled(got, sizes[i], (unsigned char)(0x40 + i)),
+                   10 * (int)i + 4);
+        SELF_CHECK(x, rt_held() == base + sizes[i], 10 * (int)i + 5);
+        rt_free(got);
+        SELF_CHECK(x, rt_held() == base, 10 * (int)i + 6);
+    }
+    /* three of its own queued, a third of the room each, and another task's */
+    size_t third = room / 3 - x->other_bytes;
+    unsigned char *v[3];
+    for (int i = 0; i < 3; i++) {
+        v[i] = rt_alloc_outside(third);
+        memset(v[i], 'a' + i, third);
+        SELF_CHECK(x, rt_send(c, v[i]) == RT_OK, 100 + i);
+    }
+    SELF_CHECK(x, rt_held() == base + 3 * third, 104);
+    unsigned char *theirs = rt_recv(x->from_other);
+    SELF_CHECK(x, theirs != NULL && filled(theirs, x->other_bytes, 'o'), 105);
+    SELF_CHECK(x, rt_held() == base + 3 * third + x->other_bytes, 106);
+    for (int i = 0; i < 3; i++) {
+        unsigned char *got = rt_recv(c);
+        SELF_CHECK(x, got == v[i] && filled(got, third, (unsigned char)('a' + i)), 110 + i);
+        SELF_CHECK(x, rt_held() == base + 3 * third + x->other_bytes, 120 + i);
+    }
+    for (int i = 0; i < 3; i++)
+        rt_free(v[i]);
+    rt_free(theirs);
+    SELF_CHECK(x, rt_held() == base, 130);
+    rt_chan_free(c);
+}
+
+static void *sends_other_value(void *arg)
+{
+    struct self_ctx *x = arg;
+    unsigned char *v = rt_alloc_outside(x->other_bytes);
+    memset(v, 'o', x->other_bytes);
+    rt_send(x->from_other, v);
+    return NULL;
+}
+
+static void *sends_itself_on_a_task(void *arg)
+{
+    sends_itself_values(arg);
+    return NULL;
+}
+
+static void give_a_value_to_receive(struct self_ctx *x)
+{
+    x->from_other = rt_chan_new(1);
+    x->other_bytes = 333;
+    rt_task *t = rt_spawn(sends_other_value, x);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+}
+
+START_TEST(a_value_a_task_sends_itself_comes_back_however_big)
+{
+    struct self_ctx on_main = {.budget = 64 * KIB}, on_task = {.budget = 48 * KIB};
+
+    init_fixed(64 * KIB);
+    give_a_value_to_receive(&on_main);
+    sends_itself_values(&on_main);
+    ck_assert_msg(on_main.failed_at == 0, "on main: step %d", on_main.failed_at);
+    rt_chan_free(on_main.from_other);
+
+    give_a_value_to_receive(&on_task);
+    rt_set_strategy(rt_fixed_strategy(48 * KIB));
+    rt_task *t = rt_spawn(sends_itself_on_a_task, &on_task);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    ck_assert_msg(on_task.failed_at == 0, "on a task: step %d", on_task.failed_at);
+    rt_chan_free(on_task.from_other);
+    ck_assert_uint_eq(rt_held(), 0);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
 struct pair {
     rt_chan *to_main, *to_task;
     size_t held_after_send, held_after_recv;
@@ -1133,6 +1243,7 @@ Suite *make_suite(void)
 {
     Suite *s = suite_create("chan");
     suite_add_test(s, a_received_value_moves_to_the_receivers_count);
+    suite_add_test(s, a_value_a_task_sends_itself_comes_back_however_big);
     suite_add_test(s, the_sender_stops_counting_a_value_when_it_is_received);
     suite_add_test(s, a_value_from_an_ended_task_is_read_and_counts_against_its_receiver);
     suite_add_test(s, more_values_of_one_sender_than_a_short_counts_wait_and_arrive_whole);
