@@ -1296,7 +1296,8 @@ static int op_recv(const struct prop_op *op)
     if (t->nout == MAX_OUTS)
         return 0;
     it = ch->q[ch->head];
-    f = fits_outside(who, it.n);
+    /* the task's own value is charged to it already (in flight): it always fits */
+    f = it.sender == who ? 1 : fits_outside(who, it.n);
     if (f == 0 || (f < 0 && who == MAIN))
         return 0;
     RUN(who, &c, f < 0, "rt_recv"); /* a panic leaves the value at the head */
@@ -1542,7 +1543,8 @@ static int door_chan_plan(int who, int send, int recv, struct door_job *j, struc
                 dc->rch = ch;
             }
         } else if (t->nout < MAX_OUTS) {
-            int fo = fits_outside(who, ch->q[ch->head].n);
+            /* the task's own value is charged to it already: it always fits */
+            int fo = ch->q[ch->head].sender == who ? 1 : fits_outside(who, ch->q[ch->head].n);
             if (fo == 1 || (fo < 0 && who == KID)) {
                 dc->it = ch->q[ch->head];
                 j->recv_on = ch->c;
