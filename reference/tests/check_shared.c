@@ -3982,6 +3982,207 @@ START_TEST(an_unstore_that_does_not_fit_the_task_panics_and_the_value_stays_stor
 }
 END_TEST
 
+/* ---- a rebuild that panics poisons nothing more ------------------------- */
+
+/* The build of a poisoned supervised value panics in its rebuild, in every
+** door: rt_update, rt_access, rt_get, and rt_update_all with the value as
+** a and as b, its partner of either kind, healthy or poisoned and
+** supervised, made (so locked and rebuilt) before it or after it. The
+** fresh state goes whole (blocks and allocations as before), the value
+** stays poisoned with its old state's figure, fn never runs, and nothing
+** else is poisoned: a healthy partner is untouched, a partner the door
+** rebuilt first stays rebuilt, one it had not reached yet stays poisoned
+** and unbuilt. The next door rebuilds the value. Then a rebuild that
+** succeeds and whose door's fn panics: only an update in place poisons it
+** (D11); an RT_COPY update or an access leaves the rebuilt value standing. */
+struct rb_build {
+    unsigned builds, fail_at; /* the build that panics, 0 none */
+    rt_kind kind;
+};
+
+#define RB_BUILD_ALLOC 40
+#define RB_POISON_ALLOC 100
+
+static void rb_build(void *value, void *ctx)
+{
+    struct rb_build *b = ctx;
+    NEED(*(int64_t *)value == 0);
+    *(int64_t *)value = 50 + (int64_t)++b->builds;
+    if (b->kind == RT_OWNED)
+        NEED(rt_alloc(RB_BUILD_ALLOC) != NULL); /* in the fresh block */
+    if (b->builds == b->fail_at)
+        rt_panic("the rebuild failed");
+}
+
+enum rb_door { RB_UPDATE, RB_ACCESS, RB_GET, RB_ALL_A, RB_ALL_B, RB_DOORS };
+
+struct rb_run {
+    rt_shared *s, *p;
+    enum rb_door door;
+    bool fn_panics;
+    int ran;
+};
+
+static void rb_fn(struct rb_run *r)
+{
+    r->ran++;
+    if (r->fn_panics)
+        rt_panic("the door's fn panics");
+}
+static void rb_update_fn(void *v, void *ctx) { (void)v; rb_fn(ctx); }
+static void rb_access_fn(const void *v, void *ctx) { (void)v; rb_fn(ctx); }
+static void rb_pair_fn(void *va, void *vb, void *ctx) { (void)va, (void)vb; rb_fn(ctx); }
+
+static void *rb_task(void *arg)
+{
+    struct rb_run *r = arg;
+    int64_t out = -1;
+    switch (r->door) {
+    case RB_UPDATE: rt_update(r->s, rb_update_fn, r); break;
+    case RB_ACCESS: rt_access(r->s, rb_access_fn, r); break;
+    case RB_GET: rt_get(r->s, &out); break;
+    case RB_ALL_A: rt_update_all(r->s, r->p, rb_pair_fn, r); break;
+    default: rt_update_all(r->p, r->s, rb_pair_fn, r); break;
+    }
+    NEED(!"the door returned");
+    return NULL;
+}
+
+/* Poisons x in place: an owned value by an update that allocates and
+** panics (its old state then holds more than a fresh one), a copy by an
+** rt_update_all with an owned helper that writes it and panics. */
+static void rb_poison_fn(void *v, void *ctx)
+{
+    (void)v, (void)ctx;
+    NEED(rt_alloc(RB_POISON_ALLOC) != NULL);
+    rt_panic("poisoned in place");
+}
+
+static void rb_poison_pair_fn(void *va, void *vb, void *ctx)
+{
+    (void)vb, (void)ctx;
+    *(int64_t *)va = 999;
+    rt_panic("poisoned in place");
+}
+
+static void *rb_poison_task(void *arg)
+{
+    rt_shared **xh = arg;
+    if (xh[1] == NULL)
+        rt_update(xh[0], rb_poison_fn, NULL);
+    else
+        rt_update_all(xh[0], xh[1], rb_poison_pair_fn, NULL);
+    return NULL;
+}
+
+static void rb_poison(rt_shared *x, rt_kind kind)
+{
+    int64_t zero = 0;
+    rt_shared *xh[2] = {x, kind == RT_OWNED ? NULL : rt_shared_new(RT_OWNED, 8, &zero, 256)};
+    NEED(!rt_poisoned(x));
+    NEED(run_task(rb_poison_task, xh) == RT_PANICKED && rt_poisoned(x));
+    if (xh[1] != NULL)
+        rt_shared_free(xh[1]);
+}
+
+static size_t rb_fresh(rt_kind kind)
+{
+    return 16 + (kind == RT_OWNED ? 48 : 0); /* the value's chunk, and the build's */
+}
+
+/* One case. p_state: 0 no partner is used, 1 a healthy plain partner, 2 a
+** poisoned supervised one. */
+static void one_rebuild_panic(rt_kind kind, enum rb_door door, rt_kind p_kind, int p_state,
+                              bool p_first, bool fn_panics)
+{
+    struct rb_build bs = {0, 0, kind}, bp = {0, 0, p_kind};
+    int64_t seven = 7, out = -1;
+    rt_shared *s, *p;
+    bool pair = door == RB_ALL_A || door == RB_ALL_B;
+
+    if (p_first)
+        p = p_state == 2 ? rt_shared_supervised(p_kind, 8, rb_build, &bp, 1 * KIB)
+                         : rt_shared_new(p_kind, 8, &seven, 1 * KIB);
+    s = rt_shared_supervised(kind, 8, rb_build, &bs, 1 * KIB);
+    if (!p_first)
+        p = p_state == 2 ? rt_shared_supervised(p_kind, 8, rb_build, &bp, 1 * KIB)
+                         : rt_shared_new(p_kind, 8, &seven, 1 * KIB);
+    NEED(bs.builds == 1 && rt_shared_held(s) == rb_fresh(kind));
+    rb_poison(s, kind);
+    size_t s_held = rt_shared_held(s); /* the poisoned state's */
+    NEED(s_held == rb_fresh(kind) + (kind == RT_OWNED ? 112 : 0));
+    if (p_state == 2)
+        rb_poison(p, p_kind);
+    size_t p_held = rt_shared_held(p);
+    unsigned p_builds = bp.builds;
+
+    struct rb_run r = {s, p, door, fn_panics, 0};
+    bs.fail_at = fn_panics ? 0 : 2;
+    size_t blocks = rt__blocks_live();
+    long allocations = allocs_live();
+    NEED(run_task(rb_task, &r) == RT_PANICKED);
+    NEED(bs.builds == 2);
+    if (!fn_panics) {
+        /* the rebuild panicked: fn never ran, the value keeps its old state */
+        NEED(r.ran == 0);
+        NEED(rt_poisoned(s) && rt_shared_held(s) == s_held);
+        NEED(rt__blocks_live() == blocks && allocs_live() == allocations);
+        bool p_rebuilt = pair && p_state == 2 && p_first;
+        if (p_state == 1) {
+            NEED(!rt_poisoned(p) && rt_shared_held(p) == p_held);
+            NEED(rt_get(p, &out) == RT_OK && out == 7);
+        } else if (p_rebuilt) {
+            NEED(!rt_poisoned(p) && bp.builds == p_builds + 1);
+            NEED(rt_shared_held(p) == rb_fresh(p_kind));
+            NEED(rt_get(p, &out) == RT_OK && out == 50 + (int64_t)bp.builds);
+        } else if (p_state == 2) {
+            NEED(rt_poisoned(p) && bp.builds == p_builds && rt_shared_held(p) == p_held);
+        }
+        /* the next door rebuilds it */
+        NEED(rt_get(s, &out) == RT_OK && out == 53 && bs.builds == 3);
+        NEED(!rt_poisoned(s) && rt_shared_held(s) == rb_fresh(kind));
+    } else {
+        /* rebuilt, then fn panicked: poisoned only by an update in place */
+        bool in_place = door == RB_UPDATE && kind == RT_OWNED;
+        NEED(r.ran == 1);
+        NEED(rt_poisoned(s) == in_place && rt_shared_held(s) == rb_fresh(kind));
+        if (!in_place) {
+            NEED(rt_get(s, &out) == RT_OK && out == 52 && bs.builds == 2);
+            NEED(!rt_poisoned(s));
+        }
+    }
+    NEED(!rt__shared_locked(s) && !rt__shared_locked(p));
+    rt_shared_free(s);
+    rt_shared_free(p);
+}
+
+static void rebuilds_that_panic(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK); /* what a first task makes, made */
+    FILE *quiet = fopen("/dev/null", "w"); /* the panics' lines; NEED writes to fd 2 */
+    NEED(quiet != NULL);
+    stderr = quiet;
+    for (int kind = RT_COPY; kind <= RT_OWNED; kind++)
+        for (int door = 0; door < RB_DOORS; door++) {
+            bool pair = door == RB_ALL_A || door == RB_ALL_B;
+            for (int p_kind = RT_COPY; p_kind <= RT_OWNED; p_kind++)
+                for (int p_state = pair ? 1 : 0; p_state <= (pair ? 2 : 0); p_state++)
+                    for (int p_first = 0; p_first < 2; p_first++) {
+                        one_rebuild_panic(kind, door, p_kind, p_state, p_first, false);
+                        if (!pair && door != RB_GET)
+                            one_rebuild_panic(kind, door, p_kind, p_state, p_first, true);
+                    }
+        }
+}
+
+START_TEST(a_rebuild_that_panics_poisons_nothing_else_in_any_door)
+{
+    RUN_OK(rebuilds_that_panic, NULL);
+}
+END_TEST
+
 /* ---- stress: 8 tasks, 4 values, seeded panics -------------------------- */
 /*
 ** Each of 8 drivers runs STRESS_ROUNDS workers one after another; a worker
@@ -4260,6 +4461,7 @@ Suite *make_suite(void)
     ADD_TEST(s, doors_of_shared_values_look_past_the_doors_of_other_mechanisms);
     ADD_TEST(s, a_held_figure_read_from_another_thread_waits_for_the_open_door);
     ADD_TEST(s, an_unstore_that_does_not_fit_the_task_panics_and_the_value_stays_stored);
+    ADD_TEST(s, a_rebuild_that_panics_poisons_nothing_else_in_any_door);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
