@@ -1283,6 +1283,329 @@ START_TEST(update_all_writes_each_copy_back_by_its_own_size_to_the_end_of_its_bl
 }
 END_TEST
 
+/* ---- where a build allocates, and the door's fn after it --------------- */
+
+/* A supervised value's build allocates from its fresh block if the value
+** is RT_OWNED and from the task's block if it is RT_COPY (rt_alloc's rule:
+** only a door in place uses a value's block), in the first build (on main,
+** on a task, inside an update in place of a value made earlier, whose
+** block it must not touch) and in a rebuild in every door (rt_update,
+** rt_access, rt_get, rt_update_all as a and as b beside an RT_OWNED
+** partner), on main and on a task. A rebuild's build reads its value's
+** figure as the fresh block's: the value's chunk alone before it
+** allocates. After the rebuild the door's fn allocates where its row says:
+** an RT_OWNED update from the fresh block, every other door from the task's. */
+#define WB_ALLOC 40
+#define WB_FN_ALLOC 100
+
+struct wb_build {
+    rt_kind kind;
+    rt_shared *self; /* NULL in the first build: the value is not made yet */
+    unsigned builds;
+    size_t task_delta, self_before, self_delta;
+};
+
+static void wb_build(void *value, void *ctx)
+{
+    struct wb_build *b = ctx;
+    (void)value;
+    b->builds++;
+    size_t task = rt_held(), self = b->self != NULL ? rt_shared_held(b->self) : 0;
+    void *p = rt_alloc(WB_ALLOC);
+    NEED(p != NULL);
+    b->task_delta = rt_held() - task;
+    b->self_before = self;
+    b->self_delta = b->self != NULL ? rt_shared_held(b->self) - self : 0;
+    if (b->kind == RT_COPY)
+        rt_free(p); /* the task's, given back: the build leaves the task as it was */
+}
+
+/* The build allocated where its kind says. */
+static void wb_built_in_its_place(const struct wb_build *b)
+{
+    if (b->kind == RT_OWNED)
+        NEED(b->task_delta == 0 && (b->self == NULL || b->self_delta == chunk_for(WB_ALLOC)));
+    else
+        NEED(b->task_delta == chunk_for(WB_ALLOC) && b->self_delta == 0);
+    NEED(b->self == NULL || b->self_before == chunk_for(8));
+}
+
+static size_t wb_held(rt_kind kind)
+{
+    return chunk_for(8) + (kind == RT_OWNED ? chunk_for(WB_ALLOC) : 0);
+}
+
+enum wb_door { WB_UPDATE, WB_ACCESS, WB_GET, WB_ALL_A, WB_ALL_B, WB_DOORS };
+
+struct wb_run {
+    rt_shared *s, *partner, *outer;
+    enum wb_door door;
+    struct wb_build *b;
+    size_t fn_task, fn_self, fn_partner; /* what fn's rt_alloc moved */
+    rt_status st;
+};
+
+static void wb_fn_alloc(struct wb_run *r)
+{
+    size_t task = rt_held(), self = rt_shared_held(r->s), partner = rt_shared_held(r->partner);
+    void *p = rt_alloc(WB_FN_ALLOC);
+    NEED(p != NULL);
+    r->fn_task = rt_held() - task;
+    r->fn_self = rt_shared_held(r->s) - self;
+    r->fn_partner = rt_shared_held(r->partner) - partner;
+    rt_free(p); /* freed where it came from */
+}
+static void wb_update_fn(void *v, void *ctx) { (void)v; wb_fn_alloc(ctx); }
+static void wb_access_fn(const void *v, void *ctx) { (void)v; wb_fn_alloc(ctx); }
+static void wb_pair_fn(void *va, void *vb, void *ctx) { (void)va, (void)vb; wb_fn_alloc(ctx); }
+
+static void wb_door(struct wb_run *r)
+{
+    int64_t out;
+    switch (r->door) {
+    case WB_UPDATE: r->st = rt_update(r->s, wb_update_fn, r); break;
+    case WB_ACCESS: r->st = rt_access(r->s, wb_access_fn, r); break;
+    case WB_GET: r->st = rt_get(r->s, &out); break;
+    case WB_ALL_A: r->st = rt_update_all(r->s, r->partner, wb_pair_fn, r); break;
+    default: r->st = rt_update_all(r->partner, r->s, wb_pair_fn, r); break;
+    }
+}
+
+static void *wb_door_task(void *arg)
+{
+    wb_door(arg);
+    return NULL;
+}
+
+static void wb_make_in_update(void *value, void *ctx)
+{
+    struct wb_run *r = ctx;
+    size_t outer = rt_shared_held(r->outer);
+    (void)value;
+    r->s = (rt_shared_supervised)(r->b->kind, 8, wb_build, r->b, 1 * KIB);
+    NEED(rt_shared_held(r->outer) == outer); /* the outer door's block untouched */
+}
+
+static void *wb_make_task(void *arg)
+{
+    struct wb_run *r = arg;
+    r->s = (rt_shared_supervised)(r->b->kind, 8, wb_build, r->b, 1 * KIB);
+    NEED(rt_held() == 0);
+    return NULL;
+}
+
+static void builds_allocate_in_their_place(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    quiet_panics();
+    int64_t zero = 0;
+    for (int kind = RT_COPY; kind <= RT_OWNED; kind++) {
+        /* the first build: on main, on a task, inside an update in place */
+        for (int where = 0; where < 3; where++) {
+            struct wb_build b = {(rt_kind)kind, NULL, 0, 0, 0, 0};
+            struct wb_run r = {NULL, NULL, NULL, WB_UPDATE, &b, 0, 0, 0, RT_OK};
+            if (where == 0) {
+                r.s = (rt_shared_supervised)(b.kind, 8, wb_build, &b, 1 * KIB);
+            } else if (where == 1) {
+                NEED(run_task(wb_make_task, &r) == RT_OK);
+            } else {
+                r.outer = rt_shared_new(RT_OWNED, 8, &zero, 1 * KIB);
+                size_t outer = rt_shared_held(r.outer);
+                NEED(rt_update(r.outer, wb_make_in_update, &r) == RT_OK);
+                NEED(rt_shared_held(r.outer) == outer);
+                rt_shared_free(r.outer);
+            }
+            NEED(b.builds == 1);
+            wb_built_in_its_place(&b);
+            NEED(rt_shared_held(r.s) == wb_held(b.kind) && rt_held() == 0);
+            (rt_shared_free)(r.s);
+        }
+        /* a rebuild in every door, on main and on a task */
+        for (int door = 0; door < WB_DOORS; door++)
+            for (int on_task = 0; on_task < 2; on_task++) {
+                struct wb_build b = {(rt_kind)kind, NULL, 0, 0, 0, 0};
+                struct wb_run r = {NULL, NULL, NULL, (enum wb_door)door, &b, 0, 0, 0, RT_CLOSED};
+                r.s = rt_shared_supervised(b.kind, 8, wb_build, &b, 1 * KIB);
+                r.partner = rt_shared_new(RT_OWNED, 8, &zero, 1 * KIB);
+                size_t partner = rt_shared_held(r.partner);
+                b.self = r.s;
+                poison(r.s);
+                if (on_task)
+                    NEED(run_task(wb_door_task, &r) == RT_OK);
+                else
+                    wb_door(&r);
+                NEED(r.st == RT_OK && b.builds == 2 && !rt_poisoned(r.s));
+                wb_built_in_its_place(&b);
+                NEED(rt_shared_held(r.s) == wb_held(b.kind) && rt_held() == 0);
+                NEED(rt_shared_held(r.partner) == partner);
+                /* fn, after the rebuild */
+                if (door == WB_UPDATE && kind == RT_OWNED) {
+                    NEED(r.fn_task == 0 && r.fn_self == chunk_for(WB_FN_ALLOC));
+                    NEED(r.fn_partner == 0);
+                } else if (door == WB_UPDATE || door == WB_ACCESS) {
+                    NEED(r.fn_task == chunk_for(WB_FN_ALLOC) && r.fn_self == 0);
+                    NEED(r.fn_partner == 0);
+                } else if (door == WB_ALL_A && kind == RT_OWNED) {
+                    NEED(r.fn_task == 0 && r.fn_self == chunk_for(WB_FN_ALLOC));
+                    NEED(r.fn_partner == 0);
+                } else if (door != WB_GET) {
+                    /* a's block: the partner's when it is a, or s is a copy */
+                    NEED(r.fn_task == 0 && r.fn_self == 0);
+                    NEED(r.fn_partner == chunk_for(WB_FN_ALLOC));
+                }
+                rt_shared_free(r.s);
+                rt_shared_free(r.partner);
+            }
+    }
+    NEED(rt_held() == 0 && rt__blocks_live() == 1);
+}
+
+START_TEST(a_build_allocates_from_the_block_its_kind_names_and_fn_after_it_from_its_doors)
+{
+    run_ok(builds_allocate_in_their_place, NULL);
+}
+END_TEST
+
+/* ---- the copy counter on every path ------------------------------------ */
+
+/* RT_COST_SHARED_COPIED counts the bytes an RT_COPY door copies in and
+** writes back, and what rt_get copies out (docs/budgets.md): exactly, on
+** every path, on main and on a task. An RT_COPY update that returns: 2 x
+** size; that panics: 1 x size (the copy, no write-back); refused on a
+** poisoned value: 0; after the rebuild of a supervised one: 2 x size (the
+** build writes the fresh value itself). rt_update_all over two copies of
+** two sizes: 2 x (both), in either argument order; panicking: 1 x (both);
+** with a poisoned one: 0; over a copy and an owned value, returning or
+** panicking: 0. An update in place, an access (returning or panicking): 0.
+** rt_get: size; of a poisoned value: 0. Sizes 8 (copies on the stack) and
+** 200 (malloc'ed). */
+struct cc_run {
+    rt_shared *a, *b;
+    int what;
+    bool panics;
+    rt_status st; /* what the door must return */
+};
+
+enum { CC_UPDATE, CC_ACCESS, CC_GET, CC_ALL };
+
+static void cc_update_fn(void *v, void *ctx)
+{
+    struct cc_run *r = ctx;
+    ((unsigned char *)v)[0] ^= 1;
+    if (r->panics)
+        rt_panic("the counted door panics");
+}
+static void cc_access_fn(const void *v, void *ctx)
+{
+    struct cc_run *r = ctx;
+    (void)v;
+    if (r->panics)
+        rt_panic("the counted door panics");
+}
+static void cc_pair_fn(void *va, void *vb, void *ctx)
+{
+    ((unsigned char *)vb)[0] ^= 1;
+    cc_update_fn(va, ctx);
+}
+
+static rt_status cc_door(struct cc_run *r)
+{
+    unsigned char out[256];
+    switch (r->what) {
+    case CC_UPDATE: return rt_update(r->a, cc_update_fn, r);
+    case CC_ACCESS: return rt_access(r->a, cc_access_fn, r);
+    case CC_GET: return rt_get(r->a, out);
+    default: return rt_update_all(r->a, r->b, cc_pair_fn, r);
+    }
+}
+
+static void *cc_task(void *arg)
+{
+    struct cc_run *r = arg;
+    NEED(cc_door(r) == r->st);
+    NEED(!r->panics);
+    return NULL;
+}
+
+/* The counter's move over one door; st is what the door returned (on a
+** task that panicked, RT_PANICKED). */
+static unsigned long cc_counted(rt_shared *a, rt_shared *b, int what, bool panics,
+                                bool on_task, rt_status st)
+{
+    struct cc_run r = {a, b, what, panics, st};
+    unsigned long before = rt__cost(RT_COST_SHARED_COPIED);
+    if (on_task || panics)
+        NEED(run_task(cc_task, &r) == (panics ? RT_PANICKED : RT_OK));
+    else
+        NEED(cc_door(&r) == st);
+    return rt__cost(RT_COST_SHARED_COPIED) - before;
+}
+
+static void cc_build(void *value, void *ctx)
+{
+    memset(value, 0x5a, *(size_t *)ctx);
+}
+
+static void copies_counted_on_every_path(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    quiet_panics();
+    static const unsigned char zero[256];
+    static const size_t sizes[] = {8, 200};
+    for (int zi = 0; zi < 2; zi++)
+        for (int on_task = 0; on_task < 2; on_task++) {
+            size_t z = sizes[zi], zo = sizes[1 - zi];
+            rt_shared *c = rt_shared_new(RT_COPY, z, zero, 1 * KIB);
+            rt_shared *c2 = rt_shared_new(RT_COPY, zo, zero, 1 * KIB);
+            rt_shared *o = rt_shared_new(RT_OWNED, z, zero, 1 * KIB);
+            rt_shared *sup = rt_shared_supervised(RT_COPY, z, cc_build, &z, 1 * KIB);
+
+            NEED(cc_counted(c, NULL, CC_UPDATE, false, on_task, RT_OK) == 2 * z);
+            NEED(cc_counted(c, NULL, CC_UPDATE, true, on_task, RT_OK) == z);
+            NEED(cc_counted(c, NULL, CC_ACCESS, false, on_task, RT_OK) == 0);
+            NEED(cc_counted(c, NULL, CC_ACCESS, true, on_task, RT_OK) == 0);
+            NEED(cc_counted(c, NULL, CC_GET, false, on_task, RT_OK) == z);
+            NEED(cc_counted(c, c2, CC_ALL, false, on_task, RT_OK) == 2 * (z + zo));
+            NEED(cc_counted(c2, c, CC_ALL, false, on_task, RT_OK) == 2 * (z + zo));
+            NEED(cc_counted(c, c2, CC_ALL, true, on_task, RT_OK) == z + zo);
+            NEED(cc_counted(c2, c, CC_ALL, true, on_task, RT_OK) == z + zo);
+            NEED(!rt_poisoned(c) && !rt_poisoned(c2));
+            NEED(cc_counted(o, NULL, CC_UPDATE, false, on_task, RT_OK) == 0);
+            NEED(cc_counted(o, NULL, CC_ACCESS, false, on_task, RT_OK) == 0);
+            NEED(cc_counted(o, NULL, CC_ACCESS, true, on_task, RT_OK) == 0);
+            NEED(cc_counted(c, o, CC_ALL, false, on_task, RT_OK) == 0);
+            NEED(cc_counted(o, c, CC_ALL, false, on_task, RT_OK) == 0);
+            NEED(cc_counted(o, c, CC_ALL, true, on_task, RT_OK) == 0);
+            /* that poisoned both: every door on them is refused, counting nothing */
+            NEED(rt_poisoned(o) && rt_poisoned(c));
+            NEED(cc_counted(c, NULL, CC_UPDATE, false, on_task, RT_POISONED) == 0);
+            NEED(cc_counted(c, NULL, CC_GET, false, on_task, RT_POISONED) == 0);
+            NEED(cc_counted(c, c2, CC_ALL, false, on_task, RT_POISONED) == 0);
+            NEED(cc_counted(c2, c, CC_ALL, false, on_task, RT_POISONED) == 0);
+            NEED(cc_counted(o, NULL, CC_UPDATE, false, on_task, RT_POISONED) == 0);
+            /* a supervised copy, poisoned: rebuilt, then copied in and back */
+            poison(sup);
+            NEED(cc_counted(sup, NULL, CC_UPDATE, false, on_task, RT_OK) == 2 * z);
+            NEED(!rt_poisoned(sup));
+            poison(sup);
+            NEED(cc_counted(sup, NULL, CC_GET, false, on_task, RT_OK) == z);
+            poison(sup);
+            NEED(cc_counted(sup, c2, CC_ALL, false, on_task, RT_OK) == 2 * (z + zo));
+            rt_shared_free(c);
+            rt_shared_free(c2);
+            rt_shared_free(o);
+            rt_shared_free(sup);
+        }
+}
+
+START_TEST(the_copy_counter_counts_exactly_what_each_door_copies_on_every_path)
+{
+    run_ok(copies_counted_on_every_path, NULL);
+}
+END_TEST
+
 /* Each test in a test case of its own, so that each result line names it.
 ** The timeout bounds no figure: it ends a scenario that a deliberate fault
 ** has deadlocked in a minute rather than the 300 s of testutil's guard. */
@@ -1303,5 +1626,7 @@ Suite *make_suite(void)
     ADD_TEST(s, an_argument_refused_on_sight_is_refused_before_the_call_changes_anything);
     ADD_TEST(s, the_seam_between_write_backs_sees_the_first_value_written_and_the_second_not_yet);
     ADD_TEST(s, update_all_writes_each_copy_back_by_its_own_size_to_the_end_of_its_block);
+    ADD_TEST(s, a_build_allocates_from_the_block_its_kind_names_and_fn_after_it_from_its_doors);
+    ADD_TEST(s, the_copy_counter_counts_exactly_what_each_door_copies_on_every_path);
     return s;
 }
