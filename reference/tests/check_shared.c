@@ -4183,6 +4183,155 @@ START_TEST(a_rebuild_that_panics_poisons_nothing_else_in_any_door)
 }
 END_TEST
 
+/* ---- stores and unstores inside a rebuild's build ----------------------- */
+
+/* A rebuild's build may store into and unstore from the state it builds,
+** in every door that rebuilds (rt_update, rt_access, rt_get, rt_update_all
+** with the value as a and as b), on main and on a task: a value stored
+** there moves its exact bytes from the task to the fresh block and back
+** on its unstore, the task holding it again; what the build keeps stored
+** is the rebuilt value's, freed with it; the poisoned state's stored value
+** is freed by the rebuild, and unstoring it in the build is a violation:
+** it is no value of the state being built. */
+struct sb_holder {
+    char *kept;
+    size_t spare; /* 16 bytes: a chunk of 32 */
+};
+
+struct sb_build {
+    rt_shared *s; /* NULL in the first build */
+    char *old;    /* stored into the poisoned state */
+    char *kept;   /* stored by the last rebuild */
+    bool unstore_old;
+    int builds;
+};
+
+#define SB_TRIED 24
+#define SB_KEPT 40
+
+static void sb_build(void *value, void *ctx)
+{
+    struct sb_build *b = ctx;
+    struct sb_holder *h = value;
+    b->builds++;
+    if (b->s == NULL)
+        return;
+    size_t fresh = rt_shared_held(b->s), task = rt_held();
+    NEED(fresh == 32); /* the fresh block: the value's chunk alone */
+    if (b->unstore_old)
+        rt_unstore(b->s, b->old);
+    char *x = rt_alloc_outside(SB_TRIED);
+    NEED(rt_held() == task + SB_TRIED);
+    NEED(rt_store(b->s, x) == RT_OK);
+    NEED(rt_held() == task && rt_shared_held(b->s) == fresh + SB_TRIED);
+    NEED(rt_unstore(b->s, x) == x);
+    NEED(rt_held() == task + SB_TRIED && rt_shared_held(b->s) == fresh);
+    rt_free(x);
+    NEED(rt_held() == task);
+    h->kept = b->kept = rt_alloc_outside(SB_KEPT);
+    NEED(rt_store(b->s, h->kept) == RT_OK);
+    NEED(rt_held() == task && rt_shared_held(b->s) == fresh + SB_KEPT);
+}
+
+static void sb_store_old(void *value, void *ctx)
+{
+    struct sb_build *b = ctx;
+    NEED(rt_store(b->s, b->old) == RT_OK);
+    ((struct sb_holder *)value)->kept = b->old;
+}
+
+static void sb_read_kept(const void *value, void *ctx)
+{
+    NEED(((const struct sb_holder *)value)->kept == ctx);
+}
+
+struct sb_run {
+    rt_shared *s, *partner;
+    enum rb_door door;
+};
+
+static void sb_door(struct sb_run *r)
+{
+    struct sb_holder out = {NULL, 0};
+    switch (r->door) {
+    case RB_UPDATE: NEED(rt_update(r->s, nop_update, NULL) == RT_OK); break;
+    case RB_ACCESS: NEED(rt_access(r->s, nop_access, NULL) == RT_OK); break;
+    case RB_GET: NEED(rt_get(r->s, &out) == RT_OK && out.kept != NULL); break;
+    case RB_ALL_A: NEED(rt_update_all(r->s, r->partner, nop_update_all, NULL) == RT_OK); break;
+    default: NEED(rt_update_all(r->partner, r->s, nop_update_all, NULL) == RT_OK); break;
+    }
+}
+
+static void *sb_door_task(void *arg)
+{
+    sb_door(arg);
+    NEED(rt_held() == 0);
+    return NULL;
+}
+
+static enum rb_door sb_violating_door;
+
+static void one_store_in_a_rebuild(enum rb_door door, bool on_task, bool unstore_old)
+{
+    struct sb_build b = {NULL, NULL, NULL, unstore_old, 0};
+    int64_t zero = 0;
+    long made = allocs_live();
+    rt_shared *s = rt_shared_supervised(RT_OWNED, sizeof(struct sb_holder), sb_build, &b,
+                                        256 * KIB);
+    rt_shared *partner = rt_shared_new(RT_COPY, sizeof zero, &zero, 256);
+    struct sb_run r = {s, partner, door};
+    NEED(b.builds == 1 && rt_shared_held(s) == 32);
+    b.s = s;
+    b.old = rt_alloc_outside(RT_CHUNK_SIZE);
+    NEED(rt_update(s, sb_store_old, &b) == RT_OK);
+    NEED(rt_shared_held(s) == 32 + RT_CHUNK_SIZE && rt_held() == 0);
+    rb_poison(s, RT_OWNED);
+    NEED(chunk_live(b.old)); /* poisoned, not yet rebuilt: still there */
+    long allocations = allocs_live();
+    if (on_task)
+        NEED(run_task(sb_door_task, &r) == RT_OK);
+    else
+        sb_door(&r);
+    NEED(b.builds == 2 && !rt_poisoned(s));
+    NEED(!chunk_live(b.old)); /* freed with the poisoned state */
+    NEED(rt_shared_held(s) == 32 + SB_KEPT && rt_held() == 0);
+    NEED(allocs_live() == allocations); /* the old value out, the kept one in */
+    NEED(rt_access(s, sb_read_kept, b.kept) == RT_OK);
+    rt_shared_free(s);
+    rt_shared_free(partner);
+    NEED(allocs_live() == made); /* the kept value went with its value */
+}
+
+static void stores_in_rebuilds(void *unused)
+{
+    (void)unused;
+    init_fixed(512 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK); /* what a first task makes, made */
+    rt_free(rt_alloc_outside(8));           /* and main's table of outside values */
+    FILE *quiet = fopen("/dev/null", "w"); /* the panics' lines; NEED writes to fd 2 */
+    NEED(quiet != NULL);
+    stderr = quiet;
+    for (int door = 0; door < RB_DOORS; door++)
+        for (int on_task = 0; on_task < 2; on_task++)
+            one_store_in_a_rebuild((enum rb_door)door, on_task, false);
+}
+
+static void unstore_of_the_old_state_in_a_rebuild(void *unused)
+{
+    (void)unused;
+    init_fixed(512 * KIB);
+    one_store_in_a_rebuild(sb_violating_door, false, true);
+}
+
+START_TEST(a_rebuilds_build_stores_and_unstores_in_the_state_it_builds_in_every_door)
+{
+    RUN_OK(stores_in_rebuilds, NULL);
+    for (sb_violating_door = 0; sb_violating_door < RB_DOORS; sb_violating_door++)
+        violates(unstore_of_the_old_state_in_a_rebuild,
+                 "is not a value stored in shared value #1\n");
+}
+END_TEST
+
 /* ---- stress: 8 tasks, 4 values, seeded panics -------------------------- */
 /*
 ** Each of 8 drivers runs STRESS_ROUNDS workers one after another; a worker
@@ -4462,6 +4611,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_held_figure_read_from_another_thread_waits_for_the_open_door);
     ADD_TEST(s, an_unstore_that_does_not_fit_the_task_panics_and_the_value_stays_stored);
     ADD_TEST(s, a_rebuild_that_panics_poisons_nothing_else_in_any_door);
+    ADD_TEST(s, a_rebuilds_build_stores_and_unstores_in_the_state_it_builds_in_every_door);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
