@@ -4332,6 +4332,129 @@ START_TEST(a_rebuilds_build_stores_and_unstores_in_the_state_it_builds_in_every_
 }
 END_TEST
 
+/* ---- every check looks past the doors of other mechanisms --------------- */
+
+/* The checks that refuse a door, a read or a free find the shared value's
+** doors past a door of another mechanism hung on the task (internal.h's
+** hook) as they do without one: a door entered again, a door or an
+** rt_update_all nested against the order, rt_shared_held of an earlier
+** value, rt_shared_free of a value whose door is open; on main and on a
+** task. rt_shared_free of a value is refused in a door that holds it as
+** the value locked second of an rt_update_all (passed as a or as b) and in
+** its own rebuild's build. */
+enum past_case {
+    PAST_AGAIN,
+    PAST_ORDER,
+    PAST_PAIR_ORDER,
+    PAST_HELD,
+    PAST_FREE,
+    FREE_SECOND_AS_A,
+    FREE_SECOND_AS_B,
+    FREE_IN_ITS_REBUILD,
+    PAST_CASES
+};
+
+static enum past_case past_case;
+static bool past_on_task;
+static rt_shared *past_v[3]; /* #1, #2, #3 */
+
+/* Hangs a foreign door on the task, then makes the misuse. */
+static void past_misuse(void)
+{
+    struct rt_hot *h = rt__hot_or_null();
+    struct rt_door other = {.outer = h->door, .block = NULL, .unwind = foreign_unwind};
+    int64_t out;
+    if (past_case < FREE_SECOND_AS_A)
+        h->door = &other;
+    switch (past_case) {
+    case PAST_AGAIN: rt_access(past_v[0], nop_access, NULL); break;
+    case PAST_ORDER: rt_get(past_v[0], &out); break;
+    case PAST_PAIR_ORDER: rt_update_all(past_v[2], past_v[0], nop_update_all, NULL); break;
+    case PAST_HELD: (void)rt_shared_held(past_v[0]); break;
+    case PAST_FREE: rt_shared_free(past_v[0]); break;
+    default: rt_shared_free(past_v[1]); break;
+    }
+    NEED(!"the misuse was let through");
+}
+
+static void past_update_fn(void *v, void *ctx) { (void)v, (void)ctx; past_misuse(); }
+static void past_pair_fn(void *va, void *vb, void *ctx) { (void)va, (void)vb, (void)ctx; past_misuse(); }
+
+static void past_build(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    if (past_v[1] != NULL && rt_poisoned(past_v[1]))
+        past_misuse(); /* in the rebuild: frees the value being rebuilt */
+}
+
+static void *past_body(void *unused)
+{
+    (void)unused;
+    switch (past_case) {
+    case PAST_AGAIN:
+    case PAST_FREE:
+        rt_update(past_v[0], past_update_fn, NULL);
+        break;
+    case PAST_ORDER:
+    case PAST_PAIR_ORDER:
+    case PAST_HELD:
+        rt_update(past_v[1], past_update_fn, NULL);
+        break;
+    case FREE_SECOND_AS_A:
+        rt_update_all(past_v[1], past_v[0], past_pair_fn, NULL);
+        break;
+    case FREE_SECOND_AS_B:
+        rt_update_all(past_v[0], past_v[1], past_pair_fn, NULL);
+        break;
+    default:
+        rt_update(past_v[1], nop_update, NULL); /* rebuilt first */
+        break;
+    }
+    NEED(!"the door returned");
+    return NULL;
+}
+
+static void past_scenario(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    past_v[0] = new_list(1 * KIB);
+    if (past_case == FREE_IN_ITS_REBUILD) {
+        rt_shared *s = rt_shared_supervised(RT_OWNED, 16, past_build, NULL, 1 * KIB);
+        NEED(run_task(poison_owned, s) == RT_PANICKED && rt_poisoned(s));
+        past_v[1] = s;
+    } else {
+        past_v[1] = new_i64(2);
+    }
+    past_v[2] = new_list(1 * KIB);
+    if (past_on_task)
+        run_task(past_body, NULL);
+    else
+        past_body(NULL);
+    NEED(!"no violation");
+}
+
+START_TEST(every_check_finds_the_doors_of_shared_values_past_other_doors_and_either_value_of_a_pair)
+{
+    static const char *const want[PAST_CASES] = {
+        "refrt: rt_access: a door on shared value #1 is already open in this task (entered "
+        "again from inside rt_update)\n",
+        "refrt: rt_get: a door on shared value #1 opened inside a door on #2, made later",
+        "refrt: rt_update_all: a door on shared value #1 opened inside a door on #2, made later",
+        "refrt: rt_shared_held: shared value #1 read inside a door on #2, made later",
+        "refrt: rt_shared_free: a door on shared value #1 is open in this task\n",
+        "refrt: rt_shared_free: a door on shared value #2 is open in this task\n",
+        "refrt: rt_shared_free: a door on shared value #2 is open in this task\n",
+        "refrt: rt_shared_free: a door on shared value #2 is open in this task\n",
+    };
+    for (past_case = 0; past_case < PAST_CASES; past_case++)
+        for (int on_task = 0; on_task < 2; on_task++) {
+            past_on_task = on_task;
+            violates(past_scenario, want[past_case]);
+        }
+}
+END_TEST
+
 /* ---- stress: 8 tasks, 4 values, seeded panics -------------------------- */
 /*
 ** Each of 8 drivers runs STRESS_ROUNDS workers one after another; a worker
@@ -4612,6 +4735,7 @@ Suite *make_suite(void)
     ADD_TEST(s, an_unstore_that_does_not_fit_the_task_panics_and_the_value_stays_stored);
     ADD_TEST(s, a_rebuild_that_panics_poisons_nothing_else_in_any_door);
     ADD_TEST(s, a_rebuilds_build_stores_and_unstores_in_the_state_it_builds_in_every_door);
+    ADD_TEST(s, every_check_finds_the_doors_of_shared_values_past_other_doors_and_either_value_of_a_pair);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
