@@ -4455,6 +4455,99 @@ START_TEST(every_check_finds_the_doors_of_shared_values_past_other_doors_and_eit
 }
 END_TEST
 
+/* ---- exact figures outside any task ------------------------------------ */
+
+/* rt_shared_held is exact wherever it is read, not just "some bytes": the
+** value's chunk (its bytes and an 8-byte header in 16-byte granules), the
+** chunks of what its doors allocated and kept, and the bytes stored into
+** it. Before rt_init, on a plain thread, on main and on a task outside any
+** door, and inside a door on a value made before it, a value of 8 bytes
+** reads 16, and 16 + 112 + 40 once an update kept a 100-byte allocation
+** and stored a 40-byte outside value. rt_poisoned is true on a plain
+** thread for a value poisoned on a task, and rt_shared_free on a plain
+** thread frees the value with what it stored: every allocation goes. */
+#define EX_HELD (16 + 112 + 40)
+
+static rt_shared *ex_s, *ex_p, *ex_earlier;
+static long ex_allocs; /* the allocations the three values hold */
+
+static void ex_keep(void *value, void *ctx)
+{
+    void **kept = ctx;
+    (void)value;
+    kept[0] = rt_alloc(100);
+    NEED(kept[0] != NULL && rt_store(ex_s, kept[1]) == RT_OK);
+}
+
+static void ex_read_in_door(void *value, void *ctx)
+{
+    (void)value;
+    *(size_t *)ctx = rt_shared_held(ex_s);
+}
+
+static void *ex_plain_thread(void *unused)
+{
+    int64_t v = 3;
+    (void)unused;
+    rt_shared *mine = rt_shared_new(RT_OWNED, sizeof v, &v, 256);
+    NEED(rt_shared_held(mine) == 16);
+    (rt_shared_free)(mine);
+    NEED(rt_shared_held(ex_s) == EX_HELD);
+    NEED(rt_poisoned(ex_p) && !rt_poisoned(ex_s));
+    long live = allocs_live();
+    (rt_shared_free)(ex_s);
+    (rt_shared_free)(ex_p);
+    (rt_shared_free)(ex_earlier);
+    NEED(allocs_live() == live - ex_allocs);
+    return NULL;
+}
+
+static void *ex_task(void *unused)
+{
+    size_t in_door = 0;
+    (void)unused;
+    NEED(rt_shared_held(ex_s) == EX_HELD);
+    NEED(rt_update(ex_earlier, ex_read_in_door, &in_door) == RT_OK && in_door == EX_HELD);
+    return NULL;
+}
+
+static void exact_figures_outside_tasks(void *unused)
+{
+    (void)unused;
+    int64_t v = 5;
+    long before = allocs_live();
+    rt_shared *s = (rt_shared_new)(RT_OWNED, sizeof v, &v, 256); /* before rt_init */
+    NEED(rt_shared_held(s) == 16 && !rt_poisoned(s));
+    (rt_shared_free)(s);
+    NEED(allocs_live() == before);
+
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK); /* what a first task makes, made */
+    rt_free(rt_alloc_outside(8));           /* and main's table of outside values */
+    long made = allocs_live();
+    ex_earlier = (rt_shared_new)(RT_COPY, sizeof v, &v, 256);
+    ex_s = (rt_shared_new)(RT_OWNED, sizeof v, &v, 1 * KIB);
+    ex_p = (rt_shared_new)(RT_OWNED, sizeof v, &v, 1 * KIB);
+    NEED(rt_shared_held(ex_s) == 16);
+    void *kept[2] = {NULL, rt_alloc_outside(40)};
+    NEED(rt_update(ex_s, ex_keep, kept) == RT_OK);
+    NEED(rt_shared_held(ex_s) == EX_HELD && rt_held() == 0);
+    ex_allocs = allocs_live() - made;
+    size_t in_door = 0;
+    NEED(rt_update(ex_earlier, ex_read_in_door, &in_door) == RT_OK && in_door == EX_HELD);
+    NEED(run_task(ex_task, NULL) == RT_OK);
+    NEED(run_task(poison_it, ex_p) == RT_PANICKED && rt_poisoned(ex_p));
+    pthread_t t;
+    NEED(pthread_create(&t, NULL, ex_plain_thread, NULL) == 0);
+    NEED(pthread_join(t, NULL) == 0);
+}
+
+START_TEST(a_values_figure_is_exact_before_rt_init_on_a_plain_thread_and_on_a_task)
+{
+    RUN_OK(exact_figures_outside_tasks, "panicked: poisons the holder");
+}
+END_TEST
+
 /* ---- stress: 8 tasks, 4 values, seeded panics -------------------------- */
 /*
 ** Each of 8 drivers runs STRESS_ROUNDS workers one after another; a worker
@@ -4736,6 +4829,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_rebuild_that_panics_poisons_nothing_else_in_any_door);
     ADD_TEST(s, a_rebuilds_build_stores_and_unstores_in_the_state_it_builds_in_every_door);
     ADD_TEST(s, every_check_finds_the_doors_of_shared_values_past_other_doors_and_either_value_of_a_pair);
+    ADD_TEST(s, a_values_figure_is_exact_before_rt_init_on_a_plain_thread_and_on_a_task);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
