@@ -4548,6 +4548,89 @@ START_TEST(a_values_figure_is_exact_before_rt_init_on_a_plain_thread_and_on_a_ta
 }
 END_TEST
 
+/* ---- stores inside rt_update_all go to the value named ----------------- */
+
+/* In an rt_update_all, rt_store(x, v) and rt_unstore(x, v) work on x's
+** state and charge x's block, whichever block the door allocates from (a's
+** if it is RT_OWNED, else b's): both values owned, or a copy beside an owned
+** one, each passed as a and as b, made (so locked) first or second. A
+** value stored into each moves exactly its bytes onto that value alone,
+** comes back from it alone, and one kept stored goes with its own value. */
+struct pair_store {
+    rt_shared *a, *b;
+    void *va, *vb; /* stored into a (if owned) and b */
+    bool unstore;
+    size_t held_a, held_b, task;
+};
+
+static void store_into_each(void *va, void *vb, void *ctx)
+{
+    struct pair_store *p = ctx;
+    (void)va, (void)vb;
+    size_t a = rt_shared_held(p->a), b = rt_shared_held(p->b), task = rt_held();
+    if (p->va != NULL) {
+        if (p->unstore)
+            NEED(rt_unstore(p->a, p->va) == p->va);
+        else
+            NEED(rt_store(p->a, p->va) == RT_OK);
+    }
+    NEED(rt_shared_held(p->b) == b); /* b untouched by a's */
+    if (p->unstore)
+        NEED(rt_unstore(p->b, p->vb) == p->vb);
+    else
+        NEED(rt_store(p->b, p->vb) == RT_OK);
+    p->held_a = rt_shared_held(p->a) - a;
+    p->held_b = rt_shared_held(p->b) - b;
+    p->task = task - rt_held(); /* what left the task (a store) */
+}
+
+static void stores_into_a_pair(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_free(rt_alloc_outside(8)); /* main's table of outside values, made */
+    int64_t zero = 0;
+    for (int a_owned = 0; a_owned < 2; a_owned++)
+        for (int b_first = 0; b_first < 2; b_first++) {
+            long live = allocs_live();
+            rt_shared *a = NULL, *b = NULL;
+            rt_kind ka = a_owned ? RT_OWNED : RT_COPY;
+            if (b_first)
+                b = rt_shared_new(RT_OWNED, sizeof zero, &zero, 1 * KIB);
+            a = rt_shared_new(ka, sizeof zero, &zero, 1 * KIB);
+            if (!b_first)
+                b = rt_shared_new(RT_OWNED, sizeof zero, &zero, 1 * KIB);
+            struct pair_store p = {a, b, a_owned ? rt_alloc_outside(24) : NULL,
+                                   rt_alloc_outside(40), false, 0, 0, 0};
+            size_t ha = rt_shared_held(a), hb = rt_shared_held(b);
+            NEED(rt_held() == (a_owned ? 24u : 0u) + 40);
+            NEED(rt_update_all(a, b, store_into_each, &p) == RT_OK);
+            NEED(p.held_a == (a_owned ? 24u : 0u) && p.held_b == 40);
+            NEED(rt_held() == 0 && p.task == (a_owned ? 24u : 0u) + 40);
+            NEED(rt_shared_held(a) == ha + p.held_a && rt_shared_held(b) == hb + 40);
+            /* back out, the pair passed the other way round */
+            p.unstore = true;
+            NEED(rt_update_all(b, a, store_into_each, &p) == RT_OK);
+            NEED(rt_shared_held(a) == ha && rt_shared_held(b) == hb);
+            NEED(rt_held() == (a_owned ? 24u : 0u) + 40);
+            /* and in again, then freed with their values, each with its own */
+            p.unstore = false;
+            NEED(rt_update_all(a, b, store_into_each, &p) == RT_OK);
+            NEED(rt_held() == 0);
+            long with_both = allocs_live();
+            rt_shared_free(b);
+            NEED(rt_shared_held(a) == ha + p.held_a);
+            rt_shared_free(a);
+            NEED(allocs_live() == live && with_both > live);
+        }
+}
+
+START_TEST(stores_inside_update_all_go_to_the_value_named_whichever_block_the_door_uses)
+{
+    RUN_OK(stores_into_a_pair, NULL);
+}
+END_TEST
+
 /* ---- stress: 8 tasks, 4 values, seeded panics -------------------------- */
 /*
 ** Each of 8 drivers runs STRESS_ROUNDS workers one after another; a worker
@@ -4830,6 +4913,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_rebuilds_build_stores_and_unstores_in_the_state_it_builds_in_every_door);
     ADD_TEST(s, every_check_finds_the_doors_of_shared_values_past_other_doors_and_either_value_of_a_pair);
     ADD_TEST(s, a_values_figure_is_exact_before_rt_init_on_a_plain_thread_and_on_a_task);
+    ADD_TEST(s, stores_inside_update_all_go_to_the_value_named_whichever_block_the_door_uses);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
