@@ -4631,6 +4631,137 @@ START_TEST(stores_inside_update_all_go_to_the_value_named_whichever_block_the_do
 }
 END_TEST
 
+/* ---- a panic deep in nested doors -------------------------------------- */
+
+/* Doors nested 2, 16, 17 and 20 deep, on values made in that order, each
+** level an update in place of an owned value (which keeps an allocation),
+** an update of a 200-byte copy (its copy on the heap, scribbled on), or an
+** access of an owned value; the innermost fn panics. Every open door
+** unwinds by its own row: exactly the owned values updated in place are
+** poisoned, with the figure their fn left; the copies keep their old
+** bytes; the accessed values are neither poisoned nor changed; no lock is
+** left held, and every heap copy is freed (allocations as before). A door
+** entered again or nested against the order at the innermost level is the
+** violation naming the right values. */
+#define DEEP_MAX 20
+#define DEEP_COPY 200
+
+static rt_shared *deep[DEEP_MAX + 1]; /* deep[0] made first, outside the chain */
+static int deep_depth, deep_misuse;   /* 0 panic, 1 enter #2 again, 2 open #1 */
+
+static int deep_level_kind(int level)
+{
+    return level % 3; /* 0 owned update, 1 copy update, 2 owned access */
+}
+
+static void deep_open(intptr_t level);
+
+static void deep_update_fn(void *value, void *ctx)
+{
+    intptr_t level = (intptr_t)ctx;
+    if (deep_level_kind((int)level) == 0)
+        NEED(rt_alloc(16) != NULL); /* kept in the value's block */
+    else
+        memset(value, 0x99, DEEP_COPY);
+    deep_open(level + 1);
+}
+
+static void deep_access_fn(const void *value, void *ctx)
+{
+    (void)value;
+    deep_open((intptr_t)ctx + 1);
+}
+
+static void deep_open(intptr_t level)
+{
+    unsigned char out[DEEP_COPY];
+    if (level == deep_depth) {
+        if (deep_misuse == 1)
+            rt_get(deep[1], out);
+        else if (deep_misuse == 2)
+            rt_get(deep[0], out);
+        rt_panic("deep in the doors");
+    }
+    rt_shared *s = deep[level + 1];
+    if (deep_level_kind((int)level) == 2)
+        rt_access(s, deep_access_fn, (void *)level);
+    else
+        rt_update(s, deep_update_fn, (void *)level);
+    NEED(!"a door returned");
+}
+
+static void *deep_task(void *unused)
+{
+    (void)unused;
+    deep_open(0);
+    return NULL;
+}
+
+static void deep_make(void)
+{
+    static const unsigned char zero[DEEP_COPY];
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK); /* what a first task makes, made */
+    deep[0] = new_i64(0);
+    for (int level = 0; level < deep_depth; level++)
+        deep[level + 1] = rt_shared_new(deep_level_kind(level) == 1 ? RT_COPY : RT_OWNED,
+                                        DEEP_COPY, zero, 1 * KIB);
+}
+
+static void deep_panic(void *unused)
+{
+    (void)unused;
+    static const int depths[] = {2, 16, 17, 20};
+    for (size_t i = 0; i < sizeof depths / sizeof depths[0]; i++) {
+        deep_depth = depths[i];
+        deep_make();
+        long live = allocs_live();
+        NEED(run_task(deep_task, NULL) == RT_PANICKED);
+        NEED(allocs_live() == live); /* every heap copy freed by the unwind */
+        for (int level = 0; level < deep_depth; level++) {
+            rt_shared *s = deep[level + 1];
+            unsigned char out[DEEP_COPY];
+            int k = deep_level_kind(level);
+            NEED(!rt__shared_locked(s));
+            NEED(rt_poisoned(s) == (k == 0));
+            NEED(rt_shared_held(s) == 208 + (k == 0 ? 32 : 0));
+            if (k != 0) {
+                NEED(rt_get(s, out) == RT_OK);
+                for (size_t j = 0; j < DEEP_COPY; j++)
+                    NEED(out[j] == 0);
+            }
+            rt_shared_free(s);
+        }
+        rt_shared_free(deep[0]);
+    }
+}
+
+static void deep_violation(void *unused)
+{
+    (void)unused;
+    deep_make();
+    deep_open(0); /* on main */
+}
+
+START_TEST(a_panic_twenty_doors_deep_unwinds_every_door_by_its_own_row)
+{
+    RUN_OK(deep_panic, "panicked: deep in the doors");
+    static const int depths[] = {2, 16, 17, 20};
+    for (size_t i = 0; i < sizeof depths / sizeof depths[0]; i++) {
+        char want[200];
+        deep_depth = depths[i];
+        deep_misuse = 1;
+        violates(deep_violation, "refrt: rt_get: a door on shared value #2 is already open in "
+                                 "this task (entered again from inside rt_update)\n");
+        deep_misuse = 2;
+        snprintf(want, sizeof want, "refrt: rt_get: a door on shared value #1 opened inside a "
+                 "door on #%d, made later", deep_depth + 1);
+        violates(deep_violation, want);
+    }
+    deep_misuse = 0;
+}
+END_TEST
+
 /* ---- stress: 8 tasks, 4 values, seeded panics -------------------------- */
 /*
 ** Each of 8 drivers runs STRESS_ROUNDS workers one after another; a worker
@@ -4914,6 +5045,7 @@ Suite *make_suite(void)
     ADD_TEST(s, every_check_finds_the_doors_of_shared_values_past_other_doors_and_either_value_of_a_pair);
     ADD_TEST(s, a_values_figure_is_exact_before_rt_init_on_a_plain_thread_and_on_a_task);
     ADD_TEST(s, stores_inside_update_all_go_to_the_value_named_whichever_block_the_door_uses);
+    ADD_TEST(s, a_panic_twenty_doors_deep_unwinds_every_door_by_its_own_row);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
