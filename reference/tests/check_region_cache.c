@@ -3,10 +3,12 @@
 */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "refrt.h"
@@ -633,6 +635,237 @@ START_TEST(rt_hot_before_init_is_a_violation)
 }
 END_TEST
 
+/* ---- rt_chunk_give's violations in every state, on every thread ---------- */
+
+/* Each of rt_chunk_give's violations holds whatever the thread's cache
+** holds and whichever thread gives: a range not inside one chunk (an end
+** before the base, one byte more than a chunk, 2^32 + 16 bytes, a NULL
+** base) with the thread keeping 0, 1, 15 or 16 chunks (16: a give that
+** would free), and the chunk on top given again with 1, 15 or 16 kept; on
+** main, a plain thread and a task. The line names the range as it was
+** given, or the chunk, exactly. The child writes what it gives first, so
+** that the test knows the addresses. */
+enum { GIVE_ON_MAIN, GIVE_ON_A_THREAD, GIVE_ON_A_TASK, GIVE_PLACES };
+enum { GIVE_BACKWARDS, GIVE_A_BYTE_TOO_MANY, GIVE_PAST_4_GIB, GIVE_NULL_BASE, GIVE_TOP_AGAIN,
+       WRONG_GIVES };
+static const char *const give_places[] = {"main", "a plain thread", "a task"};
+static const char *const wrong_gives[] = {"an end before the base", "a byte too many",
+                                          "2^32 + 16 bytes", "a NULL base", "the top again"};
+
+struct wrong_give {
+    int place, kind;
+    unsigned kept;
+};
+
+static void *give_wrongly(void *arg)
+{
+    const struct wrong_give *w = arg;
+    unsigned char *c[RT_REGION_CACHE_SLOTS + 1], *base, *end;
+
+    for (unsigned i = 0; i <= w->kept; i++)
+        c[i] = rt_chunk_take();
+    for (unsigned i = 0; i < w->kept; i++)
+        rt_chunk_give(c[i], c[i] + 1);
+    if (rt_chunk_kept() != w->kept)
+        _exit(3); /* not the state the violation must be seen in */
+    switch (w->kind) {
+    case GIVE_BACKWARDS: base = c[w->kept] + 10, end = c[w->kept]; break;
+    case GIVE_A_BYTE_TOO_MANY: base = c[w->kept], end = base + RT_CHUNK_SIZE + 1; break;
+    case GIVE_PAST_4_GIB:
+        base = c[w->kept];
+        end = (unsigned char *)((uintptr_t)base + ((uintptr_t)1 << 32) + 16);
+        break;
+    case GIVE_NULL_BASE: base = NULL, end = c[w->kept]; break;
+    default: base = c[w->kept - 1], end = base + 1; break;
+    }
+    fprintf(stderr, "giving %p %p\n", (void *)base, (void *)end);
+    fflush(stderr);
+    rt_chunk_give(base, end);
+    _exit(4); /* the give returned */
+}
+
+static void give_wrongly_there(void *arg)
+{
+    const struct wrong_give *w = arg;
+    pthread_t t;
+
+    rt_set_strategy(rt_fixed_strategy(64 * 1024));
+    rt_init();
+    if (w->place == GIVE_ON_MAIN) {
+        give_wrongly(arg);
+    } else if (w->place == GIVE_ON_A_THREAD) {
+        if (pthread_create(&t, NULL, give_wrongly, arg) != 0)
+            _exit(5);
+        pthread_join(t, NULL);
+    } else {
+        rt_join(rt_spawn(give_wrongly, arg), NULL);
+    }
+    _exit(6);
+}
+
+START_TEST(every_wrong_give_is_a_violation_in_every_state_on_every_thread)
+{
+    static const unsigned kepts[] = {0, 1, 15, RT_REGION_CACHE_SLOTS};
+    for (int place = 0; place < GIVE_PLACES; place++)
+        for (int kind = 0; kind < WRONG_GIVES; kind++)
+            for (size_t k = 0; k < sizeof kepts / sizeof *kepts; k++) {
+                struct wrong_give w = {place, kind, kepts[k]};
+                void *base = NULL, *end = NULL;
+                char want[160];
+                if (kind == GIVE_TOP_AGAIN && w.kept == 0)
+                    continue; /* nothing on top to give again */
+                struct death d = run_child(give_wrongly_there, &w);
+                ck_assert_msg(d.signal == SIGABRT &&
+                                  sscanf(d.err, "giving %p %p", &base, &end) == 2,
+                              "%s on %s keeping %u: expected SIGABRT, got signal %d exit %d; "
+                              "stderr: %s", wrong_gives[kind], give_places[place], w.kept,
+                              d.signal, d.exit_status, d.err);
+                if (kind == GIVE_TOP_AGAIN)
+                    snprintf(want, sizeof want,
+                             "refrt: rt_chunk_give: chunk %p was given twice\n", base);
+                else
+                    snprintf(want, sizeof want,
+                             "refrt: rt_chunk_give: [%p, %p) is not a range inside one chunk\n",
+                             base, end);
+                ck_assert_msg(strstr(d.err, want) != NULL,
+                              "%s on %s keeping %u: stderr lacks \"%s\": %s", wrong_gives[kind],
+                              give_places[place], w.kept, want, d.err);
+            }
+}
+END_TEST
+
+/* ---- main's chunks when main calls pthread_exit ------------------------- */
+
+/* Main's chunks go with the process, except when main calls pthread_exit:
+** then the key's destructor runs on main as on any thread, and frees the
+** chunks main keeps, cleared (docs/region-cache.md). With 0, 3 and 16 kept
+** (16 after a 17th give that freed), main as a task (its task attached by
+** rt_held) and not yet (only the cache used). A plain thread made before the exit
+** waits until main has ended, then writes the chunk traffic since main's
+** last give. */
+/* Whether main's thread has ended: its task in /proc is a zombie (Z) or
+** gone, which it is only once its key destructors have run. Not
+** pthread_join: TSan cannot join main's thread. */
+static int main_has_ended(void)
+{
+    char path[64], line[512], *close;
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)getpid());
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return 1;
+    size_t n = fread(line, 1, sizeof line - 1, f);
+    fclose(f);
+    line[n] = '\0';
+    close = strrchr(line, ')');
+    return close == NULL || close[1] == '\0' || close[2] == 'Z' || close[2] == 'X';
+}
+
+static void *report_after_main(void *unused)
+{
+    (void)unused;
+    while (!main_has_ended())
+        sched_yield();
+    struct chunk_counts n = chunks_counted();
+    fprintf(stderr, "after main: %lu frees, %lu dirty, %lu mallocs\n", n.frees, n.frees_dirty,
+            n.mallocs);
+    fflush(stderr);
+    _exit(0);
+}
+
+static void main_exits_keeping(void *arg)
+{
+    unsigned give = (unsigned)(uintptr_t)arg / 2;
+    unsigned char *c[RT_REGION_CACHE_SLOTS + 1];
+    pthread_t t;
+
+    rt_init();
+    if ((uintptr_t)arg % 2 != 0 && rt_held() != 0)
+        _exit(7); /* main's task attached, holding nothing */
+    for (unsigned i = 0; i < give; i++)
+        c[i] = rt_chunk_take();
+    for (unsigned i = 0; i < give; i++) {
+        memset(c[i], 0x6B, 100 + i);
+        rt_chunk_give(c[i], c[i] + 100 + i);
+    }
+    fprintf(stderr, "main keeps %u\n", rt_chunk_kept());
+    fflush(stderr);
+    chunks_reset();
+    if (pthread_create(&t, NULL, report_after_main, NULL) != 0)
+        _exit(5);
+    pthread_exit(NULL);
+}
+
+START_TEST(a_main_that_calls_pthread_exit_frees_the_chunks_it_keeps_cleared)
+{
+    static const unsigned gives[] = {0, 3, RT_REGION_CACHE_SLOTS + 1};
+    for (size_t k = 0; k < 2 * sizeof gives / sizeof *gives; k++) {
+        size_t i = k / 2;
+        unsigned kept = gives[i] < RT_REGION_CACHE_SLOTS ? gives[i] : RT_REGION_CACHE_SLOTS;
+        char want[128];
+        struct death d = run_child(main_exits_keeping, (void *)(uintptr_t)(gives[i] * 2 + k % 2));
+        snprintf(want, sizeof want, "main keeps %u\nafter main: %u frees, 0 dirty, 0 mallocs\n",
+                 kept, kept);
+        ck_assert_msg(d.signal == 0 && d.exit_status == 0 && strcmp(d.err, want) == 0,
+                      "main%s giving %u then pthread_exit: expected \"%s\", got signal %d "
+                      "exit %d; stderr: %s", k % 2 ? " (a task)" : "", gives[i], want, d.signal, d.exit_status, d.err);
+    }
+}
+END_TEST
+
+/* ---- a region's fill over bytes a chunk still holds ----------------------- */
+
+/* Every byte rt_region_alloc hands out is set to fill, fill 0 too, also
+** where the chunk still holds bytes: those a program wrote past the last
+** region's bump are not cleared by its close (docs/region-cache.md), so a
+** region reopened on that chunk must set them itself. Fills 0, 0x01 and
+** 0xFF over such bytes, at the start of the region and after an aligned
+** gap; on main, a plain thread and a task. */
+static void *fills_over_old_bytes(void *failed)
+{
+    static const unsigned char fills[] = {0, 0x01, 0xFF};
+    for (size_t f = 0; f < sizeof fills; f++) {
+        rt_region r;
+        rt_region_open(&r);
+        unsigned char *base = r.base;
+        (void)rt_region_alloc(&r, 1, 5, 0x11);
+        memset(r.bump, 0x77, 4000); /* past the bump, inside the chunk */
+        rt_region_close(&r);
+        rt_region_open(&r);
+        if (r.base != base) {
+            *(int *)failed = 1; /* not the chunk given last */
+            return NULL;
+        }
+        unsigned char *a = rt_region_alloc(&r, 1, 3, fills[f]);
+        unsigned char *b = rt_region_alloc(&r, 100, 30, fills[f]);
+        if (a != base || b != base + 16)
+            *(int *)failed = 2;
+        for (size_t i = 0; i < 3; i++)
+            if (a[i] != fills[f])
+                *(int *)failed = 3;
+        for (size_t i = 0; i < 3000; i++)
+            if (b[i] != fills[f])
+                *(int *)failed = 4;
+        memset(base, 0, 4005); /* what this test wrote past the bump */
+        rt_region_close(&r);
+    }
+    return NULL;
+}
+
+START_TEST(a_region_sets_every_byte_to_its_fill_over_bytes_its_chunk_still_holds)
+{
+    int failed[3] = {0, 0, 0};
+    pthread_t t;
+    rt_set_strategy(rt_fixed_strategy(64 * 1024));
+    rt_init();
+    fills_over_old_bytes(&failed[0]);
+    ck_assert_int_eq(pthread_create(&t, NULL, fills_over_old_bytes, &failed[1]), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_int_eq(rt_join(rt_spawn(fills_over_old_bytes, &failed[2]), NULL), RT_OK);
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(failed[i] == 0, "on %s: check %d failed", give_places[i], failed[i]);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("region_cache");
@@ -667,5 +900,8 @@ Suite *make_suite(void)
     suite_add_test(s, giving_a_range_not_in_a_chunk_is_a_violation);
     suite_add_test(s, a_range_not_in_a_chunk_is_named_base_first_in_the_violation);
     suite_add_test(s, rt_hot_before_init_is_a_violation);
+    suite_add_test(s, every_wrong_give_is_a_violation_in_every_state_on_every_thread);
+    suite_add_test(s, a_main_that_calls_pthread_exit_frees_the_chunks_it_keeps_cleared);
+    suite_add_test(s, a_region_sets_every_byte_to_its_fill_over_bytes_its_chunk_still_holds);
     return s;
 }
