@@ -479,6 +479,272 @@ START_TEST(a_chunk_given_twice_on_top_is_a_violation_at_every_depth)
 }
 END_TEST
 
+/* ---- regions on every thread -------------------------------------------- */
+
+enum { ON_MAIN, ON_A_THREAD, ON_A_TASK, PLACES };
+static const char *const places[] = {"main", "a plain thread", "a task"};
+
+/* Runs fn(arg) on main, a plain thread or a task (rt_init made first). */
+static void run_on(int place, void *(*fn)(void *), void *arg)
+{
+    pthread_t t;
+    if (place == ON_MAIN) {
+        fn(arg);
+    } else if (place == ON_A_THREAD) {
+        ck_assert_int_eq(pthread_create(&t, NULL, fn, arg), 0);
+        ck_assert_int_eq(pthread_join(t, NULL), 0);
+    } else {
+        ck_assert_int_eq(rt_join(rt_spawn(fn, arg), NULL), RT_OK);
+    }
+}
+
+/* Closing a region that is not the thread's innermost open one is
+** rt_region_close's violation on every thread a region may be used on:
+** main, a plain thread (a state, no task) and a task, at depths 2, 16,
+** 17 (past the cache) and 20, closing the outermost, the one just
+** below the innermost, and a copy of the innermost kept while it closed.
+** The line names the region closed. Static, so that the test and its
+** child know the same addresses. */
+static rt_region on_nested[MAX_DEPTH], on_stale;
+
+struct misclose_on {
+    int place, depth, close; /* close: the region to close, -1 the stale copy */
+};
+
+static void *close_wrongly(void *arg)
+{
+    const struct misclose_on *c = arg;
+    for (int i = 0; i < c->depth; i++) {
+        rt_region_open(&on_nested[i]);
+        rt_region_alloc(&on_nested[i], 10, 3, 0x33);
+    }
+    if (c->close < 0) {
+        on_stale = on_nested[c->depth - 1];
+        rt_region_close(&on_nested[c->depth - 1]);
+        rt_region_close(&on_stale);
+    } else {
+        rt_region_close(&on_nested[c->close]);
+    }
+    _exit(3); /* the close returned */
+}
+
+static void close_wrongly_there(void *arg)
+{
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    rt_init();
+    run_on(((struct misclose_on *)arg)->place, close_wrongly, arg);
+    _exit(4);
+}
+
+START_TEST(closing_a_region_not_innermost_is_a_violation_on_every_thread_at_every_depth)
+{
+    static const int depths[] = {2, 16, 17, 20};
+    for (int place = 0; place < PLACES; place++)
+        for (size_t k = 0; k < sizeof depths / sizeof *depths; k++) {
+            int depth = depths[k], closes[] = {0, depth - 2, -1};
+            for (int j = 0; j < 3; j++) {
+                struct misclose_on c = {place, depth, closes[j]};
+                char want[160];
+                snprintf(want, sizeof want,
+                         "refrt: rt_region_close: region %p is not this thread's innermost open "
+                         "region\n", closes[j] < 0 ? (void *)&on_stale
+                                                   : (void *)&on_nested[closes[j]]);
+                struct death d = run_child(close_wrongly_there, &c);
+                ck_assert_msg(d.signal == SIGABRT && strstr(d.err, want) != NULL,
+                              "on %s, %d deep, closing %s: expected SIGABRT and \"%s\", got "
+                              "signal %d exit %d; stderr: %s", places[place], depth,
+                              closes[j] < 0 ? "a stale copy of the innermost"
+                              : closes[j] == 0 ? "the outermost" : "the one below the innermost",
+                              want, d.signal, d.exit_status, d.err);
+            }
+        }
+}
+END_TEST
+
+/* A region's close gives back exactly [base, bump): every byte it handed
+** out (the alignment gaps between its allocations too) reads 0 once it has
+** closed, and a byte the program wrote just past the bump, inside the
+** chunk, is still there: the close clears what the region handed out, not
+** more (docs/region-cache.md), and the bump is never a multiple of 16
+** here. Regions nested 1 to 20 deep, so that past 16 the closes free
+** their chunks, counted clean; the chunk traffic exact at each depth. On
+** main, a plain thread and a task, and before rt_init, where every close
+** frees its chunk (the cache is off). */
+struct exact_close {
+    bool cache_on;
+    int failed_depth; /* 0, or the depth a check failed at */
+    const char *what;
+};
+
+static void *closes_clear_exactly(void *arg)
+{
+    struct exact_close *e = arg;
+    rt_region r[MAX_DEPTH];
+    size_t used[MAX_DEPTH];
+#define CLOSE_FAIL(w)                                                          \
+    do {                                                                       \
+        e->failed_depth = depth;                                               \
+        e->what = (w);                                                         \
+        return NULL;                                                           \
+    } while (0)
+    for (int depth = 1; depth <= MAX_DEPTH; depth++) {
+        unsigned long mallocs = 0, frees = 0;
+        chunks_reset();
+        for (int i = 0; i < depth; i++) {
+            if (rt_chunk_kept() == 0)
+                mallocs++;
+            rt_region_open(&r[i]);
+            (void)rt_region_alloc(&r[i], 1, (size_t)(1 + (i * 7 + depth) % 40), 0xEE);
+            (void)rt_region_alloc(&r[i], 3, (size_t)(1 + i % 5), 0xEE);
+            used[i] = (size_t)(r[i].bump - r[i].base);
+            if (used[i] % 16 == 0)
+                CLOSE_FAIL("a bump at a multiple of 16");
+        }
+        for (int i = depth; i-- > 0;) {
+            unsigned char *base = r[i].base;
+            bool keeps = e->cache_on && rt_chunk_kept() < SLOTS;
+            if (keeps)
+                base[used[i]] = 0x77; /* past the bump: the program's own */
+            else
+                frees++;
+            rt_region_close(&r[i]);
+            if (keeps) {
+                if (rt_chunk_kept() == 0 || rt_hot() == NULL)
+                    CLOSE_FAIL("a chunk not kept");
+                if (!reads(base, 0, used[i], 0))
+                    CLOSE_FAIL("a byte the region handed out not cleared");
+                if (base[used[i]] != 0x77)
+                    CLOSE_FAIL("the byte past the bump cleared");
+                base[used[i]] = 0;
+            } else if (chunk_live(base)) {
+                CLOSE_FAIL("a chunk not freed");
+            }
+        }
+        struct chunk_counts n = chunks_counted();
+        if (n.mallocs != mallocs || n.frees != frees || n.frees_dirty != 0)
+            CLOSE_FAIL("the chunk traffic");
+        if (rt_chunk_kept() != (e->cache_on ? ((unsigned)depth < SLOTS ? (unsigned)depth : SLOTS) : 0u))
+            CLOSE_FAIL("the chunks kept");
+    }
+#undef CLOSE_FAIL
+    return NULL;
+}
+
+START_TEST(a_close_clears_exactly_what_its_region_handed_out_at_every_depth_on_every_thread)
+{
+    init_patterns();
+    struct exact_close before = {false, 0, NULL};
+    closes_clear_exactly(&before);
+    ck_assert_msg(before.failed_depth == 0, "before rt_init, %d deep: %s", before.failed_depth,
+                  before.what);
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    rt_init();
+    for (int place = 0; place < PLACES; place++) {
+        struct exact_close e = {true, 0, NULL};
+        run_on(place, closes_clear_exactly, &e);
+        ck_assert_msg(e.failed_depth == 0, "on %s, %d deep: %s", places[place], e.failed_depth,
+                      e.what);
+    }
+}
+END_TEST
+
+/* A task's panic closes exactly the regions open when it panics, innermost
+** first, each chunk cleared and kept or freed like any other: after the
+** join every chunk the task's thread took is freed, clean, none twice,
+** none leaked. With regions opened and closed before (the thread's
+** innermost back to none), with none open at the panic, 1, 2, 16, 17 and
+** 20 open, some closed before the panic; the panic at a plain call, inside
+** an rt_update of an RT_OWNED value and inside an rt_update_all of two
+** RT_COPY values (half the regions opened inside the door's fn). */
+enum { PANIC_AT_A_CALL, PANIC_IN_AN_UPDATE, PANIC_IN_AN_UPDATE_ALL, PANIC_PLACES };
+static const char *const panic_places[] = {"at a plain call", "inside an rt_update",
+                                           "inside an rt_update_all"};
+
+struct region_panic {
+    int warm, open, closed, where;
+    rt_region r[MAX_DEPTH];
+    rt_shared *a, *b;
+};
+
+static void open_from(struct region_panic *p, int from, int to)
+{
+    for (int i = from; i < to; i++) {
+        rt_region_open(&p->r[i]);
+        memset(rt_region_alloc(&p->r[i], 1, (size_t)(100 + i), 0xA5), 0x5A, (size_t)(100 + i));
+    }
+}
+
+static void opens_the_rest_and_panics(struct region_panic *p)
+{
+    open_from(p, p->open / 2, p->open);
+    for (int i = p->open; i-- > p->open - p->closed;)
+        rt_region_close(&p->r[i]);
+    rt_panic("with regions open");
+}
+
+static void panic_in_update(void *value, void *ctx)
+{
+    (void)value;
+    opens_the_rest_and_panics(ctx);
+}
+
+static void panic_in_update_all(void *va, void *vb, void *ctx)
+{
+    (void)va;
+    (void)vb;
+    opens_the_rest_and_panics(ctx);
+}
+
+static void *regions_then_panic(void *arg)
+{
+    struct region_panic *p = arg;
+    open_from(p, 0, p->warm);
+    for (int i = p->warm; i-- > 0;)
+        rt_region_close(&p->r[i]);
+    open_from(p, 0, p->open / 2);
+    if (p->where == PANIC_IN_AN_UPDATE)
+        rt_update(p->a, panic_in_update, p);
+    else if (p->where == PANIC_IN_AN_UPDATE_ALL)
+        rt_update_all(p->a, p->b, panic_in_update_all, p);
+    else
+        opens_the_rest_and_panics(p);
+    return NULL;
+}
+
+START_TEST(a_panic_closes_exactly_the_regions_open_at_every_depth_in_every_door)
+{
+    static const int cases[][3] = {/* warm, open, closed before the panic */
+                                   {3, 0, 0}, {3, 1, 0}, {0, 2, 1}, {0, 2, 0}, {0, 16, 0},
+                                   {2, 17, 0}, {0, 17, 1}, {0, 20, 0}, {4, 20, 3}};
+    int zero = 0;
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    rt_init();
+    for (int where = 0; where < PANIC_PLACES; where++)
+        for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+            static struct region_panic p;
+            memset(&p, 0, sizeof p);
+            p.warm = cases[k][0];
+            p.open = cases[k][1];
+            p.closed = cases[k][2];
+            p.where = where;
+            p.a = rt_shared_new(where == PANIC_IN_AN_UPDATE ? RT_OWNED : RT_COPY, sizeof zero,
+                                &zero, 4 * KIB);
+            p.b = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+            chunks_reset();
+            ck_assert_int_eq(rt_join(rt_spawn(regions_then_panic, &p), NULL), RT_PANICKED);
+            struct chunk_counts n = chunks_counted();
+            unsigned long took = (unsigned long)(p.warm > p.open ? p.warm : p.open);
+            ck_assert_msg(n.mallocs == took && n.frees == took && n.frees_dirty == 0,
+                          "%s, %d regions warm, %d open, %d closed: %lu mallocs, %lu frees (%lu "
+                          "dirty), expected %lu and %lu (0)", panic_places[where], p.warm, p.open,
+                          p.closed, n.mallocs, n.frees, n.frees_dirty, took, took);
+            ck_assert_uint_eq(rt_chunk_kept(), 0); /* main's cache not touched */
+            rt_shared_free(p.a);
+            rt_shared_free(p.b);
+        }
+}
+END_TEST
+
 /* ---- the block's free lists in each shape ------------------------------ */
 
 #define BLOCK (64 * KIB)
@@ -1133,6 +1399,9 @@ Suite *make_suite(void)
     suite_add_test(s, closing_a_region_not_innermost_is_a_violation_at_every_depth);
     suite_add_test(s, closing_a_stale_copy_of_a_closed_region_is_rt_region_closes_violation_at_every_depth);
     suite_add_test(s, a_chunk_given_twice_on_top_is_a_violation_at_every_depth);
+    suite_add_test(s, closing_a_region_not_innermost_is_a_violation_on_every_thread_at_every_depth);
+    suite_add_test(s, a_close_clears_exactly_what_its_region_handed_out_at_every_depth_on_every_thread);
+    suite_add_test(s, a_panic_closes_exactly_the_regions_open_at_every_depth_in_every_door);
     suite_add_test(s, the_block_is_reused_in_every_shape_of_its_free_lists);
     suite_add_test(s, freed_neighbours_merge_on_the_left_the_right_and_both_sides);
     suite_add_test(s, the_table_finds_every_entry_whatever_collides_at_every_load);
