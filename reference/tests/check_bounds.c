@@ -186,6 +186,73 @@ START_TEST(region_sizes_fit_or_trap_at_every_boundary_inside_other_regions)
 }
 END_TEST
 
+/* Counts and sizes past 4 GiB: a product of 2^32 or more traps, however
+** few bytes its low 32 bits would leave (0, 15, 16, the room left, a whole
+** chunk), and so does a count or a size past 2^32 alone, also when the
+** other is 1; a region never takes such a size as the small one it would
+** be in 32 bits. In a region empty, partly used (17 bytes) and full at
+** depth 1, empty and one aligned granule short of full at depth 17 (past
+** the cache), after rt_init; empty before it. */
+static size_t calls_past_4_gib(size_t room, struct call *c)
+{
+    size_t n = 0;
+    const size_t g4 = (size_t)1 << 32, g16 = (size_t)1 << 16;
+#define ADD(a, b) (c[n].count = (a), c[n].size = (b), n++)
+    ADD(1, g4);             /* 2^32: 0 in 32 bits */
+    ADD(g4 + 16, 1);
+    ADD(1, g4 + room);      /* the room exactly, in 32 bits */
+    ADD(g16, g16);          /* 2^32 as a product of two small numbers */
+    ADD(g16, g16 + 1);      /* 2^32 + 2^16: a whole chunk in 32 bits */
+    ADD(g4 / 16 + 1, 16);   /* 2^32 + 16 */
+    ADD(3, g4 + 5);         /* 3 * 2^32 + 15 */
+    ADD((size_t)1 << 24, (size_t)1 << 24); /* 2^48 */
+    ADD(1, ((size_t)1 << 48) + room);
+    ADD(1, ((size_t)1 << 63) + 16);
+#undef ADD
+    return n;
+}
+
+/* Each call of calls_past_4_gib in a region whose bump is at each of at[]. */
+static unsigned long past_4_gib_at(const size_t *at, size_t nat)
+{
+    struct call calls[16];
+    unsigned long tried = 0;
+
+    for (size_t b = 0; b < nat; b++) {
+        size_t bump = at[b], aligned = round_up(bump, ALIGN);
+        size_t room = aligned <= CHUNK ? CHUNK - aligned : 0;
+        size_t n = calls_past_4_gib(room, calls);
+        for (size_t i = 0; i < n; i++) {
+            rt_region r;
+            region_at(&r, bump);
+            struct region_case k = {&r, calls[i]};
+            struct death d = run_child(alloc_in_child, &k);
+            if (d.signal != SIGILL || r.bump != r.base + bump)
+                ck_abort_msg("bump %zu, %#zx x %#zx: expected a trap (SIGILL), got signal %d "
+                             "exit %d; stderr: %s", bump, calls[i].count, calls[i].size,
+                             d.signal, d.exit_status, d.err);
+            rt_region_close(&r);
+            tried++;
+        }
+    }
+    return tried;
+}
+
+START_TEST(region_sizes_past_4_gib_trap_in_every_state_before_and_after_init)
+{
+    static const size_t empty[] = {0}, states[] = {0, 17, CHUNK}, deep[] = {0, CHUNK - 15};
+    rt_region outer[16];
+    ck_assert_uint_eq(past_4_gib_at(empty, 1), 10);
+    rt_init();
+    ck_assert_uint_eq(past_4_gib_at(states, 3), 30);
+    for (int i = 0; i < 16; i++)
+        region_at(&outer[i], (size_t)(i * 1000 + 1));
+    ck_assert_uint_eq(past_4_gib_at(deep, 2), 20);
+    for (int i = 16; i-- > 0;)
+        rt_region_close(&outer[i]);
+}
+END_TEST
+
 /* The bump moved past the end of the chunk (a program that wrote the
 ** region's fields, docs/misuse.md): every call traps, whatever its count
 ** and size, for a bump just past the chunk and for one as far past it as
@@ -446,6 +513,7 @@ Suite *make_suite(void)
     suite_add_test(s, region_sizes_fit_or_trap_at_every_boundary_in_every_state);
     suite_add_test(s, region_sizes_fit_or_trap_at_every_boundary_inside_other_regions);
     suite_add_test(s, region_sizes_trap_at_every_boundary_when_the_bump_is_past_the_chunk);
+    suite_add_test(s, region_sizes_past_4_gib_trap_in_every_state_before_and_after_init);
     suite_add_test(s, allocating_from_a_region_not_open_is_a_violation_for_every_count_and_size);
     suite_add_test(s, requests_at_the_budgets_edge_panic_exactly_when_they_do_not_fit);
     return s;
