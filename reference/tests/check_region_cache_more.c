@@ -339,6 +339,88 @@ START_TEST(opening_a_null_region_is_a_violation)
 }
 END_TEST
 
+/* A region that is not open (NULL, never opened: zeroed as a static one
+** is, or closed already) is the violation "region is not open" of
+** rt_region_close and of rt_region_alloc (with a size that fits and one
+** that overflows: the region is checked first) wherever it is used:
+** before rt_init, on main, on a plain thread, on a task and with another
+** region open. */
+enum { NOT_OPEN_NULL, NOT_OPEN_ZEROED, NOT_OPEN_CLOSED, NOT_OPEN_KINDS };
+enum { CLOSE_IT, ALLOC_FROM_IT, ALLOC_TOO_MUCH_FROM_IT, NOT_OPEN_OPS };
+static const char *const not_open_kinds[] = {"NULL", "never opened", "closed"};
+static const char *const not_open_ops[] = {"rt_region_close", "rt_region_alloc",
+                                           "rt_region_alloc"};
+
+struct not_open {
+    int where, kind, op;
+};
+
+static void *use_not_open_here(void *arg)
+{
+    const struct not_open *n = arg;
+    rt_region zeroed, closed, *r = NULL;
+    memset(&zeroed, 0, sizeof zeroed);
+    if (n->kind == NOT_OPEN_ZEROED)
+        r = &zeroed;
+    if (n->kind == NOT_OPEN_CLOSED) {
+        rt_region_open(&closed);
+        rt_region_alloc(&closed, 10, 10, 0x21);
+        rt_region_close(&closed);
+        r = &closed;
+    }
+    if (n->op == CLOSE_IT)
+        rt_region_close(r);
+    else if (n->op == ALLOC_FROM_IT)
+        rt_region_alloc(r, 1, 1, 0);
+    else
+        rt_region_alloc(r, SIZE_MAX, 2, 0);
+    _exit(3); /* the call returned */
+}
+
+static void use_not_open(void *arg)
+{
+    const struct not_open *n = arg;
+    pthread_t t;
+    rt_region outer;
+
+    if (n->where != BEFORE_INIT) {
+        rt_set_strategy(rt_fixed_strategy(64 * 1024));
+        rt_init();
+    }
+    if (n->where == ON_PLAIN_THREAD) {
+        pthread_create(&t, NULL, use_not_open_here, arg);
+        pthread_join(t, NULL);
+    } else if (n->where == ON_TASK) {
+        rt_join(rt_spawn(use_not_open_here, arg), NULL);
+    } else {
+        if (n->where == INSIDE_A_REGION)
+            rt_region_open(&outer);
+        use_not_open_here(arg);
+    }
+    exit(0);
+}
+
+START_TEST(a_region_not_open_is_a_violation_of_close_and_alloc_wherever_it_is_used)
+{
+    static const char *const wheres[] = {"before rt_init", "on main", "on a plain thread",
+                                         "on a task", "inside a region"};
+    for (int where = BEFORE_INIT; where < OPEN_CONTEXTS; where++)
+        for (int kind = 0; kind < NOT_OPEN_KINDS; kind++)
+            for (int op = 0; op < NOT_OPEN_OPS; op++) {
+                struct not_open n = {where, kind, op};
+                char want[96];
+                snprintf(want, sizeof want, "refrt: %s: region is not open\n", not_open_ops[op]);
+                struct death d = run_child(use_not_open, &n);
+                if (d.signal != SIGABRT || strstr(d.err, want) == NULL)
+                    ck_abort_msg("%s of a %s region %s%s: expected SIGABRT and \"%s\", got "
+                                 "signal %d exit %d; stderr: %s", not_open_ops[op],
+                                 not_open_kinds[kind], wheres[where],
+                                 op == ALLOC_TOO_MUCH_FROM_IT ? " (a size that overflows)" : "",
+                                 want, d.signal, d.exit_status, d.err);
+            }
+}
+END_TEST
+
 /* ---- a thread's state --------------------------------------------------------- */
 
 static void *hot_of_this_thread(void *out)
@@ -611,6 +693,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, a_violation_is_one_whole_line);
     tcase_add_test(tc, a_violation_reaches_a_buffered_stderr);
     tcase_add_test(tc, opening_a_null_region_is_a_violation);
+    tcase_add_test(tc, a_region_not_open_is_a_violation_of_close_and_alloc_wherever_it_is_used);
     tcase_add_test(tc, rt_hot_is_one_state_a_thread);
     tcase_add_test(tc, a_disabled_direct_path_is_off);
 #if RT_PRIM_DIRECT
