@@ -654,14 +654,17 @@ END_TEST
 ** none leaked. With regions opened and closed before (the thread's
 ** innermost back to none), with none open at the panic, 1, 2, 16, 17 and
 ** 20 open, some closed before the panic; the panic at a plain call, inside
-** an rt_update of an RT_OWNED value and inside an rt_update_all of two
-** RT_COPY values (half the regions opened inside the door's fn). */
-enum { PANIC_AT_A_CALL, PANIC_IN_AN_UPDATE, PANIC_IN_AN_UPDATE_ALL, PANIC_PLACES };
+** an rt_update of an RT_OWNED value, inside an rt_update_all of two RT_COPY
+** values and inside the rebuild of a poisoned supervised value (half the
+** regions opened inside the door's fn or the build). */
+enum { PANIC_AT_A_CALL, PANIC_IN_AN_UPDATE, PANIC_IN_AN_UPDATE_ALL, PANIC_IN_A_REBUILD,
+       PANIC_PLACES };
 static const char *const panic_places[] = {"at a plain call", "inside an rt_update",
-                                           "inside an rt_update_all"};
+                                           "inside an rt_update_all", "inside a rebuild"};
 
 struct region_panic {
     int warm, open, closed, where;
+    bool build_panics;
     rt_region r[MAX_DEPTH];
     rt_shared *a, *b;
 };
@@ -695,6 +698,34 @@ static void panic_in_update_all(void *va, void *vb, void *ctx)
     opens_the_rest_and_panics(ctx);
 }
 
+static void build_or_panic(void *value, void *ctx)
+{
+    struct region_panic *p = ctx;
+    *(int *)value = 0;
+    if (p->build_panics)
+        opens_the_rest_and_panics(p);
+}
+
+static void poison_it(void *value, void *ctx)
+{
+    (void)value;
+    (void)ctx;
+    rt_panic("poisons the supervised value");
+}
+
+static void *poisons(void *arg)
+{
+    rt_update(arg, poison_it, NULL);
+    return NULL;
+}
+
+static void not_reached(void *value, void *ctx)
+{
+    (void)value;
+    (void)ctx;
+    _exit(9); /* the rebuild panicked: fn never runs */
+}
+
 static void *regions_then_panic(void *arg)
 {
     struct region_panic *p = arg;
@@ -706,6 +737,8 @@ static void *regions_then_panic(void *arg)
         rt_update(p->a, panic_in_update, p);
     else if (p->where == PANIC_IN_AN_UPDATE_ALL)
         rt_update_all(p->a, p->b, panic_in_update_all, p);
+    else if (p->where == PANIC_IN_A_REBUILD)
+        rt_update(p->a, not_reached, NULL); /* poisoned: rebuilt first */
     else
         opens_the_rest_and_panics(p);
     return NULL;
@@ -727,8 +760,15 @@ START_TEST(a_panic_closes_exactly_the_regions_open_at_every_depth_in_every_door)
             p.open = cases[k][1];
             p.closed = cases[k][2];
             p.where = where;
-            p.a = rt_shared_new(where == PANIC_IN_AN_UPDATE ? RT_OWNED : RT_COPY, sizeof zero,
-                                &zero, 4 * KIB);
+            if (where == PANIC_IN_A_REBUILD) {
+                p.a = rt_shared_supervised(RT_OWNED, sizeof zero, build_or_panic, &p, 4 * KIB);
+                ck_assert_int_eq(rt_join(rt_spawn(poisons, p.a), NULL), RT_PANICKED);
+                ck_assert(rt_poisoned(p.a));
+                p.build_panics = true;
+            } else {
+                p.a = rt_shared_new(where == PANIC_IN_AN_UPDATE ? RT_OWNED : RT_COPY,
+                                    sizeof zero, &zero, 4 * KIB);
+            }
             p.b = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
             chunks_reset();
             ck_assert_int_eq(rt_join(rt_spawn(regions_then_panic, &p), NULL), RT_PANICKED);
