@@ -5,9 +5,11 @@
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "refrt.h"
@@ -501,6 +503,176 @@ START_TEST(the_runtime_uses_no_pthread_key_but_the_one_rt_init_made)
 }
 END_TEST
 
+/* ---- every publish, whoever makes it ------------------------------------- */
+
+/* In a child (run_child): the first unmet need ends it with its line. */
+#define NEED(c)                                                                      \
+    do {                                                                             \
+        if (!(c)) {                                                                  \
+            fprintf(stderr, "need failed at line %d: %s\n", __LINE__, #c);           \
+            fflush(stderr);                                                          \
+            _exit(1);                                                                \
+        }                                                                            \
+    } while (0)
+
+/* A task's view of its own publish (made in task_start, before fn runs).
+** It says so before it returns: rt_join is main's first call that needs
+** its task, so main waits for the report before it joins, and the task's
+** publish comes first where main had none. */
+static int task_reported;
+static void *main_read_before_join; /* main's fast-path read meanwhile */
+
+static void *task_reports(void *arg)
+{
+    struct fresh *f = arg;
+    f->mine = rt_hot();
+    f->after_direct = direct_read();
+    f->after_get = pthread_getspecific(rt_key());
+    f->direct_after = rt_hot_direct();
+    __atomic_store_n(&task_reported, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+/* Publishes on a plain thread (who 0) or a task (who 1) and reports. */
+static void publish_on(int who, struct fresh *f)
+{
+    memset(f, 0, sizeof *f);
+    if (who == 0) {
+        run_thread(fresh_thread, f);
+        NEED(f->before_direct == NULL && f->before_get == NULL);
+    } else {
+        __atomic_store_n(&task_reported, 0, __ATOMIC_RELAXED);
+        rt_task *t = rt_spawn(task_reports, f);
+        NEED(t != NULL);
+        while (!__atomic_load_n(&task_reported, __ATOMIC_ACQUIRE))
+            sched_yield();
+        main_read_before_join = direct_read();
+        NEED(rt_join(t, NULL) == RT_OK);
+    }
+    NEED(f->mine != NULL && f->after_get == f->mine);
+}
+
+/* A publish that validated: the path open (where there is one) and the
+** fast path's read on that thread its own state. */
+#define NEED_OPEN(f)                                                                 \
+    NEED((f).direct_after == RT_PRIM_DIRECT &&                                       \
+         (f).after_direct == (RT_PRIM_DIRECT ? (void *)(f).mine : NULL))
+#define NEED_SHUT(f) NEED(!(f).direct_after && (f).after_direct == NULL)
+
+/* The first publish of the process is whichever thread calls the runtime
+** first after rt_init, not always main: rt_init publishes nothing and
+** rt_spawn reads no state of main's. A plain thread or a task that
+** publishes first finds the slot and opens the path; main and a thread
+** after it then publish as later threads and validate against that slot.
+** A mismatch at that first publish, made on the plain thread or the task,
+** never opens the path, for them or for main. */
+static void first_publish_off_main(void *arg)
+{
+    int who = (int)(uintptr_t)arg & 1, mismatch = (int)(uintptr_t)arg >> 1;
+    struct fresh f, later;
+
+    rt_init();
+    NEED(!rt_hot_direct());
+    NEED(direct_read() == NULL && pthread_getspecific(rt_key()) == NULL);
+    if (mismatch)
+        rt__hot_test_read = wrong_read;
+    publish_on(who, &f);
+    rt__hot_test_read = NULL;
+    if (mismatch)
+        NEED_SHUT(f);
+    else
+        NEED_OPEN(f);
+    /* main had no state while the first publisher ran; a task's join has
+    ** published main's since (a later publish), a plain thread's has not */
+    NEED((who ? main_read_before_join : direct_read()) == NULL);
+    struct rt_hot *main_h = rt_hot(); /* a later publish, or made in the join */
+    NEED(main_h != NULL && main_h != f.mine);
+    NEED(pthread_getspecific(rt_key()) == main_h && rt_hot() == main_h);
+    NEED(rt_hot_direct() == (!mismatch && RT_PRIM_DIRECT));
+    NEED(direct_read() == (!mismatch && RT_PRIM_DIRECT ? (void *)main_h : NULL));
+    publish_on(!who, &later);
+    NEED(later.mine != main_h); /* f's thread has ended: its state may be reused */
+    if (mismatch)
+        NEED_SHUT(later);
+    else
+        NEED_OPEN(later);
+    _exit(10);
+}
+
+START_TEST(the_first_publish_may_be_a_plain_threads_or_a_tasks)
+{
+    static const char *const what[] = {"a plain thread", "a task",
+                                       "a plain thread, mismatched", "a task, mismatched"};
+    for (uintptr_t i = 0; i < 4; i++) {
+        struct death d = run_child(first_publish_off_main, (void *)i);
+        ck_assert_msg(d.signal == 0 && d.exit_status == 10,
+                      "first publish on %s: signal %d exit %d; stderr: %s", what[i], d.signal,
+                      d.exit_status, d.err);
+    }
+}
+END_TEST
+
+/* What the forced direct read returns: not the state just published. */
+static void *wrong_value;
+
+static void *read_the_wrong_value(intptr_t off)
+{
+    (void)off;
+    return wrong_value;
+}
+
+enum { WRONG_FOREIGN, WRONG_NULL, WRONG_MAINS, WRONGS };
+
+/* A later publish whose direct read is not its own state latches the
+** path, whoever publishes (a plain thread or a task), however many
+** threads validated before it (0, 1 or 3), whatever the read returns (a
+** pointer that is no state, NULL, or main's state: another thread's). The
+** thread that saw it keeps its state; main's fast path reads the NULL word
+** and rt_hot() is still main's; a thread after it stays on the fallback. */
+static void later_mismatch(void *arg)
+{
+    uintptr_t a = (uintptr_t)arg;
+    int who = (int)(a & 1), wrong = (int)(a >> 1) % WRONGS, before = (int)(a >> 1) / WRONGS;
+    struct fresh f, ok, later;
+
+    rt_init();
+    struct rt_hot *main_h = rt_hot();
+    NEED(rt_hot_direct() == RT_PRIM_DIRECT);
+    for (int i = 0; i < (before == 2 ? 3 : before); i++) {
+        publish_on(i & 1, &ok);
+        NEED_OPEN(ok);
+    }
+    wrong_value = wrong == WRONG_FOREIGN ? (void *)&wrong_value
+                  : wrong == WRONG_NULL  ? NULL
+                                         : (void *)main_h;
+    rt__hot_test_read = read_the_wrong_value;
+    publish_on(who, &f);
+    rt__hot_test_read = NULL;
+    NEED_SHUT(f);
+    NEED(f.mine != main_h);
+    NEED(!rt_hot_direct());
+    NEED(direct_read() == NULL);
+    NEED(rt_hot() == main_h && pthread_getspecific(rt_key()) == main_h);
+    publish_on(!who, &later);
+    NEED_SHUT(later);
+    NEED(!rt_hot_direct());
+    _exit(10);
+}
+
+START_TEST(a_mismatch_at_any_later_publish_latches_whoever_publishes)
+{
+    static const char *const wrongs[] = {"a foreign pointer", "NULL", "main's state"};
+    for (uintptr_t i = 0; i < 2 * WRONGS * 3; i++) {
+        struct death d = run_child(later_mismatch, (void *)i);
+        ck_assert_msg(d.signal == 0 && d.exit_status == 10,
+                      "a mismatch reading %s on %s after %d validated: signal %d exit %d; "
+                      "stderr: %s", wrongs[(i >> 1) % WRONGS], i & 1 ? "a task" : "a plain thread",
+                      (int)((i >> 1) / WRONGS) == 2 ? 3 : (int)((i >> 1) / WRONGS), d.signal,
+                      d.exit_status, d.err);
+    }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("hot");
@@ -517,5 +689,7 @@ Suite *make_suite(void)
     suite_add_test(s, the_keys_either_side_of_32_take_their_path);
     suite_add_test(s, before_init_there_is_no_state_and_no_direct_path);
     suite_add_test(s, the_runtime_uses_no_pthread_key_but_the_one_rt_init_made);
+    suite_add_test(s, the_first_publish_may_be_a_plain_threads_or_a_tasks);
+    suite_add_test(s, a_mismatch_at_any_later_publish_latches_whoever_publishes);
     return s;
 }
