@@ -19,6 +19,8 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1268,6 +1270,444 @@ START_TEST(a_lock_held_past_a_panic_fires)
 }
 END_TEST
 
+/* ---- the checks in every context they hold in ------------------------------ */
+
+/* A door's lock left by a door's fn is found as that door closes, in every
+** kind of door (an update of a copy, an update in place, rt_update_all,
+** rt_access, a supervised build), at every depth: with no door around it,
+** inside one, inside two nested updates, inside an rt_update_all (two
+** locks in one door); on main and on a task. The message names the door
+** and counts exactly: the doors around it hold theirs, plus the one left. */
+enum { LEFT_UPDATE_COPY, LEFT_UPDATE_OWNED, LEFT_UPDATE_ALL, LEFT_ACCESS, LEFT_BUILD, LEFT_KINDS };
+static const char *const left_door[] = {"rt_update", "rt_update", "rt_update_all", "rt_access",
+                                         "rt_shared_supervised"};
+enum { AROUND_NONE, AROUND_ONE, AROUND_TWO_NESTED, AROUND_UPDATE_ALL, AROUNDS };
+static const unsigned around_locks[] = {0, 1, 2, 2};
+static int left_kind, left_around;
+static bool left_on_a_task;
+static rt_shared *outer1, *outer2;
+
+static void leave_a_door_lock(void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    rt__door_lock(&m);
+}
+
+static void leave_a_door_lock_both(void *va, void *vb, void *ctx)
+{
+    leave_a_door_lock(va, ctx);
+    (void)vb;
+}
+
+static void leave_a_door_lock_reading(const void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    rt__door_lock(&m);
+}
+
+/* The innermost door: its values are made here, after the outer ones. */
+static void door_that_leaves_a_lock(void)
+{
+    int64_t zero = 0;
+    rt_shared *a = rt_shared_new(left_kind == LEFT_UPDATE_OWNED ? RT_OWNED : RT_COPY,
+                                 sizeof zero, &zero, 4 * KIB);
+    rt_shared *b = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    switch (left_kind) {
+    case LEFT_UPDATE_COPY:
+    case LEFT_UPDATE_OWNED:
+        rt_update(a, leave_a_door_lock, NULL);
+        break;
+    case LEFT_UPDATE_ALL:
+        rt_update_all(a, b, leave_a_door_lock_both, NULL);
+        break;
+    case LEFT_ACCESS:
+        rt_access(a, leave_a_door_lock_reading, NULL);
+        break;
+    default:
+        rt_shared_supervised(RT_OWNED, sizeof zero, leave_a_door_lock, NULL, 4 * KIB);
+        break;
+    }
+    _exit(3); /* the close did not fire */
+}
+
+static void around_inner(void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    door_that_leaves_a_lock();
+}
+
+static void around_outer(void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    rt_update(outer2, around_inner, NULL);
+}
+
+static void around_both(void *va, void *vb, void *ctx)
+{
+    (void)va;
+    (void)vb;
+    (void)ctx;
+    door_that_leaves_a_lock();
+}
+
+static void *doors_around_a_left_lock(void *arg)
+{
+    (void)arg;
+    switch (left_around) {
+    case AROUND_NONE:
+        door_that_leaves_a_lock();
+        break;
+    case AROUND_ONE:
+        rt_update(outer1, around_inner, NULL);
+        break;
+    case AROUND_TWO_NESTED:
+        rt_update(outer1, around_outer, NULL);
+        break;
+    default:
+        rt_update_all(outer1, outer2, around_both, NULL);
+        break;
+    }
+    return NULL;
+}
+
+static void a_door_lock_left_at_a_depth(void)
+{
+    int64_t zero = 0;
+
+    init_fixed(256 * KIB);
+    rt__mutex_init(&m);
+    outer1 = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    outer2 = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    if (left_on_a_task)
+        run_task(doors_around_a_left_lock, NULL);
+    else
+        doors_around_a_left_lock(NULL);
+}
+
+START_TEST(a_door_lock_left_in_any_door_fires_at_its_close_at_every_depth)
+{
+    char what[160];
+
+    for (int task = 0; task < 2; task++)
+        for (left_around = 0; left_around < AROUNDS; left_around++)
+            for (left_kind = 0; left_kind < LEFT_KINDS; left_kind++) {
+                unsigned around = around_locks[left_around];
+                left_on_a_task = task;
+                snprintf(what, sizeof what, "%u doors' locks held once the door closed; the doors "
+                         "around it hold %u\n", around + 1, around);
+                fires(a_door_lock_left_at_a_depth, left_door[left_kind], what);
+            }
+}
+END_TEST
+
+/* A door's lock still held when a task ends or a panic has unwound its
+** doors is named there: a task that returns holding one it took itself,
+** two of them, or one whose door its fn left by longjmp (the close never
+** ran); main's panic, before it exits with 101, as a task's does; a panic
+** inside a door, whose own lock the unwind releases, with one more left. */
+enum { END_TASK_RETURNS, END_TASK_RETURNS_TWO, END_TASK_LEFT_BY_LONGJMP, END_MAIN_PANICS,
+       END_MAIN_PANICS_IN_A_DOOR, END_TASK_PANICS_IN_A_DOOR, ENDS };
+static int end_how;
+static pthread_mutex_t m2;
+static jmp_buf out_of_the_door;
+
+static void longjmp_out(void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    longjmp(out_of_the_door, 1);
+}
+
+static void lock_then_panic(void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    rt__door_lock(&m);
+    rt_panic("with a door's lock of its own");
+}
+
+static void *ends_holding_a_door_lock(void *arg)
+{
+    int64_t zero = 0;
+    rt_shared *s = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+
+    (void)arg;
+    switch (end_how) {
+    case END_TASK_RETURNS:
+        rt__door_lock(&m);
+        break;
+    case END_TASK_RETURNS_TWO:
+        rt__door_lock(&m);
+        rt__door_lock(&m2);
+        break;
+    case END_TASK_LEFT_BY_LONGJMP:
+        if (setjmp(out_of_the_door) == 0)
+            rt_update(s, longjmp_out, NULL);
+        break;
+    case END_MAIN_PANICS:
+        rt__door_lock(&m);
+        rt_panic("holding a door's lock");
+    default:
+        rt_update(s, lock_then_panic, NULL);
+        break;
+    }
+    return NULL;
+}
+
+static void ends_with_a_door_lock(void)
+{
+    init_fixed(256 * KIB);
+    rt__mutex_init(&m);
+    rt__mutex_init(&m2);
+    if (end_how == END_MAIN_PANICS || end_how == END_MAIN_PANICS_IN_A_DOOR)
+        ends_holding_a_door_lock(NULL);
+    else
+        run_task(ends_holding_a_door_lock, NULL);
+    _exit(3); /* nothing fired */
+}
+
+START_TEST(a_door_lock_left_past_a_task_or_any_panic_fires)
+{
+    static const char *const who[] = {"rt_spawn", "rt_spawn", "rt_spawn", "rt_panic", "rt_panic",
+                                      "rt_panic"};
+    static const char *const what[] = {
+        "1 doors' locks are still held when its task ends\n",
+        "2 doors' locks are still held when its task ends\n",
+        "1 doors' locks are still held when its task ends\n",
+        "1 doors' locks are still held when its doors are unwound\n",
+        "1 doors' locks are still held when its doors are unwound\n",
+        "1 doors' locks are still held when its doors are unwound\n"};
+    for (end_how = 0; end_how < ENDS; end_how++)
+        fires(ends_with_a_door_lock, who[end_how], what[end_how]);
+}
+END_TEST
+
+/* A runtime call begins with no inner lock held, also at a thread's very
+** first call: before rt_init (no state, the cache off) on main and on a
+** plain thread; main's first call after rt_init (the process's first
+** publish); a plain thread's first call while the direct path is open (a
+** later publish) and once it is latched (the fallback). Each call that
+** reaches the thread's state fires at its entry. */
+static void leaves_an_inner_lock(void)
+{
+    rt__mutex_init(&m);
+    rt__lock(&m);
+}
+
+static void first_take(void) { rt_chunk_take(); }
+static void first_kept(void) { (void)rt_chunk_kept(); }
+static void first_hot(void) { (void)rt_hot(); }
+static void first_alloc(void) { (void)rt_alloc(16); }
+
+static void first_region(void)
+{
+    static rt_region r;
+    rt_region_open(&r);
+}
+
+static void (*const first_calls[])(void) = {first_take, first_kept, first_hot, first_alloc,
+                                             first_region};
+#define FIRST_CALLS (sizeof first_calls / sizeof first_calls[0])
+enum { FIRST_BEFORE_INIT_MAIN, FIRST_BEFORE_INIT_THREAD, FIRST_MAIN_AFTER_INIT,
+       FIRST_THREAD_DIRECT, FIRST_THREAD_LATCHED, FIRST_WHERES };
+static unsigned first_call;
+static int first_where;
+
+static void *leak_then_first_call(void *arg)
+{
+    (void)arg;
+    leaves_an_inner_lock();
+    first_calls[first_call]();
+    _exit(3); /* the entry did not fire */
+}
+
+static void held_into_a_first_call(void)
+{
+    pthread_t t;
+
+    if (first_where != FIRST_BEFORE_INIT_MAIN && first_where != FIRST_BEFORE_INIT_THREAD)
+        init_fixed(64 * KIB);
+    if (first_where >= FIRST_THREAD_DIRECT) {
+        rt_free(rt_alloc(8)); /* main's publish: the path opens where there is one */
+        if (first_where == FIRST_THREAD_LATCHED)
+            rt_hot_disable();
+        NEED(rt_hot_direct() == (first_where == FIRST_THREAD_DIRECT && RT_PRIM_DIRECT));
+    }
+    if (first_where == FIRST_BEFORE_INIT_MAIN || first_where == FIRST_MAIN_AFTER_INIT)
+        leak_then_first_call(NULL);
+    NEED(pthread_create(&t, NULL, leak_then_first_call, NULL) == 0);
+    pthread_join(t, NULL);
+}
+
+START_TEST(a_lock_held_into_a_threads_first_call_fires_before_and_after_rt_init)
+{
+    for (first_where = 0; first_where < FIRST_WHERES; first_where++)
+        for (first_call = 0; first_call < FIRST_CALLS; first_call++)
+            fires(held_into_a_first_call, "leaves_an_inner_lock",
+                  "the lock it took is still held when this thread calls the runtime again\n");
+}
+END_TEST
+
+/* A trylock that finds the mutex taken (EBUSY) records nothing: not inside
+** the door whose lock it is (this thread's own door's lock), not on a task
+** while main is in that door, not on a plain thread while another holds
+** it as an inner lock. Each then calls the runtime and closes its door
+** with no check firing. A trylock that takes the lock records it (above);
+** one of this thread's own inner lock is a self-deadlock (below). */
+static rt_shared *tried;
+static int inner_taken, inner_done;
+
+static void *task_tries(void *arg)
+{
+    (void)arg;
+    NEED(rt__shared_locked(tried)); /* main's door holds it */
+    HOLDS_NONE();
+    rt_free(rt_alloc(16));
+    HOLDS_NONE();
+    return NULL;
+}
+
+static void tries_in_its_door(void *v, void *ctx)
+{
+    (void)v;
+    (void)ctx;
+    NEED(rt__shared_locked(tried)); /* its own door's lock */
+    HOLDS_DOORS(1);
+    rt_free(rt_alloc(16));
+    void *chunk = rt_chunk_take();
+    rt_chunk_give(chunk, chunk);
+    HOLDS_DOORS(1);
+    NEED(run_task(task_tries, NULL) == RT_OK);
+    HOLDS_DOORS(1);
+}
+
+static void *holds_an_inner_lock(void *arg)
+{
+    (void)arg;
+    rt__lock(&m);
+    __atomic_store_n(&inner_taken, 1, __ATOMIC_RELEASE);
+    while (!__atomic_load_n(&inner_done, __ATOMIC_ACQUIRE))
+        sched_yield();
+    rt__unlock(&m);
+    return NULL;
+}
+
+static void trylocks_that_find_it_taken(void)
+{
+    int64_t zero = 0;
+    pthread_t t;
+
+    init_fixed(256 * KIB);
+    tried = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    NEED(rt_update(tried, tries_in_its_door, NULL) == RT_OK);
+    HOLDS_NONE();
+    NEED(!rt__shared_locked(tried));
+    HOLDS_NONE();
+    rt_shared_free(tried);
+
+    rt__mutex_init(&m);
+    NEED(pthread_create(&t, NULL, holds_an_inner_lock, NULL) == 0);
+    while (!__atomic_load_n(&inner_taken, __ATOMIC_ACQUIRE))
+        sched_yield();
+    NEED(rt__trylock(&m) == EBUSY);
+    HOLDS_NONE();
+    rt_free(rt_alloc(16)); /* the entry check finds no inner lock */
+    __atomic_store_n(&inner_done, 1, __ATOMIC_RELEASE);
+    NEED(pthread_join(t, NULL) == 0);
+    NEED(rt__trylock(&m) == 0); /* free now: taken and recorded */
+    NEED(rt__locks.inner == &m);
+    rt__unlock(&m);
+    HOLDS_NONE();
+    rt__mutex_destroy(&m);
+}
+
+static void trylock_of_its_own_lock(void)
+{
+    rt__mutex_init(&m);
+    rt__lock(&m);
+    rt__trylock(&m);
+}
+
+START_TEST(a_trylock_that_finds_the_lock_taken_records_nothing)
+{
+    run_silent(trylocks_that_find_it_taken, NULL);
+    fires(trylock_of_its_own_lock, "trylock_of_its_own_lock",
+          "lock of a mutex this thread already holds (a self-deadlock)\n");
+}
+END_TEST
+
+/* The count of mutexes and conditions made and not destroyed is one for
+** all threads, exact whichever thread makes or destroys them: a task makes
+** a channel (its mutex and two conditions) and a shared value (its
+** mutex) that main frees, main makes one a task frees, a plain thread
+** makes a channel main frees and frees one main made. rt_init, a publish,
+** a spawn and a join count nothing (their mutexes are static). */
+static rt_chan *made_chan;
+static rt_shared *made_shared;
+
+static void *task_makes(void *arg)
+{
+    int64_t zero = 0;
+    (void)arg;
+    made_chan = rt_chan_new(1);
+    made_shared = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    return NULL;
+}
+
+static void *task_frees(void *arg)
+{
+    (void)arg;
+    rt_shared_free(made_shared);
+    return NULL;
+}
+
+static void *thread_makes_and_frees(void *arg)
+{
+    rt_chan_free(arg);
+    made_chan = rt_chan_new(3);
+    return NULL;
+}
+
+static void counted_on_every_thread(void)
+{
+    int64_t zero = 0;
+    pthread_t t;
+
+    NEED(rt__locks_live() == 0);
+    init_fixed(256 * KIB);
+    NEED(rt__locks_live() == 0);
+    rt_free(rt_alloc(8)); /* main's publish */
+    NEED(run_task(nothing, NULL) == RT_OK);
+    NEED(rt__locks_live() == 0);
+    NEED(run_task(task_makes, NULL) == RT_OK);
+    NEED(rt__locks_live() == 4);
+    rt_chan_free(made_chan);
+    NEED(rt__locks_live() == 1);
+    rt_shared_free(made_shared);
+    NEED(rt__locks_live() == 0);
+    made_shared = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    NEED(rt__locks_live() == 1);
+    NEED(run_task(task_frees, NULL) == RT_OK);
+    NEED(rt__locks_live() == 0);
+    rt_chan *mine = rt_chan_new(2);
+    NEED(rt__locks_live() == 3);
+    NEED(pthread_create(&t, NULL, thread_makes_and_frees, mine) == 0);
+    NEED(pthread_join(t, NULL) == 0);
+    NEED(rt__locks_live() == 3);
+    rt_chan_free(made_chan);
+    NEED(rt__locks_live() == 0);
+}
+
+START_TEST(mutexes_and_conditions_are_counted_whichever_thread_makes_or_destroys_them)
+{
+    run_silent(counted_on_every_thread, NULL);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("locks");
@@ -1307,5 +1747,10 @@ Suite *make_suite(void)
     suite_add_test(s, a_program_that_exits_inside_a_door_holds_no_lock_it_should_not);
     suite_add_test(s, a_lock_held_past_its_door_fires);
     suite_add_test(s, a_lock_held_past_a_panic_fires);
+    suite_add_test(s, a_door_lock_left_in_any_door_fires_at_its_close_at_every_depth);
+    suite_add_test(s, a_door_lock_left_past_a_task_or_any_panic_fires);
+    suite_add_test(s, a_lock_held_into_a_threads_first_call_fires_before_and_after_rt_init);
+    suite_add_test(s, a_trylock_that_finds_the_lock_taken_records_nothing);
+    suite_add_test(s, mutexes_and_conditions_are_counted_whichever_thread_makes_or_destroys_them);
     return s;
 }
