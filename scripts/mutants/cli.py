@@ -393,6 +393,7 @@ def judge(oracle, survivors, ctx):
             ob["noise"].update(more["noise"])
             ob.setdefault("results", {}).update(more["results"])
             ob["failed"] += more["failed"]
+            ob.setdefault("why", {}).update(more.get("why", {}))
         kept[oracle] = ob
         ctx["save_state"]()
         phase(f"unmutated run ({oracle})")
@@ -403,8 +404,10 @@ def judge(oracle, survivors, ctx):
         print(f"mutants: WARNING: {ctx['warnings'][-1]}", file=sys.stderr)
         return
     for s in [s for s in ob["failed"] if s in needed]:
-        ctx["warnings"].append(f"{s} fails unmutated on the {oracle} build ({san}): "
-                               f"it judges no mutant there; see {log}")
+        why = ob.get("why", {}).get(s)
+        ctx["warnings"].append(f"{s} fails unmutated on the {oracle} build ({san or 'no make variables of its own'}): "
+                               f"it judges no mutant there; see {log}"
+                               + (f"; it says: {why}" if why else ""))
         print(f"mutants: WARNING: {ctx['warnings'][-1]}", file=sys.stderr)
     times = ob["suites"]
     plain = ctx["base_run"].get("suites", {})

@@ -537,7 +537,8 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False):
     from suites.runs runs (a test they disagree on is None: it does not
     count). Raises BaselineError naming what failed; with tolerate, a
     suite that fails is listed in "failed" instead (an oracle then leaves
-    it out), and a build that fails is "failed": [BUILD_STEP]."""
+    it out, and "why" gives the line of its log that says why), and a
+    build that fails is "failed": [BUILD_STEP]."""
     log = os.path.join(logdir, "baseline.log")
     os.makedirs(logdir, exist_ok=True)
     if os.path.exists(log):
@@ -549,7 +550,7 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False):
                     "results": {}, "cases": {}}
         raise BaselineError(f"the unmutated tree does not build ({' '.join(CFG.build_command)})"
                             f"; see {log}")
-    times, failed, noise, results, cases = {}, [], {}, {}, {}
+    times, failed, noise, results, cases, why = {}, [], {}, {}, {}, {}
     by_results = CFG.passes == config_mod.RESULTS
     for s in suite_list:
         at, since = size_of(log), time.time()
@@ -569,6 +570,7 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False):
                                     + (" (it wrote no results)" if by_results else "")
                                     + f"; see {log}")
             failed.append(s)
+            why[s] = first_error(read_from(log, at))
             continue
         times[s] = secs
         cases[s] = case_times_since(tree, since)
@@ -576,7 +578,19 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False):
         if by_results:
             results[s] = agreed(runs)
     return {"build": build_s, "suites": times, "failed": failed, "noise": noise,
-            "results": results, "cases": cases}
+            "results": results, "cases": cases, "why": why}
+
+
+def first_error(text):
+    """The line of a failed suite's log that says why, for a warning that
+    is read in a CI log without the file: a compiler's error, else a
+    failed test, else make's own last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for pattern in (r"\berror:", r"\bfail(ed)?\b|Failures: [1-9]", r"\*\*\*"):
+        hit = next((line for line in lines if re.search(pattern, line)), None)
+        if hit:
+            return hit[:300]
+    return lines[-1][:300] if lines else "it printed nothing"
 
 
 def noise_since(tree, log, at, since):

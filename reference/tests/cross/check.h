@@ -66,6 +66,7 @@ _Noreturn void cross_fail(const char *file, int line, const char *fmt, ...)
             cross_fail(__FILE__, __LINE__, __VA_ARGS__);                       \
     } while (0)
 #define ck_assert(expr) ck_assert_msg(expr, "Assertion '%s' failed", #expr)
+#define ck_abort_msg(...) cross_fail(__FILE__, __LINE__, __VA_ARGS__)
 
 typedef const void *cross_ptr;
 #define CROSS_CMP(T, fmt, X, OP, Y)                                            \

@@ -545,6 +545,9 @@ class CostTest(unittest.TestCase):
         p = util.run_driver(root, "--curated-only", "--only", "uaf", "--oracles", "plain,asan")
         self.assertEqual(p.returncode, 1, p.stderr)
         self.assertIn("WARNING: check-box fails unmutated on the asan build", p.stderr)
+        # the warning quotes the log's line that says why (a CI log has no file)
+        warning = next(line for line in p.stderr.splitlines() if "WARNING: check-box" in line)
+        self.assertRegex(warning, r"; it says: .*(fail|Error|\*\*\*)")
         self.assertEqual(closing(p)[:3], (0, 1, 1))
         uaf = report_of(root)["uaf"]
         self.assertEqual(uaf["status"], "Survived")
