@@ -88,3 +88,22 @@ check-hot-aarch64:
 	@status=0; for t in $(AARCH64_BIN); do \
 	  RT_RESULTS=$(AARCH64_DIR)/results/$$(basename $$t) $(AARCH64_RUN) $$t || status=1; \
 	done; $(PYTHON) scripts/summary aarch64 $(AARCH64_DIR)/results $$status
+
+# The runtime loaded with dlopen, as a plugin (reference/tests/check_dlopen.c):
+# every call through dlsym, so the library's thread-local words are where
+# glibc puts a dlopen'd module's. The path of the library is built in.
+DLOPEN_BIN := $(BUILD)/hot/check_dlopen
+
+$(DLOPEN_BIN): reference/tests/check_dlopen.c reference/tests/testmain.c reference/tests/testmain.h \
+  reference/tests/testutil.h $(RT_SO) $(RT_HDR)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Ireference/tests -DRT_SO_PATH='"$(abspath $(RT_SO))"' \
+	  $< reference/tests/testmain.c $(ALL_LDFLAGS) -ldl $(CHECK_LIBS) -o $@
+
+.PHONY: check-dlopen
+check-dlopen: $(DLOPEN_BIN)
+	@mkdir -p $(BUILD)/results $(BUILD)/reports
+	@rm -f $(BUILD)/results/dlopen
+	@RT_RESULTS=$(BUILD)/results/dlopen RT_XML=$(BUILD)/reports/dlopen.xml $(DLOPEN_BIN)
+
+CHECK_TARGETS += check-dlopen

@@ -599,6 +599,52 @@ static void first_publish_off_main(void *arg)
     _exit(10);
 }
 
+/* The cold path is what a thread reaches whenever its one load reads the
+** NULL word: before the path opens, after the latch, and with an offset
+** read before the first publish and kept (seed 003's hoisted load). With
+** a state already made it must give that state, with what it holds, in
+** every state of the path (open and latched), on main and on a plain
+** thread, and make none. */
+static void cold_path_gives_own_state(const char *who)
+{
+    struct rt_hot *h = rt_hot();
+    void *c[3];
+    unsigned kept0 = rt_chunk_kept();
+
+    for (int i = 0; i < 3; i++)
+        c[i] = rt_chunk_take();
+    for (int i = 2; i >= 0; i--)
+        rt_chunk_give(c[i], c[i]);
+    unsigned kept = rt_chunk_kept();
+    ck_assert_msg(kept == (kept0 > 3 ? kept0 : 3), "%s keeps %u, kept %u", who, kept, kept0);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_msg(rt__hot_cold() == h, "%s: the cold path gave another state (%s)", who,
+                      rt_hot_direct() ? "open" : "latched");
+        ck_assert_ptr_eq(pthread_getspecific(rt_key()), h);
+        ck_assert_ptr_eq(rt_hot(), h);
+        ck_assert_uint_eq(rt_chunk_kept(), kept);
+    }
+}
+
+static void *cold_path_on_a_thread(void *arg)
+{
+    cold_path_gives_own_state(arg);
+    return NULL;
+}
+
+START_TEST(the_cold_path_gives_a_thread_its_own_state_open_or_latched)
+{
+    rt_init();
+    for (int latched = 0; latched < 2; latched++) {
+        if (latched)
+            rt_hot_disable();
+        cold_path_gives_own_state(latched ? "main, latched" : "main");
+        run_thread(cold_path_on_a_thread, latched ? "a thread, latched" : "a thread");
+    }
+    ck_assert(!rt_hot_direct());
+}
+END_TEST
+
 START_TEST(the_first_publish_may_be_a_plain_threads_or_a_tasks)
 {
     static const char *const what[] = {"a plain thread", "a task",
@@ -691,5 +737,6 @@ Suite *make_suite(void)
     suite_add_test(s, the_runtime_uses_no_pthread_key_but_the_one_rt_init_made);
     suite_add_test(s, the_first_publish_may_be_a_plain_threads_or_a_tasks);
     suite_add_test(s, a_mismatch_at_any_later_publish_latches_whoever_publishes);
+    suite_add_test(s, the_cold_path_gives_a_thread_its_own_state_open_or_latched);
     return s;
 }
