@@ -20,6 +20,9 @@ UNIT_WRAP += -Wl,--wrap=pthread_key_create -Wl,--wrap=pthread_key_delete \
 # The clock (testutil.h, fake_realtime_nsec): a test sets the nanoseconds
 # CLOCK_REALTIME reads give, to reach a deadline that crosses a second.
 UNIT_WRAP += -Wl,--wrap=clock_gettime
+# The timed waits (testutil.h, timed_waits_seen): each deadline, measured
+# from the waiting thread's last clock read.
+UNIT_WRAP += -Wl,--wrap=pthread_cond_timedwait
 
 $(BUILD)/unit/%: reference/tests/%.c reference/tests/testutil.c reference/tests/testmain.c reference/tests/testutil.h reference/tests/testmain.h $(RT_LIB)
 	@mkdir -p $(@D)

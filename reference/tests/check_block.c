@@ -626,6 +626,53 @@ START_TEST(chunks_either_side_of_4_gib_are_counted_and_freed_exactly)
 }
 END_TEST
 
+/* Freed chunks that coalesce into a run of more than 4 GiB: three of just
+** over 2 GiB side by side, the block's bump used up, so that only their
+** merged run can serve a request for all three. The run is their sum, as
+** big as 2^32 and more, and is handed out at the first one's place with
+** the block's figure exact; a request one granule bigger finds no room. */
+START_TEST(freed_chunks_coalesce_into_a_run_past_4_gib)
+{
+    const size_t big = ((size_t)1 << 31) + 8, chunk = ((size_t)1 << 31) + 16;
+    if (UNDER_SANITIZER)
+        return;
+    for (int order = 0; order < 2; order++) {
+        struct rt_block *b = rt__block_new(((size_t)1 << 33) + 64 * KIB);
+        ck_assert_ptr_nonnull(b);
+        unsigned char *p[3];
+        for (int i = 0; i < 3; i++) {
+            p[i] = rt__block_alloc(b, big);
+            ck_assert_ptr_nonnull(p[i]);
+            ck_assert_uint_eq(rt__block_chunk(b, p[i]), chunk);
+        }
+        unsigned char *fence = rt__block_alloc(b, 8);
+        ck_assert_ptr_nonnull(fence);
+        size_t room = rt__block_size(b) - rt__block_held(b);
+        ck_assert_uint_eq(room % 16, 0);
+        unsigned char *rest = rt__block_alloc(b, room - 8);
+        ck_assert_ptr_nonnull(rest);
+        ck_assert_uint_eq(rt__block_held(b), rt__block_size(b));
+        for (int i = 0; i < 3; i++)
+            ck_assert(rt__block_free(b, p[order == 0 ? i : 2 - i]));
+        ck_assert_uint_eq(rt__block_held(b), rt__block_size(b) - 3 * chunk);
+        ck_assert_ptr_null(rt__block_alloc(b, 3 * chunk - 8 + 1)); /* one granule more */
+        unsigned char *all = rt__block_alloc(b, 3 * chunk - 8);
+        ck_assert_ptr_eq(all, p[0]);
+        ck_assert_uint_eq(rt__block_chunk(b, all), 3 * chunk);
+        ck_assert_uint_eq(rt__block_held(b), rt__block_size(b));
+        ck_assert(rt__block_free(b, all));
+        ck_assert(rt__block_free(b, rest));
+        ck_assert(rt__block_free(b, fence));
+        ck_assert_uint_eq(rt__block_held(b), 0);
+        /* and the whole arena coalesces back into one run for one request */
+        unsigned char *whole = rt__block_alloc(b, rt__block_size(b) - 8);
+        ck_assert_ptr_eq(whole, p[0]);
+        ck_assert_uint_eq(rt__block_held(b), rt__block_size(b));
+        rt__block_delete(b);
+    }
+}
+END_TEST
+
 #if RT_TESTING
 /* A block is one malloc: its struct, padding up to 8 bytes past a 16-byte
 ** boundary, then the arena. Nothing writes the padding: what malloc left
@@ -952,6 +999,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_stale_pointer_into_a_deleted_block_is_refused_by_the_next);
     suite_add_test(s, a_header_copied_far_into_a_big_block_makes_no_chunk);
     suite_add_test(s, chunks_either_side_of_4_gib_are_counted_and_freed_exactly);
+    suite_add_test(s, freed_chunks_coalesce_into_a_run_past_4_gib);
     suite_add_test(s, a_header_forged_below_the_arena_makes_no_chunk);
     suite_add_test(s, a_header_forged_past_the_bump_makes_no_chunk);
 #if RT_TESTING

@@ -1435,6 +1435,64 @@ START_TEST(a_joiner_the_result_does_not_fit_panics)
 }
 END_TEST
 
+/* Results as big as 2^32 and past it move with every byte: the task that
+** made one holds exactly its size, the joiner holds exactly that after
+** the join (main, and a task with room for it), nothing is left with the
+** ended task, and a joiner whose budget is 4 GiB cannot take one byte
+** more than that: it panics in its join. Virtual memory only: nothing
+** writes the values. */
+#define G4 ((size_t)1 << 32)
+static void *returns_untouched(void *arg)
+{
+    size_t n = (size_t)(uintptr_t)arg;
+    void *v = rt_alloc_outside(n);
+    ck_require(v != NULL);
+    ck_require(rt_held() == n);
+    return v;
+}
+
+static void *joins_untouched(void *arg)
+{
+    size_t n = (size_t)(uintptr_t)arg;
+    void *v = NULL;
+    rt_set_strategy(rt_fixed_strategy(2 * G4));
+    rt_task *t = rt_spawn(returns_untouched, arg);
+    ck_require(t != NULL);
+    ck_require(rt_join(t, &v) == RT_OK && v != NULL);
+    ck_require(rt_held() == n);
+    rt_free(v);
+    ck_require(rt_held() == 0);
+    return NULL;
+}
+
+START_TEST(a_result_past_4_gib_moves_to_its_joiner_with_every_byte)
+{
+    static const size_t sizes[] = {G4 - 16, G4, G4 + 1, G4 + 16, G4 + 64 * KIB + 8};
+    if (UNDER_SANITIZER)
+        return;
+    init_fixed(2 * G4);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        void *v = NULL;
+        rt_set_strategy(rt_fixed_strategy(2 * G4));
+        ck_assert_int_eq(run_task(returns_untouched, (void *)(uintptr_t)sizes[i], &v), RT_OK);
+        ck_assert_msg(rt_held() == sizes[i], "main holds %zu after joining %zu", rt_held(),
+                      sizes[i]);
+        rt_free(v);
+        ck_assert_uint_eq(rt_held(), 0);
+        rt_set_strategy(rt_fixed_strategy(2 * G4 + 64 * KIB));
+        ck_assert_int_eq(run_task(joins_untouched, (void *)(uintptr_t)sizes[i], NULL), RT_OK);
+        /* a joiner of 4 GiB takes exactly up to its budget */
+        rt_set_strategy(rt_fixed_strategy(G4));
+        rt_task *j = rt_spawn(joins_untouched, (void *)(uintptr_t)sizes[i]);
+        ck_assert_ptr_nonnull(j);
+        ck_assert_int_eq(rt_join(j, NULL), sizes[i] <= G4 ? RT_OK : RT_PANICKED);
+        ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+        ck_assert_uint_eq(rt__blocks_live(), 1);
+    }
+}
+END_TEST
+#undef G4
+
 START_TEST(a_result_nobody_takes_is_freed)
 {
     init_fixed(256 * KIB);
@@ -2671,6 +2729,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_result_counts_against_whichever_task_joins_with_the_bytes_it_ends_with);
     suite_add_test(s, a_joiner_the_result_does_not_fit_panics);
     suite_add_test(s, a_result_nobody_takes_is_freed);
+    suite_add_test(s, a_result_past_4_gib_moves_to_its_joiner_with_every_byte);
     suite_add_test(s, a_joiner_the_result_does_not_fit_leaves_nothing_allocated);
     suite_add_test(s, a_block_that_cannot_be_made_is_no_task);
     suite_add_test(s, an_ended_task_is_not_running_before_its_join);

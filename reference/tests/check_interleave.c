@@ -845,6 +845,45 @@ START_TEST(a_wait_whose_deadline_crosses_a_second_still_waits)
 }
 END_TEST
 
+/* locks.h: with rt__spurious_wakeups set, every wait returns after at most
+** 100 us though nobody woke it. Each deadline is measured from the clock
+** read the waiting thread made for it, at nanoseconds that carry into the
+** next second and ones that do not. */
+START_TEST(a_spurious_wait_ends_at_most_100_us_after_its_clock_read)
+{
+    static const long at[] = {0L, 1L, 500000000L, 999899999L, 999900000L, 999900001L, 999999999L};
+
+    init_fixed(64 * KIB);
+    __atomic_store_n(&rt__spurious_wakeups, 1, __ATOMIC_RELAXED);
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        struct actor r = {0};
+        struct watch *waits = watch("chan.recv.before_wait", "R", 0);
+        struct chan_ctx x = {0};
+        x.c = rt_chan_new(1);
+        fake_realtime_nsec(at[i]);
+        timed_waits_reset();
+        spawn(&r, "R", recv_body, &x);
+        WAIT_FOR(passed(waits) >= 3 || ld(&r.done), "R never waited on the empty channel");
+        ck_assert_msg(!ld(&r.done), "a receiver on an empty open channel returned");
+        struct timed_waits seen = timed_waits_seen();
+        ck_assert_msg(seen.waits >= 2 && seen.malformed == 0,
+                      "at %ld ns: %lu timed waits, %lu with a tv_nsec out of range", at[i],
+                      seen.waits, seen.malformed);
+        ck_assert_msg(seen.shortest_ns > 0 && seen.longest_ns <= 100000,
+                      "at %ld ns: deadlines %lld to %lld ns after their clock reads "
+                      "(a spurious wait ends at most 100 us after)",
+                      at[i], seen.shortest_ns, seen.longest_ns);
+        char *v = rt_alloc_outside(8);
+        ck_assert_int_eq(rt_send(x.c, v), RT_OK);
+        ck_assert_int_eq(join_task(&r, NULL), RT_OK);
+        ck_assert_ptr_eq(r.got[0], v);
+        fake_realtime_nsec(-1);
+        rt_chan_free(x.c);
+    }
+    __atomic_store_n(&rt__spurious_wakeups, 0, __ATOMIC_RELAXED);
+}
+END_TEST
+
 START_TEST(a_receiver_woken_for_nothing_waits_again)
 {
     struct actor r = {0};
@@ -3128,6 +3167,7 @@ Suite *make_suite(void)
     add_case(s, a_send_while_a_receiver_is_about_to_sleep_wakes_it);
     add_case(s, a_receiver_woken_for_nothing_waits_again);
     add_case(s, a_wait_whose_deadline_crosses_a_second_still_waits);
+    add_case(s, a_spurious_wait_ends_at_most_100_us_after_its_clock_read);
     add_case(s, a_sender_woken_with_no_room_waits_again);
     add_case(s, a_sender_waiting_on_a_full_channel_gets_closed_and_keeps_its_value);
     add_case(s, a_receiver_that_panics_leaves_the_value_to_the_next);

@@ -1486,6 +1486,126 @@ START_TEST(a_door_lock_left_past_a_task_or_any_panic_fires)
 }
 END_TEST
 
+/* Doors nest as deep as a program makes values (the contract sets no
+** depth): a ladder of doors hundreds deep, rt_update and rt_access in
+** turn, holds exactly its depth in doors' locks at every rung and none
+** after, on main and on a task; a task that leaves such a ladder by
+** longjmp ends holding exactly that many, and that is what fires. */
+#define LADDER_MAX 300
+/* TSan's deadlock detector holds at most 64 locks a thread (it stops the
+** process past that): under TSan the ladders stop at 60 + depth % 4. */
+#define LADDER_DEPTH(d) (UNDER_TSAN ? 60 + (d) % 4 : (d))
+static rt_shared *ladder[LADDER_MAX];
+static unsigned ladder_depth;
+static jmp_buf out_of_the_ladder;
+static bool ladder_jumps;
+
+static void rung(unsigned i);
+
+static void rung_update(void *v, void *ctx)
+{
+    unsigned i = *(unsigned *)ctx;
+    HOLDS_DOORS(i + 1);
+    ++*(int64_t *)v;
+    rung(i + 1);
+    HOLDS_DOORS(i + 1);
+}
+
+static void rung_access(const void *v, void *ctx)
+{
+    unsigned i = *(unsigned *)ctx;
+    HOLDS_DOORS(i + 1);
+    NEED(*(const int64_t *)v == 0);
+    rung(i + 1);
+    HOLDS_DOORS(i + 1);
+}
+
+static void rung(unsigned i)
+{
+    if (i == ladder_depth) {
+        if (ladder_jumps)
+            longjmp(out_of_the_ladder, 1);
+        return;
+    }
+    if (i % 2 == 0)
+        NEED(rt_update(ladder[i], rung_update, &i) == RT_OK);
+    else
+        NEED(rt_access(ladder[i], rung_access, &i) == RT_OK);
+}
+
+static void make_ladder(void)
+{
+    int64_t zero = 0;
+    for (unsigned i = 0; i < LADDER_MAX; i++)
+        ladder[i] = rt_shared_new(i % 3 == 2 ? RT_OWNED : RT_COPY, sizeof zero, &zero, 4 * KIB);
+}
+
+static void *climb(void *arg)
+{
+    (void)arg;
+    HOLDS_NONE();
+    if (ladder_jumps) {
+        if (setjmp(out_of_the_ladder) == 0)
+            rung(0);
+        return NULL;
+    }
+    rung(0);
+    HOLDS_NONE();
+    return NULL;
+}
+
+static void ladders_on_main_and_a_task(void)
+{
+    static const unsigned depths[] = {254, 255, 256, 257, LADDER_MAX};
+
+    init_fixed(1024 * KIB);
+    make_ladder();
+    for (size_t k = 0; k < sizeof depths / sizeof depths[0]; k++) {
+        ladder_depth = LADDER_DEPTH(depths[k]);
+        climb(NULL);
+        NEED(run_task(climb, NULL) == RT_OK);
+    }
+    for (unsigned i = 0; i < LADDER_MAX; i++) {
+        int64_t got = -1;
+        int64_t climbs_past = 0; /* on main and on the task */
+        for (size_t k = 0; k < sizeof depths / sizeof depths[0]; k++)
+            climbs_past += LADDER_DEPTH(depths[k]) > i ? 2 : 0;
+        NEED(rt_get(ladder[i], &got) == RT_OK);
+        NEED(got == (i % 2 == 0 ? climbs_past : 0));
+        rt_shared_free(ladder[i]);
+    }
+    HOLDS_NONE();
+}
+
+START_TEST(doors_nested_hundreds_deep_hold_exactly_their_depth)
+{
+    run_silent(ladders_on_main_and_a_task, NULL);
+}
+END_TEST
+
+static void a_task_leaves_the_ladder(void)
+{
+    init_fixed(1024 * KIB);
+    make_ladder();
+    ladder_jumps = true;
+    run_task(climb, NULL);
+    _exit(3); /* nothing fired */
+}
+
+START_TEST(a_task_that_ends_hundreds_of_doors_deep_fires_with_their_count)
+{
+    static const unsigned depths[] = {255, 256, 257, LADDER_MAX};
+    char what[128];
+
+    for (size_t k = 0; k < sizeof depths / sizeof depths[0]; k++) {
+        ladder_depth = LADDER_DEPTH(depths[k]);
+        snprintf(what, sizeof what, "%u doors' locks are still held when its task ends\n",
+                 ladder_depth);
+        fires(a_task_leaves_the_ladder, "rt_spawn", what);
+    }
+}
+END_TEST
+
 /* A runtime call begins with no inner lock held, also at a thread's very
 ** first call: before rt_init (no state, the cache off) on main and on a
 ** plain thread; main's first call after rt_init (the process's first
@@ -1749,6 +1869,8 @@ Suite *make_suite(void)
     suite_add_test(s, a_lock_held_past_a_panic_fires);
     suite_add_test(s, a_door_lock_left_in_any_door_fires_at_its_close_at_every_depth);
     suite_add_test(s, a_door_lock_left_past_a_task_or_any_panic_fires);
+    suite_add_test(s, doors_nested_hundreds_deep_hold_exactly_their_depth);
+    suite_add_test(s, a_task_that_ends_hundreds_of_doors_deep_fires_with_their_count);
     suite_add_test(s, a_lock_held_into_a_threads_first_call_fires_before_and_after_rt_init);
     suite_add_test(s, a_trylock_that_finds_the_lock_taken_records_nothing);
     suite_add_test(s, mutexes_and_conditions_are_counted_whichever_thread_makes_or_destroys_them);

@@ -461,11 +461,63 @@ void fake_realtime_nsec(long ns)
     __atomic_store_n(&realtime_nsec, ns, __ATOMIC_RELAXED);
 }
 
+/* the thread's last CLOCK_REALTIME read, which a timed wait's deadline is
+** measured from */
+static _Thread_local struct timespec last_realtime;
+
 int __wrap_clock_gettime(clockid_t id, struct timespec *ts)
 {
     int rc = __real_clock_gettime(id, ts);
     long ns = __atomic_load_n(&realtime_nsec, __ATOMIC_RELAXED);
     if (rc == 0 && id == CLOCK_REALTIME && ns >= 0)
         ts->tv_nsec = ns;
+    if (rc == 0 && id == CLOCK_REALTIME)
+        last_realtime = *ts;
     return rc;
+}
+
+/* ---- timed waits ------------------------------------------------------------ */
+
+int __real_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+                                  const struct timespec *until);
+static pthread_mutex_t timed_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct timed_waits timed;
+
+void timed_waits_reset(void)
+{
+    pthread_mutex_lock(&timed_lock);
+    memset(&timed, 0, sizeof timed);
+    pthread_mutex_unlock(&timed_lock);
+}
+
+struct timed_waits timed_waits_seen(void)
+{
+    pthread_mutex_lock(&timed_lock);
+    struct timed_waits seen = timed;
+    pthread_mutex_unlock(&timed_lock);
+    return seen;
+}
+
+static void timed_wait_record(const struct timespec *until)
+{
+    long long span = ((long long)until->tv_sec - (long long)last_realtime.tv_sec) * 1000000000LL +
+                     (until->tv_nsec - last_realtime.tv_nsec);
+    pthread_mutex_lock(&timed_lock);
+    timed.waits++;
+    if (until->tv_nsec < 0 || until->tv_nsec >= 1000000000L) {
+        timed.malformed++;
+    } else {
+        if (timed.waits - timed.malformed == 1 || span < timed.shortest_ns)
+            timed.shortest_ns = span;
+        if (timed.waits - timed.malformed == 1 || span > timed.longest_ns)
+            timed.longest_ns = span;
+    }
+    pthread_mutex_unlock(&timed_lock);
+}
+
+int __wrap_pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+                                  const struct timespec *until)
+{
+    timed_wait_record(until);
+    return __real_pthread_cond_timedwait(c, m, until);
 }

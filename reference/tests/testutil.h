@@ -159,6 +159,18 @@ size_t calloc_bytes_asked(void);
 /* From now on every CLOCK_REALTIME read gives ns (0 to 999999999) as its
 ** tv_nsec, its tv_sec the real one; fake_realtime_nsec(-1) ends it. */
 void fake_realtime_nsec(long ns);
+
+/* What every pthread_cond_timedwait of the process asked for, measured
+** from the last CLOCK_REALTIME read of the thread that waits (its deadline
+** minus that read): how many there were, and the shortest and longest.
+** timed_waits_reset starts the count again. A deadline whose tv_nsec is
+** not in [0, 10^9) counts in .malformed and not in the span. */
+struct timed_waits {
+    unsigned long waits, malformed;
+    long long shortest_ns, longest_ns;
+};
+void timed_waits_reset(void);
+struct timed_waits timed_waits_seen(void);
 /* Called with 1 before and 0 after every pthread_create that passes
 ** through testutil (NULL: nothing is called). check_interleave.c's
 ** software watchpoint runs a thread one instruction at a time: a thread
