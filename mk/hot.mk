@@ -89,12 +89,12 @@ check-hot-aarch64:
 	  RT_RESULTS=$(AARCH64_DIR)/results/$$(basename $$t) $(AARCH64_RUN) $$t || status=1; \
 	done; $(PYTHON) scripts/summary aarch64 $(AARCH64_DIR)/results $$status
 
-# The runtime loaded with dlopen, as a plugin (reference/tests/check_dlopen.c):
+# The runtime loaded with dlopen, as a plugin (reference/tests/dlopen_plugin.c):
 # every call through dlsym, so the library's thread-local words are where
 # glibc puts a dlopen'd module's. The path of the library is built in.
-DLOPEN_BIN := $(BUILD)/hot/check_dlopen
+DLOPEN_BIN := $(BUILD)/hot/dlopen_plugin
 
-$(DLOPEN_BIN): reference/tests/check_dlopen.c reference/tests/testmain.c reference/tests/testmain.h \
+$(DLOPEN_BIN): reference/tests/dlopen_plugin.c reference/tests/testmain.c reference/tests/testmain.h \
   reference/tests/testutil.h $(RT_SO) $(RT_HDR)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Ireference/tests -DRT_SO_PATH='"$(abspath $(RT_SO))"' \

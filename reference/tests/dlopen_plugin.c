@@ -1,5 +1,5 @@
 /*
-** check_dlopen.c: the runtime loaded with dlopen (librefrt.so), as a
+** dlopen_plugin.c: the runtime loaded with dlopen (librefrt.so), as a
 ** language runtime that loads it as a plugin would. Nothing here links the
 ** library: every call goes through dlsym, so the library's thread-local
 ** words live where glibc puts a dlopen'd module's, which is where the hot
