@@ -15,11 +15,12 @@ MUTANT_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 # mutant the plain build's suites let survive is then judged by the
 # oracles (docs/mutants.md, "Oracles"): an ASan+UBSan build, then a TSan
 # build, then the aarch64 cross build under qemu-user (check-hot-aarch64),
-# each built only when there is a survivor to judge. Sharing the
+# then the release build (RELEASE=1) under the conformance programs, each
+# built only when there is a survivor to judge. Sharing the
 # plain variant's folder shares its cache: after `make check`, `make
 # SANITIZE=... check` reruns no mutant.
 MUTANT_BUILD := build/$(notdir $(firstword $(CC)))
-MUTANT_ORACLES ?= plain,asan,tsan,aarch64
+MUTANT_ORACLES ?= plain,asan,tsan,aarch64,release
 MUTANT_ARGS = --build $(MUTANT_BUILD) --jobs $(MUTANT_JOBS) --oracles $(MUTANT_ORACLES) \
   --make-var CC=$(CC) --make-var SANITIZE= --make-var 'OPT=$(OPT)' \
   --make-var 'CFLAGS=$(CFLAGS)' --make-var 'LDFLAGS=$(LDFLAGS)'
