@@ -32,6 +32,9 @@ void rt__violation(const char *fn, const char *fmt, ...)
 static void hot_destroy(void *p)
 {
     struct rt_hot *h = p;
+    /* as a task's end (task.c): the open region's chunk is lost uncleared */
+    if (RT_UNLIKELY(h->innermost != NULL))
+        rt__violation("hot_destroy", "a thread ended with a region still open");
     rt__locks_none("hot_destroy", "its thread ends", true);
     rt__chunks_release(h);
     free(h);

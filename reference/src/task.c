@@ -599,6 +599,11 @@ static void *task_start(void *arg)
 
     h->task = t;
     task_run(t);
+    /* A panic closed every region it unwound past; a fn that returns with
+    ** one open has ended the region's struct's life with it, so its chunk
+    ** can be neither cleared nor given back: a leak of uncleared bytes. */
+    if (RT_UNLIKELY(h->innermost != NULL))
+        rt__violation("rt_spawn", "its task returned with a region still open");
     rt__locks_none("rt_spawn", "its task ends", true);
     RT_POINT("task.end.before_empty");
     h->task = NULL;

@@ -561,6 +561,78 @@ START_TEST(closing_a_region_not_innermost_is_a_violation_on_every_thread_at_ever
 }
 END_TEST
 
+/* A task or a thread that ends with a region still open is a violation:
+** the struct the region lives in ends with its frame, so its chunk could
+** be neither cleared nor given back. A task whose fn returns, a plain
+** thread that returns and main that calls pthread_exit, with 1, 16, 17
+** and 20 regions open (here static structs, so the check is all that
+** differs); a task that panics with them open closes them and ends
+** cleanly. */
+enum { END_TASK, END_THREAD, END_MAIN_EXIT, END_TASK_PANICS, ENDINGS };
+struct open_end {
+    int how, depth;
+};
+
+static void *returns_with_regions_open(void *arg)
+{
+    const struct open_end *e = arg;
+    for (int i = 0; i < e->depth; i++) {
+        rt_region_open(&on_nested[i]);
+        rt_region_alloc(&on_nested[i], 10, 3, 0x5c);
+    }
+    if (e->how == END_TASK_PANICS)
+        rt_panic("with its regions open");
+    if (e->how == END_MAIN_EXIT)
+        pthread_exit(NULL);
+    return NULL;
+}
+
+static void end_with_regions_open(void *arg)
+{
+    const struct open_end *e = arg;
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    rt_init();
+    if (e->how == END_MAIN_EXIT) {
+        returns_with_regions_open(arg);
+    } else if (e->how == END_THREAD) {
+        run_on(ON_A_THREAD, returns_with_regions_open, arg);
+    } else {
+        rt_task *t = rt_spawn(returns_with_regions_open, arg);
+        ck_require(t != NULL);
+        if (rt_join(t, NULL) != (e->how == END_TASK_PANICS ? RT_PANICKED : RT_OK))
+            _exit(5);
+        if (e->how == END_TASK_PANICS)
+            _exit(0); /* the panic closed them: nothing left open */
+    }
+    _exit(4); /* nothing fired */
+}
+
+START_TEST(a_task_or_a_thread_that_ends_with_a_region_open_is_a_violation)
+{
+    static const int depths[] = {1, 16, 17, 20};
+    static const char *const want[] = {
+        "refrt: rt_spawn: its task returned with a region still open\n",
+        "refrt: hot_destroy: a thread ended with a region still open\n",
+        "refrt: hot_destroy: a thread ended with a region still open\n"};
+    static const char *const how[] = {"a task that returns", "a plain thread",
+                                      "main's pthread_exit", "a task that panics"};
+    for (int h = 0; h < ENDINGS; h++)
+        for (size_t k = 0; k < sizeof depths / sizeof *depths; k++) {
+            struct open_end e = {h, depths[k]};
+            struct death d = run_child(end_with_regions_open, &e);
+            if (h == END_TASK_PANICS)
+                ck_assert_msg(d.signal == 0 && d.exit_status == 0,
+                              "%s, %d open: signal %d exit %d; stderr: %s", how[h], depths[k],
+                              d.signal, d.exit_status, d.err);
+            else
+                ck_assert_msg(d.signal == SIGABRT && strstr(d.err, want[h]) != NULL,
+                              "%s, %d open: expected SIGABRT and \"%s\", got signal %d exit %d; "
+                              "stderr: %s", how[h], depths[k], want[h], d.signal, d.exit_status,
+                              d.err);
+        }
+}
+END_TEST
+
 /* A region's close gives back exactly [base, bump): every byte it handed
 ** out (the alignment gaps between its allocations too) reads 0 once it has
 ** closed, and a byte the program wrote just past the bump, inside the
@@ -1440,6 +1512,7 @@ Suite *make_suite(void)
     suite_add_test(s, closing_a_stale_copy_of_a_closed_region_is_rt_region_closes_violation_at_every_depth);
     suite_add_test(s, a_chunk_given_twice_on_top_is_a_violation_at_every_depth);
     suite_add_test(s, closing_a_region_not_innermost_is_a_violation_on_every_thread_at_every_depth);
+    suite_add_test(s, a_task_or_a_thread_that_ends_with_a_region_open_is_a_violation);
     suite_add_test(s, a_close_clears_exactly_what_its_region_handed_out_at_every_depth_on_every_thread);
     suite_add_test(s, a_panic_closes_exactly_the_regions_open_at_every_depth_in_every_door);
     suite_add_test(s, the_block_is_reused_in_every_shape_of_its_free_lists);
