@@ -66,8 +66,7 @@ rt_status rt_send(rt_chan *c, void *value)
         rt__violation("rt_send", "channel is NULL");
     h = rt__task_hot("rt_send");
     t = h->task;
-    if (rt__block_owns(t->block, value) ||
-        (h->door != NULL && h->door->block != NULL && rt__block_owns(h->door->block, value)))
+    if (rt__block_value(h, value))
         return RT_REFUSED; /* a block value never leaves its task */
     if (!rt__outside_held(value))
         rt__violation("rt_send", "%p is not an outside value this task holds", value);

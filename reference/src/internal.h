@@ -121,6 +121,11 @@ size_t rt__outside_take(const char *fn, void *p);
 void rt__outside_give(void *p, size_t bytes);
 /* Whether the current task holds p as an outside value. */
 bool rt__outside_held(const void *p);
+/* Whether p is a block value of this thread's task: in its task's block or
+** in the block of any door it has open, however far out (a value of an
+** outer door's block stays one inside a door with no block of its own).
+** What rt_send, rt_hand_over and rt_store refuse. */
+bool rt__block_value(const struct rt_hot *h, const void *p);
 /* This thread's state, after checking it runs a task (else a contract
 ** violation naming fn): h->task is then set. */
 struct rt_hot *rt__task_hot(const char *fn);

@@ -599,7 +599,7 @@ rt_status rt_store(rt_shared *s, void *value)
 
     if (value == NULL)
         rt__violation("rt_store", "the value is NULL");
-    if (rt__block_owns(h->task->block, value) || rt__block_owns(st->block, value)) {
+    if (rt__block_value(h, value) || rt__block_owns(st->block, value)) {
         fprintf(stderr, "refrt: rt_store: %p is a block value and cannot be stored; "
                         "copy it with rt_clone_outside\n", value);
         return RT_REFUSED;

@@ -472,14 +472,23 @@ void *rt_clone_outside(const void *p, size_t n)
     return q;
 }
 
+bool rt__block_value(const struct rt_hot *h, const void *p)
+{
+    if (rt__block_owns(h->task->block, p))
+        return true;
+    for (const struct rt_door *d = h->door; d != NULL; d = d->outer)
+        if (d->block != NULL && rt__block_owns(d->block, p))
+            return true;
+    return false;
+}
+
 void *rt_hand_over(void *value)
 {
     struct rt_hot *h = task_hot("rt_hand_over");
     struct rt_task *t = h->task;
     size_t i;
 
-    if (rt__block_owns(t->block, value) ||
-        (h->door != NULL && h->door->block != NULL && rt__block_owns(h->door->block, value))) {
+    if (rt__block_value(h, value)) {
         fprintf(stderr,
                 "refrt: rt_hand_over: %p is a block value and cannot be handed over; "
                 "copy it with rt_clone_outside\n", value);

@@ -4971,6 +4971,148 @@ END_TEST
 ** under the sanitizers; it ends a scenario that a deliberate fault has
 ** deadlocked (a lock taken twice, a lock never released) in a minute
 ** rather than the 300 s of testutil's hang guard. */
+/* A value of an open door's block is a block value in every door inside
+** that one, also in doors with no block of their own (an rt_access, an
+** update of a copy) and in the door of an owned value made later: there
+** rt_hand_over gives NULL with EINVAL, rt_send RT_REFUSED and rt_store
+** RT_REFUSED, nothing changed (the value stays in its block with its
+** bytes, the figures stay), 1, 2 and 3 doors inside the one whose block
+** holds it; and in rt_update_all(a owned, b owned), a value of b's own
+** block (allocated in an earlier door on b) is refused by a store into b
+** as one of a's is. On main and on a task. */
+struct outer_block {
+    rt_shared *a, *mid[2], *late;
+    rt_chan *c;
+    void *v;     /* the value of a's block */
+    size_t held; /* the task's figure before the refusals */
+    int k, max;  /* the door being opened inside a's, and how many mid doors */
+    int refused; /* refusals seen */
+};
+
+static void refuse_here(struct outer_block *o)
+{
+    errno = 0;
+    NEED(rt_hand_over(o->v) == NULL && errno == EINVAL);
+    NEED(rt_send(o->c, o->v) == RT_REFUSED);
+    NEED(rt_held() == o->held);
+    o->refused += 2;
+}
+
+static void in_the_late_door(void *value, void *ctx)
+{
+    struct outer_block *o = ctx;
+    (void)value;
+    refuse_here(o);
+    NEED(rt_store(o->late, o->v) == RT_REFUSED);
+    NEED(rt_held() == o->held);
+    o->refused++;
+}
+
+static void next_door(struct outer_block *o);
+
+static void in_a_mid_access(const void *value, void *ctx)
+{
+    (void)value;
+    refuse_here(ctx);
+    next_door(ctx);
+}
+
+static void in_a_mid_update(void *value, void *ctx)
+{
+    (void)value;
+    refuse_here(ctx);
+    next_door(ctx);
+}
+
+/* Opens mid[k] (an access, then an update of a copy) until max are open,
+** then the owned value made last. */
+static void next_door(struct outer_block *o)
+{
+    int k = o->k++;
+    if (k == o->max)
+        NEED(rt_update(o->late, in_the_late_door, o) == RT_OK);
+    else if (k == 0)
+        NEED(rt_access(o->mid[0], in_a_mid_access, o) == RT_OK);
+    else
+        NEED(rt_update(o->mid[1], in_a_mid_update, o) == RT_OK);
+}
+
+static void allocates_in_a(void *value, void *ctx)
+{
+    struct outer_block *o = ctx;
+    (void)value;
+    o->v = rt_alloc(48);
+    memset(o->v, 0x6b, 48);
+    o->held = rt_held();
+    for (o->max = 0; o->max <= 2; o->max++) {
+        o->k = 0;
+        next_door(o);
+    }
+    NEED(((unsigned char *)o->v)[47] == 0x6b);
+    rt_free(o->v);
+}
+
+static void stores_b_value_into_b(void *va, void *vb, void *ctx)
+{
+    struct outer_block *o = ctx;
+    (void)va;
+    (void)vb;
+    size_t held = rt_held();
+    NEED(rt_store(o->late, o->v) == RT_REFUSED); /* o->v: a value of b's block */
+    NEED(rt_held() == held);
+    o->refused++;
+}
+
+static void allocates_in_late(void *value, void *ctx)
+{
+    struct outer_block *o = ctx;
+    (void)value;
+    o->v = rt_alloc(24); /* late's block; stays there */
+}
+
+static void *refuses_outer_block_values(void *unused)
+{
+    struct outer_block o = {0};
+    int64_t zero = 0;
+    (void)unused;
+    o.a = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    o.mid[0] = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    o.mid[1] = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    o.late = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    o.c = rt_chan_new(1);
+    NEED(rt_update(o.a, allocates_in_a, &o) == RT_OK);
+    NEED(o.refused == (2 * 0 + 3) + (2 * 1 + 3) + (2 * 2 + 3)); /* mid doors 2, late 3 */
+    size_t late_held = rt_shared_held(o.late);
+    NEED(rt_update(o.late, allocates_in_late, &o) == RT_OK);
+    NEED(rt_update_all(o.a, o.late, stores_b_value_into_b, &o) == RT_OK);
+    NEED(o.refused == 15 + 1);
+    NEED(rt_shared_held(o.late) > late_held); /* the 24 bytes stayed in late's block */
+    NEED(!rt_poisoned(o.a) && !rt_poisoned(o.late));
+    rt_chan_close(o.c);
+    NEED(rt_recv(o.c) == NULL); /* nothing was sent */
+    rt_chan_free(o.c);
+    rt_shared_free(o.a);
+    rt_shared_free(o.mid[0]);
+    rt_shared_free(o.mid[1]);
+    rt_shared_free(o.late);
+    NEED(rt_held() == 0);
+    return NULL;
+}
+
+static void outer_block_values_refused(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    refuses_outer_block_values(NULL);
+    NEED(run_task(refuses_outer_block_values, NULL) == RT_OK);
+}
+
+START_TEST(a_value_of_any_open_doors_block_is_refused_in_every_door_inside_it)
+{
+    RUN_OK(outer_block_values_refused, NULL);
+}
+END_TEST
+
 #define ADD_TEST(s, t)                                                               \
     do {                                                                             \
         TCase *tc_ = tcase_create(#t);                                               \
@@ -5046,6 +5188,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_values_figure_is_exact_before_rt_init_on_a_plain_thread_and_on_a_task);
     ADD_TEST(s, stores_inside_update_all_go_to_the_value_named_whichever_block_the_door_uses);
     ADD_TEST(s, a_panic_twenty_doors_deep_unwinds_every_door_by_its_own_row);
+    ADD_TEST(s, a_value_of_any_open_doors_block_is_refused_in_every_door_inside_it);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
