@@ -368,7 +368,7 @@ static void *realloc_outside(struct rt_task *t, void *p, size_t n)
     if (n < old)
         rt__block_uncharge(t->block, old - n);
     table_remove(&t->outside, i);
-    table_put(&t->outside, q, n); /* into the slot just emptied: no growth */
+    table_put(&t->outside, q, n); /* as many entries as before: no growth */
     return q;
 }
 
