@@ -2643,6 +2643,69 @@ START_TEST(a_thread_whose_task_ended_is_no_task_in_its_destructors)
 }
 END_TEST
 
+/* A task's result must be NULL or an outside value it holds when it
+** returns: one it sent, handed over, stored, freed or a static is
+** rt_spawn's violation too, named by the task's id, never an RT_OK with a
+** NULL result. */
+enum { GONE_SENT, GONE_HANDED_OVER, GONE_STORED, GONE_FREED, GONE_STATIC, GONE_KINDS };
+static char a_static[16];
+static rt_chan *gone_chan;
+static rt_shared *gone_shared;
+
+static void stores_the_result(void *value, void *ctx)
+{
+    (void)value;
+    ck_require(rt_store(gone_shared, ctx) == RT_OK);
+}
+
+static void *returns_what_it_no_longer_holds(void *arg)
+{
+    int kind = (int)(intptr_t)arg;
+    char *v = rt_alloc_outside(32);
+    switch (kind) {
+    case GONE_SENT:
+        ck_require(rt_send(gone_chan, v) == RT_OK);
+        break;
+    case GONE_HANDED_OVER:
+        ck_require(rt_hand_over(v) == v);
+        break;
+    case GONE_STORED:
+        ck_require(rt_update(gone_shared, stores_the_result, v) == RT_OK);
+        break;
+    case GONE_FREED:
+        rt_free(v);
+        break;
+    default:
+        rt_free(v);
+        return a_static;
+    }
+    return v;
+}
+
+static void task_returns_what_it_no_longer_holds(void *arg)
+{
+    int64_t zero = 0;
+    init_fixed(64 * KIB);
+    gone_chan = rt_chan_new(1);
+    gone_shared = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    ck_require(run_task(returns_nothing, NULL, NULL) == RT_OK); /* so it is task 2 */
+    run_task(returns_what_it_no_longer_holds, arg, NULL);
+    _exit(3); /* the join returned */
+}
+
+START_TEST(a_task_that_returns_a_value_it_no_longer_holds_is_a_violation)
+{
+    static const char *const what[] = {"sent", "handed over", "stored", "freed", "a static"};
+    for (int kind = 0; kind < GONE_KINDS; kind++) {
+        struct death d = run_child(task_returns_what_it_no_longer_holds, (void *)(intptr_t)kind);
+        ck_assert_msg(d.signal == SIGABRT && strstr(d.err, "refrt: rt_spawn: task 2 returned 0x") &&
+                          strstr(d.err, "which is not an outside value it holds\n"),
+                      "a result %s: signal %d exit %d; stderr: %s", what[kind], d.signal,
+                      d.exit_status, d.err);
+    }
+}
+END_TEST
+
 START_TEST(misuse_gets_the_contracts_error)
 {
     ck_assert_violation(alloc_on_a_plain_thread, NULL,
@@ -2743,5 +2806,6 @@ Suite *make_suite(void)
     suite_add_test(s, a_realloc_past_a_door_block_panics);
     suite_add_test(s, rt_held_and_rt_budget_are_the_tasks_in_every_door);
     suite_add_test(s, misuse_gets_the_contracts_error);
+    suite_add_test(s, a_task_that_returns_a_value_it_no_longer_holds_is_a_violation);
     return s;
 }
