@@ -13,17 +13,35 @@
 */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "refrt.h"
 #include "testmain.h"
 #include "testutil.h"
 
-#ifndef RT_SO_PATH
-#error "RT_SO_PATH: the librefrt.so to load (mk/hot.mk)"
-#endif
+/* The library is $(BUILD)/librefrt.so, this program $(BUILD)/hot/dlopen_plugin:
+** found from the program's own path, so a build tree copied elsewhere (the
+** mutant driver's copies) loads its own library, never the one it was built
+** beside. RT_SO_PATH in the environment names another. */
+static const char *library_path(void)
+{
+    static char path[PATH_MAX];
+    const char *named = getenv("RT_SO_PATH");
+    if (named != NULL)
+        return named;
+    ssize_t n = readlink("/proc/self/exe", path, sizeof path - sizeof "/../librefrt.so");
+    ck_assert_msg(n > 0, "readlink /proc/self/exe failed");
+    path[n] = '\0';
+    char *slash = strrchr(path, '/');
+    ck_assert_ptr_nonnull(slash);
+    strcpy(slash, "/../librefrt.so");
+    return path;
+}
 
 #define THREADS 4
 #define CALLS 200
@@ -50,8 +68,9 @@ static void *must(void *lib, const char *name)
 
 static void load(void)
 {
-    void *lib = dlopen(RT_SO_PATH, RTLD_NOW | RTLD_LOCAL);
-    ck_assert_msg(lib != NULL, "dlopen %s: %s", RT_SO_PATH, dlerror());
+    const char *path = library_path();
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(lib != NULL, "dlopen %s: %s", path, dlerror());
     *(void **)&rt.init = must(lib, "rt_init");
     *(void **)&rt.hot = must(lib, "rt_hot");
     *(void **)&rt.direct = must(lib, "rt_hot_direct");
