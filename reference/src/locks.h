@@ -17,7 +17,8 @@
 **   - a mutex or condition made and never destroyed, or destroyed and
 **     never made (rt__locks_live, which the tests compare);
 ** and, where the contract says locks must be gone, that none is left:
-**   - a runtime call begins with no inner lock held (rt__hot_or_null);
+**   - a runtime call begins with no inner lock held (rt__hot_or_null, and
+**     rt__locks_entry in the calls that never reach it);
 **   - a door closes holding the locks of the doors around it, no more;
 **   - a panic, once its doors are unwound, holds no lock;
 **   - a task ends, a thread ends, the process exits holding none.

@@ -394,6 +394,7 @@ rt_shared *rt_shared_new(rt_kind kind, size_t size, const void *init, size_t blo
 {
     rt_shared *s;
 
+    rt__locks_entry(); /* a call that never reaches the thread's state */
     if (init == NULL && size != 0)
         rt__violation("rt_shared_new", "init is NULL for a value of %zu bytes", size);
     s = shared_make("rt_shared_new", kind, size, block_bytes);
@@ -548,6 +549,7 @@ rt_status rt_get(rt_shared *s, void *out)
 
 bool rt_poisoned(rt_shared *s)
 {
+    rt__locks_entry(); /* a call that never reaches the thread's state */
     if (s == NULL)
         rt__violation("rt_poisoned", "the shared value is NULL");
     return atomic_load_explicit(&s->poisoned, memory_order_relaxed);

@@ -1015,16 +1015,31 @@ END_TEST
 ** is made with an inner lock left held, once the thread's state is
 ** published, on the direct path (where this build has one: the state is
 ** read with one load) and after rt_hot_disable, on the fallback; each
-** fires at its entry. */
+** fires at its entry, also the calls that take no lock and never ask for
+** the thread's state (a channel's or a shared value's making, a channel's
+** free, rt_poisoned). */
 static void call_chunk_take(void) { rt_chunk_take(); }
 static void call_chunk_kept(void) { (void)rt_chunk_kept(); }
 static void call_held(void) { (void)rt_held(); }
 static void call_budget(void) { (void)rt_budget(); }
 static void call_alloc(void) { (void)rt_alloc(16); }
 static void call_hot(void) { (void)rt_hot(); }
+/* calls that never reach the thread's state check the entry too */
+static rt_chan *made_before;
+static rt_shared *value_before;
+static void call_chan_new(void) { (void)rt_chan_new(1); }
+static void call_chan_free(void) { rt_chan_free(made_before); }
+static void call_poisoned(void) { (void)rt_poisoned(value_before); }
+static void call_shared_new(void)
+{
+    int64_t zero = 0;
+    (void)rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+}
 
 static void (*const entry_calls[])(void) = {call_chunk_take, call_chunk_kept, call_held,
-                                             call_budget, call_alloc, call_hot};
+                                             call_budget,     call_alloc,      call_hot,
+                                             call_chan_new,   call_chan_free,  call_poisoned,
+                                             call_shared_new};
 #define ENTRY_CALLS (sizeof entry_calls / sizeof entry_calls[0])
 
 static unsigned entry_call;
@@ -1049,6 +1064,8 @@ static void held_into_a_call_on_a_path(void)
 
     init_fixed(64 * KIB);
     rt_free(rt_alloc(8)); /* the state published, its path chosen */
+    made_before = rt_chan_new(1);
+    value_before = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
     if (!entry_direct)
         rt_hot_disable();
     NEED(rt_hot_direct() == entry_direct);
