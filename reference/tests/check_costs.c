@@ -747,13 +747,18 @@ END_TEST
 
 /* The process's first thread state is counted like every later one: main's,
 ** made by the first call after rt_init, and a thread's of its own. */
+static size_t thread_state_usable;
+
 static void *touch_the_runtime(void *unused)
 {
     (void)unused;
     (void)rt_chunk_kept();
+    thread_state_usable = malloc_usable_size(rt_hot());
     return NULL;
 }
 
+/* ... and each is counted at exactly what malloc gave it (its usable
+** size, read from the state itself), not at what was asked. */
 START_TEST(the_first_thread_state_is_counted_as_the_others)
 {
     rt__costs_reset();
@@ -761,10 +766,16 @@ START_TEST(the_first_thread_state_is_counted_as_the_others)
     rt_init();
     (void)rt_held();
     assert_bytes(C(BYTES_HOT), 1ul, sizeof(struct rt_hot), "struct rt_hot (main's)");
+    size_t mains = malloc_usable_size(rt_hot());
+    cost_assert(C(BYTES_HOT) == mains, "main's state counted %lu bytes, malloc gave it %zu",
+                (unsigned long)C(BYTES_HOT), mains);
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, touch_the_runtime, NULL), 0);
     ck_assert_int_eq(pthread_join(t, NULL), 0);
     assert_bytes(C(BYTES_HOT), 2ul, sizeof(struct rt_hot), "struct rt_hot (main's and a thread's)");
+    cost_assert(C(BYTES_HOT) == mains + thread_state_usable,
+                "two states counted %lu bytes, malloc gave them %zu",
+                (unsigned long)C(BYTES_HOT), mains + thread_state_usable);
 }
 END_TEST
 

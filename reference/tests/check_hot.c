@@ -719,6 +719,64 @@ START_TEST(a_mismatch_at_any_later_publish_latches_whoever_publishes)
 }
 END_TEST
 
+/* The validation of a publish asks both the direct read and
+** pthread_getspecific, and the slot search both markers, each once: a slot
+** that disagrees with either at any of these leaves the path shut, or
+** latches it (testutil.h, slot_lies_at_set; the sets are counted: the
+** first publish makes four, the slot search's two markers and its NULL,
+** then the state, and a later publish one). */
+static void *publishes(void *arg)
+{
+    struct rt_hot **mine = arg;
+    *mine = rt_hot();
+    ck_assert_ptr_eq(rt_hot(), *mine);
+    ck_assert_ptr_eq(pthread_getspecific(rt_key()), *mine);
+    return NULL;
+}
+
+START_TEST(a_slot_that_does_not_follow_the_second_marker_is_not_taken)
+{
+    rt_init();
+    slot_lies_at_set(2, SLOT_HOLDS_NULL); /* the second marker never lands */
+    struct rt_hot *h = rt_hot();
+    ck_assert_msg(!rt_hot_direct(), "the path opened on a slot the second marker missed");
+    ck_assert_ptr_eq(rt_hot(), h);
+    ck_assert_ptr_eq(pthread_getspecific(rt_key()), h);
+    struct rt_hot *other = NULL;
+    run_thread(publishes, &other);
+    ck_assert_ptr_ne(other, h);
+}
+END_TEST
+
+START_TEST(a_publish_whose_get_disagrees_latches_first_or_later)
+{
+    rt_init();
+    slot_lies_at_set(4, GET_SAYS_FOREIGN); /* the first publish's own set */
+    struct rt_hot *h = rt_hot();
+    ck_assert_msg(!rt_hot_direct(), "the first publish opened the path with a get that "
+                                    "disagreed");
+    ck_assert_ptr_eq(rt_hot(), h);
+    ck_assert_ptr_eq(pthread_getspecific(rt_key()), h);
+}
+END_TEST
+
+START_TEST(a_later_publish_whose_get_disagrees_latches)
+{
+    struct rt_hot *other = NULL;
+    rt_init();
+    struct rt_hot *h = rt_hot();
+    ck_assert(rt_hot_direct() == (RT_PRIM_DIRECT != 0));
+    for (int validated = 0; validated < 6; validated++) {
+        run_thread(publishes, &other); /* validated publishes keep it open */
+        ck_assert(rt_hot_direct() == (RT_PRIM_DIRECT != 0));
+    }
+    slot_lies_at_set(1, GET_SAYS_FOREIGN); /* the next thread's publish */
+    run_thread(publishes, &other);
+    ck_assert_msg(!rt_hot_direct(), "a later publish with a get that disagreed left it open");
+    ck_assert_ptr_eq(rt_hot(), h);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("hot");
@@ -738,5 +796,8 @@ Suite *make_suite(void)
     suite_add_test(s, the_first_publish_may_be_a_plain_threads_or_a_tasks);
     suite_add_test(s, a_mismatch_at_any_later_publish_latches_whoever_publishes);
     suite_add_test(s, the_cold_path_gives_a_thread_its_own_state_open_or_latched);
+    suite_add_test(s, a_slot_that_does_not_follow_the_second_marker_is_not_taken);
+    suite_add_test(s, a_publish_whose_get_disagrees_latches_first_or_later);
+    suite_add_test(s, a_later_publish_whose_get_disagrees_latches);
     return s;
 }

@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
@@ -417,15 +418,46 @@ static void key_used(pthread_key_t key)
         __atomic_add_fetch(&keys_unmade_used, 1, __ATOMIC_RELAXED);
 }
 
+/* A key slot that lies (testutil.h, slot_lies_at_set): armed with the
+** number of the set it acts on, counted process-wide from the arming. */
+static long lie_countdown;     /* sets to go, 0: disarmed */
+static int lie_kind;           /* SLOT_HOLDS_NULL or GET_SAYS_FOREIGN */
+static _Thread_local bool lying;       /* this thread's slot lies now */
+static _Thread_local const void *told; /* what its getspecific answers */
+static const char foreign_state[1];
+
+void slot_lies_at_set(long nth, int kind)
+{
+    __atomic_store_n(&lie_kind, kind, __ATOMIC_RELAXED);
+    __atomic_store_n(&lie_countdown, nth, __ATOMIC_RELEASE);
+}
+
 void *__wrap_pthread_getspecific(pthread_key_t key)
 {
     key_used(key);
+    if (lying) {
+        lying = false; /* one answer: the one that follows the set */
+        return (void *)told;
+    }
     return __real_pthread_getspecific(key);
 }
 
 int __wrap_pthread_setspecific(pthread_key_t key, const void *value)
 {
     key_used(key);
+    lying = false;
+    long left = __atomic_load_n(&lie_countdown, __ATOMIC_ACQUIRE);
+    while (left > 0 && !__atomic_compare_exchange_n(&lie_countdown, &left, left - 1, false,
+                                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        ;
+    if (left == 1) { /* this is the set it acts on */
+        lying = true;
+        if (__atomic_load_n(&lie_kind, __ATOMIC_RELAXED) == SLOT_HOLDS_NULL) {
+            told = value; /* getspecific says value; the slot holds NULL */
+            return __real_pthread_setspecific(key, NULL);
+        }
+        told = foreign_state; /* the slot holds value; getspecific says another */
+    }
     return __real_pthread_setspecific(key, value);
 }
 

@@ -188,6 +188,16 @@ extern void (*around_thread_create)(int before);
 ** with the key). */
 unsigned long keys_not_made_used(void);
 
+/* A slot that lies, to reach the hot path's validation from a test: the
+** nth pthread_setspecific from now (process-wide, 1 the next) on a
+** thread makes that thread's slot and its next pthread_getspecific
+** disagree once. SLOT_HOLDS_NULL: the slot (what a direct read sees)
+** holds NULL while the get answers the value set; GET_SAYS_FOREIGN: the
+** slot holds the value while the get answers another pointer. Disarmed
+** once it has acted; slot_lies_at_set(0, 0) disarms it. */
+enum { SLOT_HOLDS_NULL = 1, GET_SAYS_FOREIGN };
+void slot_lies_at_set(long nth, int kind);
+
 /* Waits until the thread tid (a gettid() of this process) is asleep, in a
 ** lock, a condition or any other wait: its state in /proc is S. Tests use
 ** it to know a waiter is in its wait before they act. */
