@@ -2706,6 +2706,116 @@ START_TEST(a_task_that_returns_a_value_it_no_longer_holds_is_a_violation)
 }
 END_TEST
 
+/* Bytes a receiver took off a task's count are room again for every
+** allocation the task makes, in every door: its block values allocated
+** and grown with rt_realloc inside an rt_access, a copy's update and an
+** owned value's update (which allocate from the task's block or grow its
+** values there), and outside values. The task sends 5000 bytes of an 8
+** KiB budget, main receives and frees them, and only then does the task
+** ask for 6000: it fits only once the release is folded in. */
+enum { SETTLE_OUTSIDE, SETTLE_ACCESS, SETTLE_COPY, SETTLE_OWNED, SETTLE_DOORS };
+enum { SETTLE_GROW, SETTLE_ALLOC, SETTLE_ALLOC_OUTSIDE, SETTLE_KINDS };
+struct settle_run {
+    rt_chan *c;
+    rt_shared *copy, *owned;
+    char *p;       /* a block value of the task's block, 100 bytes */
+    int kind;      /* what the door asks for */
+    int received;  /* __atomic: rounds main has received */
+};
+
+static void asks_for_6000(struct settle_run *r)
+{
+    if (r->kind == SETTLE_GROW) {
+        r->p = rt_realloc(r->p, 6000);
+        ck_require(r->p != NULL && r->p[99] == 'p');
+    } else if (r->kind == SETTLE_ALLOC) {
+        rt_free(rt_alloc(6000));
+    } else {
+        rt_free(rt_alloc_outside(6000));
+    }
+}
+
+static void settle_in_update(void *v, void *ctx) { (void)v; asks_for_6000(ctx); }
+static void settle_in_access(const void *v, void *ctx) { (void)v; asks_for_6000(ctx); }
+
+static void *sends_then_asks_in_doors(void *arg)
+{
+    struct settle_run *r = arg;
+    int round = 0;
+    r->p = rt_alloc(100);
+    memset(r->p, 'p', 100);
+    for (int door = 0; door < SETTLE_DOORS; door++)
+        for (r->kind = 0; r->kind < SETTLE_KINDS; r->kind++) {
+            if (door == SETTLE_OWNED && r->kind == SETTLE_ALLOC)
+                continue; /* an owned update allocates from its own block */
+            ck_require(rt_send(r->c, rt_alloc_outside(5000)) == RT_OK);
+            round++;
+            while (__atomic_load_n(&r->received, __ATOMIC_ACQUIRE) < round)
+                sched_yield();
+            if (door == SETTLE_OUTSIDE)
+                asks_for_6000(r);
+            else if (door == SETTLE_ACCESS)
+                ck_require(rt_access(r->copy, settle_in_access, r) == RT_OK);
+            else
+                ck_require(rt_update(door == SETTLE_COPY ? r->copy : r->owned, settle_in_update,
+                                     r) == RT_OK);
+            if (r->kind == SETTLE_GROW) { /* a shrink keeps its chunk: a fresh 100 */
+                rt_free(r->p);
+                r->p = rt_alloc(100);
+                memset(r->p, 'p', 100);
+            }
+        }
+    rt_free(r->p);
+    ck_require(rt_held() == 0);
+    return NULL;
+}
+
+/* Joins the sender and closes the channel whatever its end, so that main's
+** receives stop also when the sender panicked. */
+struct settle_join {
+    rt_task *sender;
+    rt_chan *c;
+    rt_status status;
+};
+
+static void *joins_then_closes(void *arg)
+{
+    struct settle_join *j = arg;
+    j->status = rt_join(j->sender, NULL);
+    rt_chan_close(j->c);
+    return NULL;
+}
+
+START_TEST(a_received_values_bytes_are_room_again_in_every_door)
+{
+    int64_t zero = 0;
+    struct settle_run r = {0};
+    init_fixed(64 * KIB);
+    r.c = rt_chan_new(1);
+    r.copy = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    r.owned = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    rt_set_strategy(rt_fixed_strategy(8 * KIB));
+    struct settle_join j = {rt_spawn(sends_then_asks_in_doors, &r), r.c, RT_PANICKED};
+    ck_assert_ptr_nonnull(j.sender);
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    rt_task *joiner = rt_spawn(joins_then_closes, &j);
+    ck_assert_ptr_nonnull(joiner);
+    void *v;
+    while ((v = rt_recv(r.c)) != NULL) {
+        rt_free(v);
+        __atomic_add_fetch(&r.received, 1, __ATOMIC_RELEASE);
+    }
+    ck_assert_int_eq(rt_join(joiner, NULL), RT_OK);
+    ck_assert_msg(j.status == RT_OK, "the sender panicked after %d rounds", r.received);
+    ck_assert_int_eq(r.received, SETTLE_DOORS * SETTLE_KINDS - 1);
+    ck_assert(!rt_poisoned(r.owned));
+    rt_chan_free(r.c);
+    rt_shared_free(r.copy);
+    rt_shared_free(r.owned);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
 START_TEST(misuse_gets_the_contracts_error)
 {
     ck_assert_violation(alloc_on_a_plain_thread, NULL,
@@ -2806,6 +2916,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_realloc_past_a_door_block_panics);
     suite_add_test(s, rt_held_and_rt_budget_are_the_tasks_in_every_door);
     suite_add_test(s, misuse_gets_the_contracts_error);
+    suite_add_test(s, a_received_values_bytes_are_room_again_in_every_door);
     suite_add_test(s, a_task_that_returns_a_value_it_no_longer_holds_is_a_violation);
     return s;
 }

@@ -2910,9 +2910,10 @@ END_TEST
 ** block: rt_free or rt_realloc of it inside the door is a violation in
 ** every such door (an update of an RT_OWNED value, rt_update_all in place
 ** with either value the one whose block the door uses, a supervised build
-** and its rebuild), on main and on a spawned task; another chunk of the
-** block is freed and resized as before. */
-enum { VALUE_FREE, VALUE_REALLOC, OTHER_CHUNK };
+** and its rebuild), on main and on a spawned task, resized to more, to
+** the same size and to less (a size that fits its chunk is still the
+** value's); another chunk of the block is freed and resized as before. */
+enum { VALUE_FREE, VALUE_REALLOC, VALUE_REALLOC_SAME, VALUE_REALLOC_LESS, OTHER_CHUNK, VALUE_OPS };
 enum { IN_UPDATE, IN_UPDATE_ALL_A, IN_UPDATE_ALL_B, IN_BUILD, IN_REBUILD, VALUE_DOORS };
 static int value_op;
 static bool value_rebuilding;
@@ -2923,6 +2924,10 @@ static void touch_value(void *v)
         rt_free(v);
     } else if (value_op == VALUE_REALLOC) {
         (void)rt_realloc(v, 4 * KIB);
+    } else if (value_op == VALUE_REALLOC_SAME) {
+        (void)rt_realloc(v, 64);
+    } else if (value_op == VALUE_REALLOC_LESS) {
+        (void)rt_realloc(v, 1);
     } else {
         char *other = rt_alloc(100);
         NEED(other != NULL && other != (char *)v);
@@ -2981,15 +2986,15 @@ static void *touch_in_door(void *arg)
 
 static int value_door_arg(int door, int op, bool on_task)
 {
-    return door * 6 + op * 2 + on_task;
+    return (door * VALUE_OPS + op) * 2 + on_task;
 }
 
 static void touch_the_doors_value(void *arg)
 {
-    int n = (int)(intptr_t)arg, door = n / 6;
+    int n = (int)(intptr_t)arg, door = n / 2 / VALUE_OPS;
     bool on_task = n % 2;
 
-    value_op = n / 2 % 3;
+    value_op = n / 2 % VALUE_OPS;
     init_fixed(64 * KIB);
     if (on_task)
         NEED(rt_join(rt_spawn(touch_in_door, (void *)(intptr_t)door), NULL) == RT_OK);
@@ -3000,11 +3005,12 @@ static void touch_the_doors_value(void *arg)
 
 START_TEST(a_doors_value_freed_or_resized_in_its_door_is_a_violation_in_every_door_in_place)
 {
-    static const char *const fns[] = {"refrt: rt_free: ", "refrt: rt_realloc: "};
+    static const char *const fns[] = {"refrt: rt_free: ", "refrt: rt_realloc: ",
+                                      "refrt: rt_realloc: ", "refrt: rt_realloc: "};
     const char *msg = "is the value of the open door: it is freed with its shared value";
     for (int door = 0; door < VALUE_DOORS; door++)
         for (int on_task = 0; on_task < 2; on_task++) {
-            for (int op = VALUE_FREE; op <= VALUE_REALLOC; op++) {
+            for (int op = VALUE_FREE; op <= VALUE_REALLOC_LESS; op++) {
                 struct death d = run_child(touch_the_doors_value,
                                            (void *)(intptr_t)value_door_arg(door, op, on_task));
                 ck_assert_msg(d.signal == SIGABRT && strstr(d.err, fns[op]) != NULL &&
