@@ -1491,6 +1491,84 @@ START_TEST(a_result_past_4_gib_moves_to_its_joiner_with_every_byte)
     }
 }
 END_TEST
+/* Values as big as 2^32 and past it, sent on a channel and stored in a
+** shared value, move with every byte: the sender holds each until it is
+** received, the receiver then holds exactly its size; a store moves it
+** from the task's count to the value's block and an unstore back, by
+** exactly its size; the sender, joined, holds none of it. Virtual memory
+** only: nothing writes the values. */
+struct big_send {
+    rt_chan *c;
+    size_t n;
+};
+
+static void *sends_a_big_value(void *arg)
+{
+    struct big_send *b = arg;
+    void *v = rt_alloc_outside(b->n);
+    ck_require(v != NULL && rt_held() == b->n);
+    ck_require(rt_send(b->c, v) == RT_OK);
+    return NULL;
+}
+
+static rt_shared *big_owned;
+static void *big_value;
+
+static void stores_big(void *value, void *ctx)
+{
+    (void)value;
+    size_t n = *(size_t *)ctx;
+    ck_require(rt_store(big_owned, big_value) == RT_OK);
+    ck_require(rt_held() == 0);
+    ck_require(rt_shared_held(big_owned) >= n);
+}
+
+static void unstores_big(void *value, void *ctx)
+{
+    (void)value;
+    size_t n = *(size_t *)ctx;
+    ck_require(rt_unstore(big_owned, big_value) == big_value);
+    ck_require(rt_held() == n);
+}
+
+START_TEST(values_past_4_gib_move_on_channels_and_into_shared_values_with_every_byte)
+{
+    static const size_t sizes[] = {G4 - 16, G4, G4 + 1, G4 + 16, G4 + 64 * KIB + 8};
+    if (UNDER_SANITIZER)
+        return;
+    init_fixed(2 * G4);
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        struct big_send b = {rt_chan_new(1), sizes[i]};
+        rt_set_strategy(rt_fixed_strategy(2 * G4));
+        rt_task *t = rt_spawn(sends_a_big_value, &b);
+        ck_assert_ptr_nonnull(t);
+        void *v = rt_recv(b.c);
+        ck_assert_ptr_nonnull(v);
+        ck_assert_msg(rt_held() == sizes[i], "main holds %zu after receiving %zu", rt_held(),
+                      sizes[i]);
+        ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+        rt_chan_free(b.c);
+
+        size_t base;
+        int64_t zero = 0;
+        big_owned = rt_shared_new(RT_OWNED, sizeof zero, &zero, 2 * G4);
+        base = rt_shared_held(big_owned);
+        big_value = v;
+        ck_assert_int_eq(rt_update(big_owned, stores_big, &b.n), RT_OK);
+        ck_assert_msg(rt_shared_held(big_owned) == base + sizes[i],
+                      "the value holds %zu after a store of %zu", rt_shared_held(big_owned) - base,
+                      sizes[i]);
+        ck_assert_uint_eq(rt_held(), 0);
+        ck_assert_int_eq(rt_update(big_owned, unstores_big, &b.n), RT_OK);
+        ck_assert_uint_eq(rt_shared_held(big_owned), base);
+        ck_assert_uint_eq(rt_held(), sizes[i]);
+        rt_free(v);
+        rt_shared_free(big_owned);
+        ck_assert_uint_eq(rt_held(), 0);
+    }
+}
+END_TEST
+
 #undef G4
 
 START_TEST(a_result_nobody_takes_is_freed)
@@ -2903,6 +2981,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_joiner_the_result_does_not_fit_panics);
     suite_add_test(s, a_result_nobody_takes_is_freed);
     suite_add_test(s, a_result_past_4_gib_moves_to_its_joiner_with_every_byte);
+    suite_add_test(s, values_past_4_gib_move_on_channels_and_into_shared_values_with_every_byte);
     suite_add_test(s, a_joiner_the_result_does_not_fit_leaves_nothing_allocated);
     suite_add_test(s, a_block_that_cannot_be_made_is_no_task);
     suite_add_test(s, an_ended_task_is_not_running_before_its_join);

@@ -380,6 +380,29 @@ static void *returns_nothing(void *unused)
     return NULL;
 }
 
+/* A block past 4 GiB is counted at every byte malloc gave it: objects as
+** big as 2^32 must not be counted in 32 bits. Virtual memory only. */
+START_TEST(a_block_past_4_gib_is_counted_at_every_byte)
+{
+    static const size_t budgets[] = {((size_t)1 << 32) - 64 * KIB, (size_t)1 << 32,
+                                     ((size_t)1 << 32) + 64 * KIB, (size_t)1 << 33};
+    if (UNDER_SANITIZER)
+        return;
+    for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
+        rt__costs_reset();
+        struct rt_block *b = rt__block_new(budgets[i]);
+        cost_assert(b != NULL, "no block of %zu bytes", budgets[i]);
+        /* malloc maps a block this big: its usable size is the request
+        ** rounded up to a page */
+        size_t want = block_request(budgets[i]);
+        cost_assert(C(BYTES_BLOCK) >= want && C(BYTES_BLOCK) <= want + 4096,
+                    "a block of %zu bytes counted %lu bytes (malloc gave at least %zu)",
+                    budgets[i], (unsigned long)C(BYTES_BLOCK), want);
+        rt__block_delete(b);
+    }
+}
+END_TEST
+
 /* A task is its struct rt_task and its block (struct, padding to 16, 8,
 ** then the budget); its thread adds one struct rt_hot; the first spawn
 ** makes the table of tasks not yet joined (16 slots). Each exactly what
@@ -896,6 +919,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_block_realloc_copies_at_most_the_old_chunk);
     suite_add_test(s, an_outside_realloc_keeps_at_most_the_old_size);
     suite_add_test(s, a_task_takes_its_struct_its_block_and_a_thread_state);
+    suite_add_test(s, a_block_past_4_gib_is_counted_at_every_byte);
     suite_add_test(s, a_channel_takes_its_struct_and_its_ring);
     suite_add_test(s, a_shared_value_takes_its_struct_and_its_block);
     suite_add_test(s, a_copy_door_copies_its_value_twice_and_no_more);
