@@ -3900,11 +3900,16 @@ END_TEST
 
 /* rt_shared_held from another thread reads under the value's lock: while a
 ** door is open on the value it waits, and then reads the closed door's
-** figure, never a block in the middle of a change. */
+** figure, never a block in the middle of a change. The reader is a plain
+** thread, a task, and a task inside a door on a value made earlier (an
+** rt_access and an update: its own door does not stand for s's lock). */
+enum { READ_ON_A_THREAD, READ_ON_A_TASK, READ_IN_AN_ACCESS, READ_IN_AN_UPDATE, READERS };
 struct held_reader {
-    rt_shared *s;
+    rt_shared *s, *earlier;
+    int how;
     atomic_int started, done;
     size_t seen;
+    rt_task *task;
 };
 
 static void *read_held(void *arg)
@@ -3916,11 +3921,37 @@ static void *read_held(void *arg)
     return NULL;
 }
 
+static void read_held_in_access(const void *value, void *ctx)
+{
+    (void)value;
+    read_held(ctx);
+}
+
+static void read_held_in_update(void *value, void *ctx)
+{
+    (void)value;
+    read_held(ctx);
+}
+
+static void *read_held_in_a_door(void *arg)
+{
+    struct held_reader *r = arg;
+    if (r->how == READ_IN_AN_ACCESS)
+        NEED(rt_access(r->earlier, read_held_in_access, r) == RT_OK);
+    else
+        NEED(rt_update(r->earlier, read_held_in_update, r) == RT_OK);
+    return NULL;
+}
+
 static void change_while_read(void *value, void *ctx)
 {
     struct held_reader *r = ctx;
     pthread_t t;
-    NEED(pthread_create(&t, NULL, read_held, r) == 0);
+    if (r->how == READ_ON_A_THREAD)
+        NEED(pthread_create(&t, NULL, read_held, r) == 0);
+    else
+        NEED((r->task = rt_spawn(r->how == READ_ON_A_TASK ? read_held : read_held_in_a_door, r)) !=
+             NULL);
     while (!atomic_load(&r->started))
         sched_yield();
     for (int i = 0; i < 1000; i++) {
@@ -3928,19 +3959,27 @@ static void change_while_read(void *value, void *ctx)
         NEED(!atomic_load(&r->done)); /* it waits for this door */
     }
     push(value, 1); /* an allocation in the value's block */
-    NEED(pthread_detach(t) == 0);
+    if (r->how == READ_ON_A_THREAD)
+        NEED(pthread_detach(t) == 0);
 }
 
 static void held_waits(void *unused)
 {
     (void)unused;
     init_fixed(64 * KIB);
-    struct held_reader r = {new_list(1 * KIB), 0, 0, 0};
-    NEED(rt_update(r.s, change_while_read, &r) == RT_OK);
-    while (!atomic_load(&r.done))
-        sched_yield();
-    NEED(r.seen == rt_shared_held(r.s)); /* with the push */
-    rt_shared_free(r.s);
+    int64_t zero = 0;
+    for (int how = 0; how < READERS; how++) {
+        rt_shared *earlier = rt_shared_new(RT_COPY, sizeof zero, &zero, 1 * KIB);
+        struct held_reader r = {new_list(1 * KIB), earlier, how, 0, 0, 0, NULL};
+        NEED(rt_update(r.s, change_while_read, &r) == RT_OK);
+        while (!atomic_load(&r.done))
+            sched_yield();
+        if (r.task != NULL)
+            NEED(rt_join(r.task, NULL) == RT_OK);
+        NEED(r.seen == rt_shared_held(r.s)); /* with the push */
+        rt_shared_free(r.s);
+        rt_shared_free(earlier);
+    }
 }
 
 START_TEST(a_held_figure_read_from_another_thread_waits_for_the_open_door)
