@@ -736,6 +736,8 @@ static void *publishes(void *arg)
 
 START_TEST(a_slot_that_does_not_follow_the_second_marker_is_not_taken)
 {
+    if (!RT_PRIM_DIRECT) /* no slot search, no direct path: the sets counted here differ */
+        return;
     rt_init();
     slot_lies_at_set(2, SLOT_HOLDS_NULL); /* the second marker never lands */
     struct rt_hot *h = rt_hot();
@@ -750,6 +752,8 @@ END_TEST
 
 START_TEST(a_publish_whose_get_disagrees_latches_first_or_later)
 {
+    if (!RT_PRIM_DIRECT) /* no slot search, no direct path: the sets counted here differ */
+        return;
     rt_init();
     slot_lies_at_set(4, GET_SAYS_FOREIGN); /* the first publish's own set */
     struct rt_hot *h = rt_hot();
@@ -763,6 +767,8 @@ END_TEST
 START_TEST(a_later_publish_whose_get_disagrees_latches)
 {
     struct rt_hot *other = NULL;
+    if (!RT_PRIM_DIRECT) /* no slot search, no direct path: the sets counted here differ */
+        return;
     rt_init();
     struct rt_hot *h = rt_hot();
     ck_assert(rt_hot_direct() == (RT_PRIM_DIRECT != 0));
