@@ -4482,8 +4482,8 @@ static void past_scenario(void *unused)
 START_TEST(every_check_finds_the_doors_of_shared_values_past_other_doors_and_either_value_of_a_pair)
 {
     static const char *const want[PAST_CASES] = {
-        "refrt: rt_access: a door on shared value #1 is already open in this task (entered "
-        "again from inside rt_update)\n",
+        ("refrt: rt_access: a door on shared value #1 is already open in this task (entered "
+         "again from inside rt_update)\n"),
         "refrt: rt_get: a door on shared value #1 opened inside a door on #2, made later",
         "refrt: rt_update_all: a door on shared value #1 opened inside a door on #2, made later",
         "refrt: rt_shared_held: shared value #1 read inside a door on #2, made later",
