@@ -1442,6 +1442,8 @@ END_TEST
 ** more than that: it panics in its join. Virtual memory only: nothing
 ** writes the values. */
 #define G4 ((size_t)1 << 32)
+/* sizes either side of 2^32, and past it by more than a chunk */
+static const size_t past_4_gib[] = {G4 - 16, G4, G4 + 1, G4 + 16, G4 + 64 * KIB + 8};
 static void *returns_untouched(void *arg)
 {
     size_t n = (size_t)(uintptr_t)arg;
@@ -1467,25 +1469,24 @@ static void *joins_untouched(void *arg)
 
 START_TEST(a_result_past_4_gib_moves_to_its_joiner_with_every_byte)
 {
-    static const size_t sizes[] = {G4 - 16, G4, G4 + 1, G4 + 16, G4 + 64 * KIB + 8};
     if (UNDER_SANITIZER)
         return;
     init_fixed(2 * G4);
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    for (size_t i = 0; i < sizeof past_4_gib / sizeof past_4_gib[0]; i++) {
         void *v = NULL;
         rt_set_strategy(rt_fixed_strategy(2 * G4));
-        ck_assert_int_eq(run_task(returns_untouched, (void *)(uintptr_t)sizes[i], &v), RT_OK);
-        ck_assert_msg(rt_held() == sizes[i], "main holds %zu after joining %zu", rt_held(),
-                      sizes[i]);
+        ck_assert_int_eq(run_task(returns_untouched, (void *)(uintptr_t)past_4_gib[i], &v), RT_OK);
+        ck_assert_msg(rt_held() == past_4_gib[i], "main holds %zu after joining %zu", rt_held(),
+                      past_4_gib[i]);
         rt_free(v);
         ck_assert_uint_eq(rt_held(), 0);
         rt_set_strategy(rt_fixed_strategy(2 * G4 + 64 * KIB));
-        ck_assert_int_eq(run_task(joins_untouched, (void *)(uintptr_t)sizes[i], NULL), RT_OK);
+        ck_assert_int_eq(run_task(joins_untouched, (void *)(uintptr_t)past_4_gib[i], NULL), RT_OK);
         /* a joiner of 4 GiB takes exactly up to its budget */
         rt_set_strategy(rt_fixed_strategy(G4));
-        rt_task *j = rt_spawn(joins_untouched, (void *)(uintptr_t)sizes[i]);
+        rt_task *j = rt_spawn(joins_untouched, (void *)(uintptr_t)past_4_gib[i]);
         ck_assert_ptr_nonnull(j);
-        ck_assert_int_eq(rt_join(j, NULL), sizes[i] <= G4 ? RT_OK : RT_PANICKED);
+        ck_assert_int_eq(rt_join(j, NULL), past_4_gib[i] <= G4 ? RT_OK : RT_PANICKED);
         ck_assert_uint_eq(rt__tasks_unjoined(), 0);
         ck_assert_uint_eq(rt__blocks_live(), 1);
     }
@@ -1533,19 +1534,18 @@ static void unstores_big(void *value, void *ctx)
 
 START_TEST(values_past_4_gib_move_on_channels_and_into_shared_values_with_every_byte)
 {
-    static const size_t sizes[] = {G4 - 16, G4, G4 + 1, G4 + 16, G4 + 64 * KIB + 8};
     if (UNDER_SANITIZER)
         return;
     init_fixed(2 * G4);
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        struct big_send b = {rt_chan_new(1), sizes[i]};
+    for (size_t i = 0; i < sizeof past_4_gib / sizeof past_4_gib[0]; i++) {
+        struct big_send b = {rt_chan_new(1), past_4_gib[i]};
         rt_set_strategy(rt_fixed_strategy(2 * G4));
         rt_task *t = rt_spawn(sends_a_big_value, &b);
         ck_assert_ptr_nonnull(t);
         void *v = rt_recv(b.c);
         ck_assert_ptr_nonnull(v);
-        ck_assert_msg(rt_held() == sizes[i], "main holds %zu after receiving %zu", rt_held(),
-                      sizes[i]);
+        ck_assert_msg(rt_held() == past_4_gib[i], "main holds %zu after receiving %zu", rt_held(),
+                      past_4_gib[i]);
         ck_assert_int_eq(rt_join(t, NULL), RT_OK);
         rt_chan_free(b.c);
 
@@ -1555,13 +1555,13 @@ START_TEST(values_past_4_gib_move_on_channels_and_into_shared_values_with_every_
         base = rt_shared_held(big_owned);
         big_value = v;
         ck_assert_int_eq(rt_update(big_owned, stores_big, &b.n), RT_OK);
-        ck_assert_msg(rt_shared_held(big_owned) == base + sizes[i],
+        ck_assert_msg(rt_shared_held(big_owned) == base + past_4_gib[i],
                       "the value holds %zu after a store of %zu", rt_shared_held(big_owned) - base,
-                      sizes[i]);
+                      past_4_gib[i]);
         ck_assert_uint_eq(rt_held(), 0);
         ck_assert_int_eq(rt_update(big_owned, unstores_big, &b.n), RT_OK);
         ck_assert_uint_eq(rt_shared_held(big_owned), base);
-        ck_assert_uint_eq(rt_held(), sizes[i]);
+        ck_assert_uint_eq(rt_held(), past_4_gib[i]);
         rt_free(v);
         rt_shared_free(big_owned);
         ck_assert_uint_eq(rt_held(), 0);

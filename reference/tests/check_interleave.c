@@ -819,28 +819,51 @@ END_TEST
 ** one (one wait in 10^4 on a real clock, every wait here): the wait must
 ** still be a wait, not an invalid deadline. The fake clock makes each wait
 ** last up to a second of real time, and the send wakes it. */
+/* A receiver waits on an empty channel with its clock's nanoseconds faked
+** to ns and spurious wakeups on, is seen in its wait, and gets the value
+** sent then. With measure, its first wait's deadline is checked too: at
+** most 100 us after the clock read it was made from (locks.h). */
+static void receives_at_faked_nanoseconds(long ns, bool measure)
+{
+    struct actor r = {0};
+    struct watch *waits = watch("chan.recv.before_wait", "R", 0);
+    struct chan_ctx x = {0};
+    x.c = rt_chan_new(1);
+    fake_realtime_nsec(ns);
+    timed_waits_reset();
+    spawn(&r, "R", recv_body, &x);
+    /* the first wait is what is measured; the send then wakes it (the
+    ** faked nanoseconds can put its deadline up to a second past the
+    ** real clock) */
+    WAIT_FOR((passed(waits) >= 1 && (!measure || timed_waits_seen().waits >= 1)) || ld(&r.done),
+             "R never waited on the empty channel");
+    ck_assert_msg(!ld(&r.done), "a receiver on an empty open channel returned");
+    if (measure) {
+        struct timed_waits seen = timed_waits_seen();
+        ck_assert_msg(seen.waits >= 1 && seen.malformed == 0,
+                      "at %ld ns: %lu timed waits, %lu with a tv_nsec out of range", ns,
+                      seen.waits, seen.malformed);
+        ck_assert_msg(seen.shortest_ns > 0 && seen.longest_ns <= 100000,
+                      "at %ld ns: deadlines %lld to %lld ns after their clock reads "
+                      "(a spurious wait ends at most 100 us after)",
+                      ns, seen.shortest_ns, seen.longest_ns);
+    }
+    char *v = rt_alloc_outside(8);
+    ck_assert_int_eq(rt_send(x.c, v), RT_OK);
+    ck_assert_int_eq(join_task(&r, NULL), RT_OK);
+    ck_assert_ptr_eq(r.got[0], v);
+    fake_realtime_nsec(-1);
+    rt_chan_free(x.c);
+}
+
 START_TEST(a_wait_whose_deadline_crosses_a_second_still_waits)
 {
     static const long near_a_second[] = {999900000L, 999950000L, 999999999L};
 
     init_fixed(64 * KIB);
     __atomic_store_n(&rt__spurious_wakeups, 1, __ATOMIC_RELAXED);
-    for (size_t i = 0; i < sizeof near_a_second / sizeof near_a_second[0]; i++) {
-        struct actor r = {0};
-        struct watch *waits = watch("chan.recv.before_wait", "R", 0);
-        struct chan_ctx x = {0};
-        x.c = rt_chan_new(1);
-        fake_realtime_nsec(near_a_second[i]);
-        spawn(&r, "R", recv_body, &x);
-        WAIT_FOR(passed(waits) >= 1 || ld(&r.done), "R never waited on the empty channel");
-        ck_assert_msg(!ld(&r.done), "a receiver on an empty open channel returned");
-        char *v = rt_alloc_outside(8);
-        ck_assert_int_eq(rt_send(x.c, v), RT_OK);
-        ck_assert_int_eq(join_task(&r, NULL), RT_OK);
-        ck_assert_ptr_eq(r.got[0], v);
-        fake_realtime_nsec(-1);
-        rt_chan_free(x.c);
-    }
+    for (size_t i = 0; i < sizeof near_a_second / sizeof near_a_second[0]; i++)
+        receives_at_faked_nanoseconds(near_a_second[i], false);
     __atomic_store_n(&rt__spurious_wakeups, 0, __ATOMIC_RELAXED);
 }
 END_TEST
@@ -855,35 +878,8 @@ START_TEST(a_spurious_wait_ends_at_most_100_us_after_its_clock_read)
 
     init_fixed(64 * KIB);
     __atomic_store_n(&rt__spurious_wakeups, 1, __ATOMIC_RELAXED);
-    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
-        struct actor r = {0};
-        struct watch *waits = watch("chan.recv.before_wait", "R", 0);
-        struct chan_ctx x = {0};
-        x.c = rt_chan_new(1);
-        fake_realtime_nsec(at[i]);
-        timed_waits_reset();
-        spawn(&r, "R", recv_body, &x);
-        /* the first wait's deadline is what is measured; the send then
-        ** wakes it (the faked nanoseconds can put that deadline up to a
-        ** second past the real clock) */
-        WAIT_FOR((passed(waits) >= 1 && timed_waits_seen().waits >= 1) || ld(&r.done),
-                 "R never waited on the empty channel");
-        ck_assert_msg(!ld(&r.done), "a receiver on an empty open channel returned");
-        struct timed_waits seen = timed_waits_seen();
-        ck_assert_msg(seen.waits >= 1 && seen.malformed == 0,
-                      "at %ld ns: %lu timed waits, %lu with a tv_nsec out of range", at[i],
-                      seen.waits, seen.malformed);
-        ck_assert_msg(seen.shortest_ns > 0 && seen.longest_ns <= 100000,
-                      "at %ld ns: deadlines %lld to %lld ns after their clock reads "
-                      "(a spurious wait ends at most 100 us after)",
-                      at[i], seen.shortest_ns, seen.longest_ns);
-        char *v = rt_alloc_outside(8);
-        ck_assert_int_eq(rt_send(x.c, v), RT_OK);
-        ck_assert_int_eq(join_task(&r, NULL), RT_OK);
-        ck_assert_ptr_eq(r.got[0], v);
-        fake_realtime_nsec(-1);
-        rt_chan_free(x.c);
-    }
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++)
+        receives_at_faked_nanoseconds(at[i], true);
     __atomic_store_n(&rt__spurious_wakeups, 0, __ATOMIC_RELAXED);
 }
 END_TEST
