@@ -89,6 +89,42 @@ START_TEST(a_page_count_or_a_page_size_of_one_is_counted)
 }
 END_TEST
 
+/* The floor to a page holds on any memory, not only on this machine's,
+** where phys / 64 / k happens to be a multiple of 4096 for every k the
+** formula test asks. Page sizes of 1 and 4096, page counts that leave
+** every low bit of phys / 64 set (and none), and every k from 1 to 70:
+** each block is the formula's, a whole number of 4096-byte pages. */
+START_TEST(the_default_is_whole_pages_on_any_memory)
+{
+    rt_strategy s = rt_default_strategy();
+    const long gib64 = 1L << 36; /* 64 GiB: 1/64 is 1 GiB, over the smallest */
+    const struct { long page, pages; } memories[] = {
+        {1, gib64 + 64 * 4095},        /* 1/64 is 1 GiB + 4095 */
+        {1, gib64 + 64 * 4095 + 63},   /* and a remainder the / 64 drops */
+        {1, gib64 + 64},               /* 1 GiB + 1 */
+        {1, gib64},                    /* exactly 1 GiB */
+        {4096, (gib64 >> 12) + 4095},  /* real pages, 64 of 4096 B left over */
+        {4096, (gib64 >> 12) + 1},
+    };
+    for (size_t m = 0; m < sizeof memories / sizeof memories[0]; m++) {
+        fake_sysconf(_SC_PAGESIZE, memories[m].page);
+        fake_sysconf(_SC_PHYS_PAGES, memories[m].pages);
+        size_t phys = (size_t)memories[m].page * (size_t)memories[m].pages;
+        for (size_t k = 1; k <= 70; k++) {
+            size_t want = phys / 64 / k / 4096 * 4096;
+            want = want > 65536 ? want : 65536;
+            size_t got = s.block_bytes(s.ctx, k);
+            if (got != want || got % 4096 != 0) {
+                fake_sysconf(-1, 0);
+                ck_abort_msg("memory %zu B, %zu running: block %zu, the formula %zu",
+                             phys, k, got, want);
+            }
+        }
+    }
+    fake_sysconf(-1, 0);
+}
+END_TEST
+
 START_TEST(main_is_a_task_with_a_default_block)
 {
     rt_init();
@@ -2946,6 +2982,7 @@ Suite *make_suite(void)
     suite_add_test(s, the_default_strategy_follows_its_formula);
     suite_add_test(s, a_system_that_cannot_tell_its_memory_gets_the_smallest_default);
     suite_add_test(s, a_page_count_or_a_page_size_of_one_is_counted);
+    suite_add_test(s, the_default_is_whole_pages_on_any_memory);
     suite_add_test(s, main_is_a_task_with_a_default_block);
     suite_add_test(s, a_fixed_strategy_sizes_every_later_block);
     suite_add_test(s, a_second_rt_init_changes_nothing_in_any_state);
