@@ -2622,6 +2622,93 @@ static void null_violates(enum null_arg which, const char *msg)
     ck_assert_violation(scenario_violates, &sc, msg);
 }
 
+/* ---- before rt_init ------------------------------------------------------ */
+
+/* Main is no task before rt_init, yet the calls that never reach a task's
+** state are allowed there (refrt.h): values and channels are made, read
+** for poisoned and held, closed and freed. What was made then serves main's
+** task once rt_init has made it. The calls that need a task are each their
+** own violation there (check_budgets.c,
+** a_call_that_needs_a_task_names_itself_where_there_is_none; the first
+** build of a supervised value is one of them, below). docs/fuzzing.md,
+** the column "main before rt_init". */
+struct before_init_write {
+    void *grown;
+};
+
+static void write_and_grow(void *value, void *ctx)
+{
+    struct before_init_write *w = ctx;
+    ((unsigned char *)value)[0] = 0x01;
+    w->grown = rt_alloc(16); /* into the value's own block: 16 + 8, to 32 */
+    memset(w->grown, 0x5a, 16);
+}
+
+static void read_first_byte(const void *value, void *ctx)
+{
+    *(unsigned char *)ctx = ((const unsigned char *)value)[0];
+}
+
+static void build_one_byte(void *value, void *ctx)
+{
+    (void)ctx;
+    ((unsigned char *)value)[0] = 1;
+}
+
+static void supervised_before_init(void *unused)
+{
+    (void)unused;
+    rt_shared_supervised(RT_OWNED, 1, build_one_byte, NULL, 256);
+}
+
+START_TEST(values_and_channels_made_before_rt_init_serve_main_after_it)
+{
+    int seven = 7, got = 0;
+    unsigned char bytes[100], first = 0;
+    memset(bytes, 0xa5, sizeof bytes);
+
+    rt_shared *v = rt_shared_new(RT_COPY, sizeof seven, &seven, 256);
+    rt_shared *w = rt_shared_new(RT_OWNED, sizeof bytes, bytes, 4096);
+    rt_chan *c = rt_chan_new(2), *closed = rt_chan_new(1);
+    ck_assert(!rt_poisoned(v) && !rt_poisoned(w));
+    ck_assert_uint_eq(rt_shared_held(v), 16);  /* 4 bytes and the 8-byte header, to 16 */
+    ck_assert_uint_eq(rt_shared_held(w), 112); /* 100 and 8, to 16 */
+    rt_chan_close(closed);
+    rt_chan_free(closed);
+    ck_assert_violation(supervised_before_init, NULL,
+                        "refrt: rt_shared_supervised: this thread is not a task");
+
+    rt_init();
+    ck_assert_int_eq(rt_get(v, &got), RT_OK);
+    ck_assert_int_eq(got, 7);
+    struct before_init_write wr = {NULL};
+    ck_assert_int_eq(rt_update(w, write_and_grow, &wr), RT_OK);
+    ck_assert_uint_eq(rt_shared_held(w), 112 + 32);
+    ck_assert_uint_eq(rt_held(), 0); /* the growth went to the value, not the task */
+    ck_assert_int_eq(rt_access(w, read_first_byte, &first), RT_OK);
+    ck_assert_uint_eq(first, 0x01);
+    ck_assert(!rt_poisoned(v) && !rt_poisoned(w));
+
+    unsigned char *m = rt_alloc_outside(40);
+    memset(m, 0x3c, 40);
+    ck_assert_uint_eq(rt_held(), 40);
+    ck_assert_int_eq(rt_send(c, m), RT_OK);
+    ck_assert_uint_eq(rt_held(), 40); /* until it is received */
+    unsigned char *r = rt_recv(c);
+    ck_assert_ptr_eq(r, m);
+    ck_assert_uint_eq(rt_held(), 40); /* its own value, counted once */
+    for (size_t i = 0; i < 40; i++)
+        ck_assert_uint_eq(r[i], 0x3c);
+    rt_free(r);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_close(c);
+    ck_assert_ptr_null(rt_recv(c));
+    rt_chan_free(c);
+    rt_shared_free(v);
+    rt_shared_free(w);
+}
+END_TEST
+
 START_TEST(null_arguments_are_violations)
 {
     null_violates(NULL_INIT, "refrt: rt_shared_new: init is NULL for a value of 8 bytes\n");
@@ -5203,6 +5290,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_block_bigger_than_a_block_can_be_is_a_violation);
     ADD_TEST(s, a_kind_that_is_neither_copy_nor_owned_is_a_violation);
     ADD_TEST(s, null_arguments_are_violations);
+    ADD_TEST(s, values_and_channels_made_before_rt_init_serve_main_after_it);
     ADD_TEST(s, a_value_of_no_bytes_takes_null_for_init_and_out);
     ADD_TEST(s, a_value_or_block_that_cannot_be_allocated_traps);
     ADD_TEST(s, a_copy_that_cannot_be_allocated_traps);
