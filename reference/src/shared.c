@@ -669,6 +669,11 @@ bool rt__shared_locked(rt_shared *s)
     return false;
 }
 
+pthread_mutex_t *rt__shared_mutex(rt_shared *s)
+{
+    return &s->lock;
+}
+
 unsigned long rt__shared_seq(const rt_shared *s)
 {
     return s->seq;

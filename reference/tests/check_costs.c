@@ -255,6 +255,42 @@ START_TEST(first_fit_takes_the_first_large_chunk_in_one_step)
 }
 END_TEST
 
+/* First fit reads every listed chunk it passes over, not only the one it
+** takes: 100 freed chunks of 2,000 bytes and one of 4,000, freed at each
+** place in the order (the list is last freed first), then a request only
+** the 4,000 one fits: one step for each chunk read up to it, exactly, at
+** every place it can be in the list: its head, the second, the middle,
+** the one before last, the last. */
+START_TEST(first_fit_counts_each_large_chunk_it_passes_over)
+{
+    enum { N = 100 };
+    static const int places[] = {N, N - 1, N / 2, 1, 0}; /* when the big one is freed */
+    static void *small[N], *sep[N + 1];
+
+    for (size_t k = 0; k < sizeof places / sizeof places[0]; k++) {
+        struct rt_block *b = rt__block_new(1024 * KIB);
+        void *big = rt__block_alloc(b, 4000);
+        sep[N] = rt__block_alloc(b, 16);
+        for (int i = 0; i < N; i++) {
+            small[i] = rt__block_alloc(b, 2000);
+            sep[i] = rt__block_alloc(b, 16); /* keeps the freed ones apart */
+        }
+        for (int i = 0, freed = 0; i <= N; i++)
+            rt__block_free(b, i == places[k] ? big : small[freed++]);
+        rt__costs_reset();
+        cost_assert(rt__block_alloc(b, 3000) == big, "the 4,000-byte chunk not taken (freed %d)",
+                    places[k]);
+        /* freed t-th of N + 1 (0-based): N - t chunks ahead of it in the list */
+        cost_assert(C(FREE_STEPS) == (unsigned long)(N - places[k] + 1),
+                    "%lu free-list steps to reach a chunk %d deep in the large list",
+                    C(FREE_STEPS), N - places[k] + 1);
+        cost_assert(C(COALESCES) == 0, "%lu coalescings", C(COALESCES));
+        rt__block_delete(b);
+    }
+    (void)sep;
+}
+END_TEST
+
 /* A small request its class and the bump cannot serve: the fast path's
 ** class head, then the large list (empty), then the class heads from the
 ** next size up to the first with a chunk: 1 + (62 - 2 + 1) = 62 steps for
@@ -914,6 +950,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_small_class_pops_in_one_step);
     suite_add_test(s, every_block_allocation_call_counts_refused_or_served);
     suite_add_test(s, first_fit_takes_the_first_large_chunk_in_one_step);
+    suite_add_test(s, first_fit_counts_each_large_chunk_it_passes_over);
     suite_add_test(s, a_bigger_class_is_found_in_at_most_a_class_walk);
     suite_add_test(s, a_block_that_cannot_serve_walks_its_chunks_once);
     suite_add_test(s, a_block_realloc_copies_at_most_the_old_chunk);

@@ -2781,6 +2781,67 @@ START_TEST(a_publish_the_moment_the_direct_path_opens_reads_its_slot)
 }
 END_TEST
 
+/* Publishes, then uses the runtime again at once: rt_hot three more
+** times, and a region opened, filled and closed (its chunk taken from and
+** given back to this thread's cache). got[0..2] three of the states it
+** was handed, got[1] what the key holds; held[1] what the region's byte
+** read. */
+static void *publish_and_go_on_body(struct actor *a)
+{
+    static rt_region r;
+    a->got[0] = rt_hot();
+    a->got[2] = rt_hot();
+    rt_region_open(&r);
+    unsigned char *p = rt_region_alloc(&r, 100, 1, 0x5a);
+    a->held[1] = p[99];
+    rt_region_close(&r);
+    a->got[3] = rt_hot();
+    a->got[1] = pthread_getspecific((pthread_key_t)(rt__key_plus_one - 1));
+    return NULL;
+}
+
+/* The same window, as a thread that goes on using the runtime: while the
+** first publish (A) is stopped between its store of the state and its
+** store of the offset the fast path reads, the direct path is open
+** (rt_hot_direct) but every thread's one load still reads the NULL word,
+** so a thread that has published its state (C) finds it again through the
+** fallback, call after call. That is the design working, not a doubt: C
+** gets its own state each time, never goes for the latch, and the path is
+** open once A goes on. A cold path that took "a published state found
+** through the fallback while the path is open" for a mismatch would latch
+** it for every thread (and wait for hot_lock, which A holds). Not in a
+** TSan build (UNDER_TSAN), as above. */
+START_TEST(a_published_thread_in_the_opening_window_reads_its_state_through_the_fallback)
+{
+    struct actor a = {0}, c = {0};
+    struct watch *latching = watch("hot.disable.before_lock", "C", 0);
+
+    rt_init();
+    on_sigtrap_park();
+    start_plain(&a, "A", watched_first_publish_body, NULL);
+    wait_flag(&trap_parked, "A stopped at its write of the hot state");
+    REQUIRE_WATCHPOINT(a.held[0]);
+    ck_assert_int_eq(ld(&traps), 1);
+    ck_assert_msg(rt_hot_direct() == RT_PRIM_DIRECT, "the path is not open at A's stop");
+    start_plain(&c, "C", publish_and_go_on_body, NULL);
+    WAIT_FOR(ld(&c.done) || passed(latching) > 0,
+             "C neither went on nor went for the latch");
+    ck_assert_msg(passed(latching) == 0, "a thread that found its published state through "
+                  "the fallback while the path was opening went to latch it");
+    st(&trap_released, 1);
+    join_plain(&c);
+    join_plain(&a);
+    ck_assert_int_eq(ld(&traps), 1); /* the state was written once: no latch */
+    ck_assert_ptr_nonnull(c.got[0]);
+    ck_assert_ptr_eq(c.got[1], c.got[0]);
+    ck_assert_ptr_eq(c.got[2], c.got[0]);
+    ck_assert_ptr_eq(c.got[3], c.got[0]);
+    ck_assert_ptr_ne(c.got[0], a.got[0]);
+    ck_assert_uint_eq(c.held[1], 0x5a);
+    ck_assert_int_eq(rt_hot_direct(), RT_PRIM_DIRECT);
+}
+END_TEST
+
 /* ---- shared.c: the order values are made in ----------------------------- */
 
 /* Makes a value with a watchpoint on the count values take their numbers
@@ -3160,6 +3221,8 @@ Suite *make_suite(void)
     add_case(s, a_watchpoint_traps_after_each_access_to_its_bytes_and_no_other);
     if (!UNDER_TSAN)
         add_case(s, a_publish_the_moment_the_direct_path_opens_reads_its_slot);
+    if (!UNDER_TSAN)
+        add_case(s, a_published_thread_in_the_opening_window_reads_its_state_through_the_fallback);
     add_case(s, a_close_while_a_receiver_is_about_to_sleep_wakes_it);
     add_case(s, a_receive_after_a_close_on_another_thread_reads_under_the_lock);
     add_case(s, a_send_after_a_close_on_another_thread_reads_under_the_lock);

@@ -1319,13 +1319,17 @@ enum { AROUND_NONE, AROUND_ONE, AROUND_TWO_NESTED, AROUND_UPDATE_ALL, AROUNDS };
 static const unsigned around_locks[] = {0, 1, 2, 2};
 static int left_kind, left_around;
 static bool left_on_a_task;
+static bool let_an_outer_go; /* the fn lets outer1's lock go instead */
 static rt_shared *outer1, *outer2;
 
 static void leave_a_door_lock(void *v, void *ctx)
 {
     (void)v;
     (void)ctx;
-    rt__door_lock(&m);
+    if (let_an_outer_go)
+        rt__door_unlock(rt__shared_mutex(outer1));
+    else
+        rt__door_lock(&m);
 }
 
 static void leave_a_door_lock_both(void *va, void *vb, void *ctx)
@@ -1336,9 +1340,7 @@ static void leave_a_door_lock_both(void *va, void *vb, void *ctx)
 
 static void leave_a_door_lock_reading(const void *v, void *ctx)
 {
-    (void)v;
-    (void)ctx;
-    rt__door_lock(&m);
+    leave_a_door_lock((void *)v, ctx);
 }
 
 /* The innermost door: its values are made here, after the outer ones. */
@@ -1433,6 +1435,29 @@ START_TEST(a_door_lock_left_in_any_door_fires_at_its_close_at_every_depth)
                 left_on_a_task = task;
                 snprintf(what, sizeof what, "%u doors' locks held once the door closed; the doors "
                          "around it hold %u\n", around + 1, around);
+                fires(a_door_lock_left_at_a_depth, left_door[left_kind], what);
+            }
+}
+END_TEST
+
+/* The other way round: a door's fn that lets go of the lock of a door
+** around it (its value's, outer1's, which the thread holds, so the unlock
+** itself succeeds) is found as that door closes, not only later when the
+** outer door's own unlock fails: the doors around it hold one lock more
+** than the thread does. Every kind of inner door, inside one update, two
+** nested and an rt_update_all, on main and on a task. */
+START_TEST(a_door_lock_let_go_by_an_inner_door_fires_at_its_close_at_every_depth)
+{
+    char what[160];
+
+    let_an_outer_go = true;
+    for (int task = 0; task < 2; task++)
+        for (left_around = AROUND_ONE; left_around < AROUNDS; left_around++)
+            for (left_kind = 0; left_kind < LEFT_KINDS; left_kind++) {
+                unsigned around = around_locks[left_around];
+                left_on_a_task = task;
+                snprintf(what, sizeof what, "%u doors' locks held once the door closed; the doors "
+                         "around it hold %u\n", around - 1, around);
                 fires(a_door_lock_left_at_a_depth, left_door[left_kind], what);
             }
 }
@@ -1903,6 +1928,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_lock_held_past_its_door_fires);
     suite_add_test(s, a_lock_held_past_a_panic_fires);
     suite_add_test(s, a_door_lock_left_in_any_door_fires_at_its_close_at_every_depth);
+    suite_add_test(s, a_door_lock_let_go_by_an_inner_door_fires_at_its_close_at_every_depth);
     suite_add_test(s, a_door_lock_left_past_a_task_or_any_panic_fires);
     suite_add_test(s, doors_nested_hundreds_deep_hold_exactly_their_depth);
     suite_add_test(s, a_task_that_ends_hundreds_of_doors_deep_fires_with_their_count);

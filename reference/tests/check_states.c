@@ -567,8 +567,10 @@ END_TEST
 ** thread that returns and main that calls pthread_exit, with 1, 16, 17
 ** and 20 regions open (here static structs, so the check is all that
 ** differs); a task that panics with them open closes them and ends
-** cleanly. */
-enum { END_TASK, END_THREAD, END_MAIN_EXIT, END_TASK_PANICS, ENDINGS };
+** cleanly. Main twice: before any task call, and after one has attached
+** main's task to its thread (an allocation of its block), so that the
+** check holds whether or not the ending thread runs a task. */
+enum { END_TASK, END_THREAD, END_MAIN_EXIT, END_MAIN_TASK_EXIT, END_TASK_PANICS, ENDINGS };
 struct open_end {
     int how, depth;
 };
@@ -592,7 +594,12 @@ static void end_with_regions_open(void *arg)
     const struct open_end *e = arg;
     rt_set_strategy(rt_fixed_strategy(16 * KIB));
     rt_init();
-    if (e->how == END_MAIN_EXIT) {
+    if (e->how == END_MAIN_TASK_EXIT) {
+        void *p = rt_alloc(24); /* main's task is attached to its thread now */
+        if (p == NULL || rt_held() == 0)
+            _exit(6);
+        returns_with_regions_open(&(struct open_end){END_MAIN_EXIT, e->depth});
+    } else if (e->how == END_MAIN_EXIT) {
         returns_with_regions_open(arg);
     } else if (e->how == END_THREAD) {
         run_on(ON_A_THREAD, returns_with_regions_open, arg);
@@ -613,9 +620,12 @@ START_TEST(a_task_or_a_thread_that_ends_with_a_region_open_is_a_violation)
     static const char *const want[] = {
         "refrt: rt_spawn: its task returned with a region still open\n",
         "refrt: hot_destroy: a thread ended with a region still open\n",
+        "refrt: hot_destroy: a thread ended with a region still open\n",
         "refrt: hot_destroy: a thread ended with a region still open\n"};
     static const char *const how[] = {"a task that returns", "a plain thread",
-                                      "main's pthread_exit", "a task that panics"};
+                                      "main's pthread_exit before any task call",
+                                      "main's pthread_exit once its task is attached",
+                                      "a task that panics"};
     for (int h = 0; h < ENDINGS; h++)
         for (size_t k = 0; k < sizeof depths / sizeof *depths; k++) {
             struct open_end e = {h, depths[k]};
