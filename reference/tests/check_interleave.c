@@ -2741,6 +2741,38 @@ static void *watched_first_publish_body(struct actor *a)
     return NULL;
 }
 
+/* Starts A's first publish of the process and stops it right after its
+** first write of the state, inside the first publish (it holds hot_lock):
+** the window between the store of the state and the store of the offset
+** the fast path reads. */
+static void stop_the_first_publish_in_its_window(struct actor *a)
+{
+    rt_init();
+    on_sigtrap_park();
+    start_plain(a, "A", watched_first_publish_body, NULL);
+    wait_flag(&trap_parked, "A stopped at its write of the hot state");
+    REQUIRE_WATCHPOINT(a->held[0]);
+    ck_assert_int_eq(ld(&traps), 1);
+}
+
+/* Runs C's body in that window, which must finish without going for the
+** latch (latched: the failure's message); then lets A go on and joins
+** both. The state was written once: no latch. */
+static void go_through_the_window(struct actor *a, struct actor *c,
+                                  void *(*body)(struct actor *), const char *latched)
+{
+    struct watch *latching = watch("hot.disable.before_lock", "C", 0);
+
+    start_plain(c, "C", body, NULL);
+    WAIT_FOR(ld(&c->done) || passed(latching) > 0,
+             "C neither finished nor went for the latch");
+    ck_assert_msg(passed(latching) == 0, "%s", latched);
+    st(&trap_released, 1);
+    join_plain(c);
+    join_plain(a);
+    ck_assert_int_eq(ld(&traps), 1);
+}
+
 /* The first publish opens the direct path only with the slot it found
 ** already in place: a thread that publishes the moment the path opens
 ** reads that slot, agrees, and the path stays open. A is stopped right
@@ -2755,24 +2787,11 @@ static void *watched_first_publish_body(struct actor *a)
 START_TEST(a_publish_the_moment_the_direct_path_opens_reads_its_slot)
 {
     struct actor a = {0}, c = {0};
-    struct watch *latching = watch("hot.disable.before_lock", "C", 0);
 
-    rt_init();
-    on_sigtrap_park();
-    start_plain(&a, "A", watched_first_publish_body, NULL);
-    wait_flag(&trap_parked, "A stopped at its write of the hot state");
-    REQUIRE_WATCHPOINT(a.held[0]);
-    ck_assert_int_eq(ld(&traps), 1);
+    stop_the_first_publish_in_its_window(&a);
     ck_assert_int_eq(__atomic_load_n(rt__hot_state_at(), __ATOMIC_RELAXED) != 0, 1);
-    start_plain(&c, "C", publish_body, NULL);
-    WAIT_FOR(ld(&c.done) || passed(latching) > 0,
-             "C neither published nor went for the latch");
-    ck_assert_msg(passed(latching) == 0, "a publish the moment the direct path opened "
-                  "found it disagreeing and went to latch it");
-    st(&trap_released, 1);
-    join_plain(&c);
-    join_plain(&a);
-    ck_assert_int_eq(ld(&traps), 1); /* the state was written once: no latch */
+    go_through_the_window(&a, &c, publish_body, "a publish the moment the direct path "
+                          "opened found it disagreeing and went to latch it");
     ck_assert_ptr_nonnull(a.got[0]);
     ck_assert_ptr_nonnull(c.got[0]);
     ck_assert_ptr_eq(c.got[1], c.got[0]);
@@ -2783,9 +2802,9 @@ END_TEST
 
 /* Publishes, then uses the runtime again at once: rt_hot three more
 ** times, and a region opened, filled and closed (its chunk taken from and
-** given back to this thread's cache). got[0..2] three of the states it
-** was handed, got[1] what the key holds; held[1] what the region's byte
-** read. */
+** given back to this thread's cache). got[0], got[2] and got[3] three
+** of the states it was handed, got[1] what the key holds (as in
+** publish_body); held[1] the last byte the region handed out. */
 static void *publish_and_go_on_body(struct actor *a)
 {
     static rt_region r;
@@ -2814,24 +2833,12 @@ static void *publish_and_go_on_body(struct actor *a)
 START_TEST(a_published_thread_in_the_opening_window_reads_its_state_through_the_fallback)
 {
     struct actor a = {0}, c = {0};
-    struct watch *latching = watch("hot.disable.before_lock", "C", 0);
 
-    rt_init();
-    on_sigtrap_park();
-    start_plain(&a, "A", watched_first_publish_body, NULL);
-    wait_flag(&trap_parked, "A stopped at its write of the hot state");
-    REQUIRE_WATCHPOINT(a.held[0]);
-    ck_assert_int_eq(ld(&traps), 1);
+    stop_the_first_publish_in_its_window(&a);
     ck_assert_msg(rt_hot_direct() == RT_PRIM_DIRECT, "the path is not open at A's stop");
-    start_plain(&c, "C", publish_and_go_on_body, NULL);
-    WAIT_FOR(ld(&c.done) || passed(latching) > 0,
-             "C neither went on nor went for the latch");
-    ck_assert_msg(passed(latching) == 0, "a thread that found its published state through "
-                  "the fallback while the path was opening went to latch it");
-    st(&trap_released, 1);
-    join_plain(&c);
-    join_plain(&a);
-    ck_assert_int_eq(ld(&traps), 1); /* the state was written once: no latch */
+    go_through_the_window(&a, &c, publish_and_go_on_body, "a thread that found its published "
+                          "state through the fallback while the path was opening went to "
+                          "latch it");
     ck_assert_ptr_nonnull(c.got[0]);
     ck_assert_ptr_eq(c.got[1], c.got[0]);
     ck_assert_ptr_eq(c.got[2], c.got[0]);

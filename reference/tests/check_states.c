@@ -584,7 +584,7 @@ static void *returns_with_regions_open(void *arg)
     }
     if (e->how == END_TASK_PANICS)
         rt_panic("with its regions open");
-    if (e->how == END_MAIN_EXIT)
+    if (e->how == END_MAIN_EXIT || e->how == END_MAIN_TASK_EXIT)
         pthread_exit(NULL);
     return NULL;
 }
@@ -594,12 +594,10 @@ static void end_with_regions_open(void *arg)
     const struct open_end *e = arg;
     rt_set_strategy(rt_fixed_strategy(16 * KIB));
     rt_init();
-    if (e->how == END_MAIN_TASK_EXIT) {
-        void *p = rt_alloc(24); /* main's task is attached to its thread now */
-        if (p == NULL || rt_held() == 0)
-            _exit(6);
-        returns_with_regions_open(&(struct open_end){END_MAIN_EXIT, e->depth});
-    } else if (e->how == END_MAIN_EXIT) {
+    /* an allocation of main's block attaches main's task to its thread */
+    if (e->how == END_MAIN_TASK_EXIT && (rt_alloc(24) == NULL || rt_held() == 0))
+        _exit(6);
+    if (e->how == END_MAIN_EXIT || e->how == END_MAIN_TASK_EXIT) {
         returns_with_regions_open(arg);
     } else if (e->how == END_THREAD) {
         run_on(ON_A_THREAD, returns_with_regions_open, arg);
