@@ -146,6 +146,23 @@ static void *report_budget(void *unused)
     return b;
 }
 
+/* A budget is the strategy's figure rounded down to 16 (docs/budgets.md),
+** never up: at every remainder 0 to 15 above a multiple, for main's block
+** and for a task's. */
+START_TEST(a_budget_is_the_strategys_figure_rounded_down_to_16)
+{
+    init_fixed(64 * KIB + 15); /* main's block */
+    ck_assert_uint_eq(rt_budget(), 64 * KIB);
+    for (size_t r = 0; r < 16; r++) {
+        size_t *b;
+        rt_set_strategy(rt_fixed_strategy(64 * KIB + r));
+        ck_assert_int_eq(run_task(report_budget, NULL, (void **)&b), RT_OK);
+        ck_assert_msg(*b == 64 * KIB, "a fixed strategy of 64 KiB + %zu: a budget of %zu", r, *b);
+        rt_free(b);
+    }
+}
+END_TEST
+
 START_TEST(a_fixed_strategy_sizes_every_later_block)
 {
     size_t *b;
@@ -2985,6 +3002,7 @@ Suite *make_suite(void)
     suite_add_test(s, the_default_is_whole_pages_on_any_memory);
     suite_add_test(s, main_is_a_task_with_a_default_block);
     suite_add_test(s, a_fixed_strategy_sizes_every_later_block);
+    suite_add_test(s, a_budget_is_the_strategys_figure_rounded_down_to_16);
     suite_add_test(s, a_second_rt_init_changes_nothing_in_any_state);
     suite_add_test(s, a_call_that_needs_a_task_names_itself_where_there_is_none);
     suite_add_test(s, a_strategys_block_bytes_runs_with_no_runtime_lock_held_and_may_set_the_strategy);

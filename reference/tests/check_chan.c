@@ -315,6 +315,33 @@ START_TEST(a_block_value_is_refused_and_nothing_is_sent)
 }
 END_TEST
 
+/* A block value is refused on sight, in every state of the channel: on a
+** full one at once (a send of it never waits for room it could not use),
+** and on a closed one as a block value (RT_REFUSED, not RT_CLOSED: what
+** is wrong is the value, and no later channel takes it either). */
+START_TEST(a_block_value_is_refused_at_once_on_a_full_or_closed_channel)
+{
+    init_fixed(64 * KIB);
+    for (size_t capacity = 1; capacity <= 3; capacity++) {
+        rt_chan *c = rt_chan_new(capacity);
+        char *v = rt_alloc(10);
+        size_t held = rt_held();
+        for (size_t i = 0; i < capacity; i++)
+            ck_assert_int_eq(rt_send(c, rt_alloc_outside(8)), RT_OK);
+        ck_assert_int_eq(rt_send(c, v), RT_REFUSED); /* full: no wait */
+        rt_chan_close(c);
+        ck_assert_int_eq(rt_send(c, v), RT_REFUSED); /* closed */
+        for (size_t i = 0; i < capacity; i++)
+            rt_free(rt_recv(c));
+        ck_assert_ptr_null(rt_recv(c));
+        ck_assert_int_eq(rt_send(c, v), RT_REFUSED); /* closed and empty */
+        ck_assert_uint_eq(rt_held(), held);
+        rt_free(v);
+        rt_chan_free(c);
+    }
+}
+END_TEST
+
 START_TEST(a_closed_channel_takes_nothing_and_gives_what_it_has)
 {
     init_fixed(64 * KIB);
@@ -1249,6 +1276,7 @@ Suite *make_suite(void)
     suite_add_test(s, more_values_of_one_sender_than_a_short_counts_wait_and_arrive_whole);
     suite_add_test(s, a_value_sent_before_a_panic_survives_it);
     suite_add_test(s, a_block_value_is_refused_and_nothing_is_sent);
+    suite_add_test(s, a_block_value_is_refused_at_once_on_a_full_or_closed_channel);
     suite_add_test(s, a_closed_channel_takes_nothing_and_gives_what_it_has);
     suite_add_test(s, a_full_channel_blocks_the_sender_and_keeps_the_order);
     suite_add_test(s, closing_a_full_channel_wakes_its_sender);

@@ -439,6 +439,33 @@ START_TEST(a_block_past_4_gib_is_counted_at_every_byte)
 }
 END_TEST
 
+/* Work counted past 4 GiB is counted at every byte, through RT_COST as
+** through the byte counters: an outside value of 4 GiB + 16 grown to
+** 4 GiB + 32 keeps (and counts as copied) exactly its 4 GiB + 16 bytes,
+** and one shrunk from 4 GiB + 32 to 4 GiB + 1 its new size. Virtual memory
+** only: glibc moves a mapping this big without touching its pages. */
+START_TEST(an_outside_realloc_past_4_gib_counts_every_byte_it_keeps)
+{
+    static const size_t g4 = (size_t)1 << 32;
+    static const size_t from[] = {g4 + 16, g4 + 32, g4 - 16, g4};
+    static const size_t to[] = {g4 + 32, g4 + 1, g4 + 16, 2 * g4};
+    if (UNDER_SANITIZER)
+        return;
+    init_fixed(4 * g4);
+    for (size_t i = 0; i < sizeof from / sizeof *from; i++) {
+        void *v = rt_alloc_outside(from[i]);
+        cost_assert(v != NULL, "no outside value of %zu bytes", from[i]);
+        rt__costs_reset();
+        v = rt_realloc(v, to[i]);
+        size_t kept = from[i] < to[i] ? from[i] : to[i];
+        cost_assert(C(OUTSIDE_COPIED) == kept, "%zu to %zu bytes: %lu counted copied, not %zu",
+                    from[i], to[i], (unsigned long)C(OUTSIDE_COPIED), kept);
+        cost_assert(rt_held() == to[i], "held %zu, not %zu", rt_held(), to[i]);
+        rt_free(v);
+    }
+}
+END_TEST
+
 /* A task is its struct rt_task and its block (struct, padding to 16, 8,
 ** then the budget); its thread adds one struct rt_hot; the first spawn
 ** makes the table of tasks not yet joined (16 slots). Each exactly what
@@ -957,6 +984,7 @@ Suite *make_suite(void)
     suite_add_test(s, an_outside_realloc_keeps_at_most_the_old_size);
     suite_add_test(s, a_task_takes_its_struct_its_block_and_a_thread_state);
     suite_add_test(s, a_block_past_4_gib_is_counted_at_every_byte);
+    suite_add_test(s, an_outside_realloc_past_4_gib_counts_every_byte_it_keeps);
     suite_add_test(s, a_channel_takes_its_struct_and_its_ring);
     suite_add_test(s, a_shared_value_takes_its_struct_and_its_block);
     suite_add_test(s, a_copy_door_copies_its_value_twice_and_no_more);

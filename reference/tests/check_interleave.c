@@ -33,6 +33,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "costs.h"
 #include "internal.h"
 #include "points.h"
 #include "refrt.h"
@@ -3215,9 +3216,162 @@ START_TEST(a_stale_pointer_is_refused_by_the_next_block_while_another_thread_mak
 }
 END_TEST
 
+/* points.h lets a test install or change the hook while threads run (any
+** thread may call it, several at once): the hook's word is read as an
+** atomic, so a change while another thread passes points is no data race
+** (ThreadSanitizer judges it) and the new hook is the one called. A task
+** updates a value in a loop (every door's unlock passes a point); main
+** installs a counting hook meanwhile, waits until that hook has seen ten
+** passages on the task, and takes it away again, ten times. */
+static int counted_passages, stop_updating, updates_done;
+
+static void counts_passages(const char *name)
+{
+    (void)name;
+    __atomic_add_fetch(&counted_passages, 1, __ATOMIC_RELAXED);
+}
+
+static void add_one_long(void *value, void *ctx)
+{
+    (void)ctx;
+    ++*(long *)value;
+}
+
+static void *updates_until_told(void *s)
+{
+    while (!ld(&stop_updating)) {
+        if (rt_update(s, add_one_long, NULL) != RT_OK)
+            abort();
+        __atomic_add_fetch(&updates_done, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+START_TEST(the_hook_may_change_while_threads_pass_points)
+{
+    long zero = 0, total = 0;
+    init_fixed(64 * KIB);
+    rt_shared *s = rt_shared_new(RT_COPY, sizeof zero, &zero, 4096);
+    rt_task *t = rt_spawn(updates_until_told, s);
+    ck_assert_ptr_nonnull(t);
+    WAIT_FOR(ld(&updates_done) > 0, "the task never updated");
+    for (int round = 0; round < 10; round++) {
+        int before = ld(&counted_passages);
+        __atomic_store_n(&rt__point_hook, counts_passages, __ATOMIC_RELAXED);
+        WAIT_FOR(ld(&counted_passages) >= before + 10, "round %d: the new hook was not called",
+                 round);
+        __atomic_store_n(&rt__point_hook, NULL, __ATOMIC_RELAXED);
+    }
+    st(&stop_updating, 1);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    ck_assert_int_eq(rt_get(s, &total), RT_OK);
+    ck_assert_int_eq(total, ld(&updates_done));
+    rt_shared_free(s);
+}
+END_TEST
+
+/* The cost counters are atomics whatever the threads: a reset on main while
+** a task counts is no data race (ThreadSanitizer judges it), and once the
+** task has ended a reset leaves every counter at 0 and the next work is
+** counted exactly. */
+static void *allocates_until_told(void *unused)
+{
+    (void)unused;
+    while (!ld(&stop_updating)) {
+        rt_free(rt_alloc(48));
+        __atomic_add_fetch(&updates_done, 1, __ATOMIC_RELAXED);
+    }
+    return NULL;
+}
+
+START_TEST(a_cost_reset_while_another_thread_counts_is_no_race)
+{
+    init_fixed(64 * KIB);
+    rt_task *t = rt_spawn(allocates_until_told, NULL);
+    ck_assert_ptr_nonnull(t);
+    for (int round = 0; round < 200; round++) {
+        int before = ld(&updates_done);
+        rt__costs_reset();
+        WAIT_FOR(ld(&updates_done) > before, "round %d: the task stopped counting", round);
+    }
+    st(&stop_updating, 1);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    rt__costs_reset();
+    for (int k = 0; k < RT_COSTS; k++)
+        ck_assert_msg(rt__cost((enum rt_cost)k) == 0, "counter %d is %lu after a reset", k,
+                      rt__cost((enum rt_cost)k));
+    for (int i = 0; i < 5; i++)
+        rt_free(rt_alloc(48));
+    ck_assert_uint_eq(rt__cost(RT_COST_BLOCK_ALLOCS), 5);
+}
+END_TEST
+
+/* The first publish, parked with its lock taken (hot.first_publish.locked),
+** has found nothing yet: the direct path is not open there, for the
+** publishing thread or any other. It opens once the publish goes on (where
+** a direct path is known). */
+static int direct_seen_at_first_publish = -1;
+
+static void records_the_path_at_the_first_publish(const char *name)
+{
+    if (strcmp(name, "hot.first_publish.locked") == 0 &&
+        __atomic_load_n(&direct_seen_at_first_publish, __ATOMIC_RELAXED) == -1)
+        __atomic_store_n(&direct_seen_at_first_publish, rt_hot_direct(), __ATOMIC_RELAXED);
+}
+
+START_TEST(the_first_publish_has_opened_nothing_where_it_takes_its_lock)
+{
+    __atomic_store_n(&rt__point_hook, records_the_path_at_the_first_publish, __ATOMIC_RELAXED);
+    init_fixed(64 * KIB);
+    ck_assert_ptr_nonnull(rt_hot()); /* the process's first publish */
+    __atomic_store_n(&rt__point_hook, NULL, __ATOMIC_RELAXED);
+    ck_assert_int_eq(ld(&direct_seen_at_first_publish), 0);
+    ck_assert_int_eq(rt_hot_direct(), RT_PRIM_DIRECT);
+}
+END_TEST
+
+/* Only the process's first publish takes the first publish's lock: a
+** later thread's first call publishes on its own (docs/hot-path.md), so it
+** never waits behind a latch parked with that lock, and the point inside it
+** is passed once in the process, whichever threads come after. */
+static int first_publish_passages;
+
+static void counts_first_publishes(const char *name)
+{
+    if (strcmp(name, "hot.first_publish.locked") == 0)
+        __atomic_add_fetch(&first_publish_passages, 1, __ATOMIC_RELAXED);
+}
+
+static void *first_call_of_a_later_thread(void *unused)
+{
+    (void)unused;
+    return rt_hot();
+}
+
+START_TEST(only_the_first_publish_takes_the_first_publishs_lock)
+{
+    __atomic_store_n(&rt__point_hook, counts_first_publishes, __ATOMIC_RELAXED);
+    init_fixed(64 * KIB);
+    ck_assert_ptr_nonnull(rt_hot());
+    for (int i = 0; i < 8; i++) {
+        pthread_t t;
+        void *theirs = NULL;
+        ck_assert_int_eq(pthread_create(&t, NULL, first_call_of_a_later_thread, NULL), 0);
+        ck_assert_int_eq(pthread_join(t, &theirs), 0);
+        ck_assert_ptr_nonnull(theirs);
+    }
+    __atomic_store_n(&rt__point_hook, NULL, __ATOMIC_RELAXED);
+    ck_assert_int_eq(ld(&first_publish_passages), 1);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("interleave");
+    add_case(s, the_hook_may_change_while_threads_pass_points);
+    add_case(s, a_cost_reset_while_another_thread_counts_is_no_race);
+    add_case(s, the_first_publish_has_opened_nothing_where_it_takes_its_lock);
+    add_case(s, only_the_first_publish_takes_the_first_publishs_lock);
     add_case(s, a_latch_during_the_first_publish_waits_and_wins);
     add_case(s, a_latch_right_after_the_first_publish_closes_the_path_for_good);
     add_case(s, a_first_publish_during_a_latch_waits_and_opens_nothing);

@@ -401,17 +401,28 @@ static void alloc_overflowing(void *unused)
 }
 
 /* rt_chunk_take never returns NULL: a failed malloc traps, before rt_init
-** (the cache off), after it with nothing kept, and on a thread of its own. */
+** (the cache off), after it with nothing kept, and on a thread of its own.
+** So does rt_region_open, which takes its chunk: a region is never open
+** without one (take_through_a_region). */
+static bool take_through_a_region;
+
 static void take_when_malloc_fails(void *arg)
 {
+    rt_region r = {0};
+    void *c;
     if (arg != NULL) {
         rt_init();
-        void *c = rt_chunk_take();
+        c = rt_chunk_take();
         rt_chunk_give(c, c);
         (void)rt_chunk_take(); /* the stack empty again, the state made */
     }
     fail_nth(1);
-    void *c = rt_chunk_take();
+    if (take_through_a_region) {
+        rt_region_open(&r);
+        c = r.base;
+    } else {
+        c = rt_chunk_take();
+    }
     fail_nth(0);
     _exit(c == NULL ? 3 : 4);
 }
@@ -434,9 +445,13 @@ static void take_on_a_thread_when_malloc_fails(void *arg)
 
 START_TEST(a_take_whose_malloc_fails_traps_in_every_state)
 {
-    ck_assert_trap(take_when_malloc_fails, NULL);
-    ck_assert_trap(take_when_malloc_fails, (void *)1);
-    ck_assert_trap(take_on_a_thread_when_malloc_fails, NULL);
+    for (int region = 0; region < 2; region++) {
+        take_through_a_region = region;
+        ck_assert_trap(take_when_malloc_fails, NULL);
+        ck_assert_trap(take_when_malloc_fails, (void *)1);
+        ck_assert_trap(take_on_a_thread_when_malloc_fails, NULL);
+        ck_assert_trap(take_on_a_thread_when_malloc_fails, (void *)1);
+    }
 }
 END_TEST
 

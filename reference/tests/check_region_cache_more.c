@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "costs.h"
 #include "internal.h"
 #include "refrt.h"
 #include "testutil.h"
@@ -675,6 +676,236 @@ START_TEST(a_slot_search_whose_setspecific_fails_keeps_the_direct_path_off)
 END_TEST
 #endif
 
+/* A thread-specific-data destructor that runs after the runtime's (a key
+** made after rt_init: glibc runs destructors in key order) may still use
+** the chunk cache, as any call on that thread may: the runtime's state is
+** gone by then, so the call makes a new one, the chunk given there is kept
+** like any other (1 kept), rt_hot() answers that new state, and the next
+** round of destructors frees it and its chunks, cleared. Nothing leaks and
+** nothing reads the state that was freed. On a plain thread and on a
+** task's thread (a region needs no task). */
+struct late_use {
+    unsigned kept_after_give, kept_after_region;
+    bool hot_answered, hot_is_new;
+    struct rt_hot *first_state;
+    void *chunk;
+};
+
+static pthread_key_t late_key;
+static struct late_use late;
+
+static void late_destructor(void *value)
+{
+    rt_region r;
+    (void)value;
+    late.chunk = rt_chunk_take();
+    memset(late.chunk, 0x6b, 40);
+    rt_chunk_give(late.chunk, (unsigned char *)late.chunk + 40);
+    late.kept_after_give = rt_chunk_kept();
+    late.hot_answered = rt_hot() != NULL;
+    late.hot_is_new = rt_hot() != late.first_state || rt_hot()->kept == 1;
+    rt_region_open(&r);
+    rt_region_alloc(&r, 3, 21, 0x6c);
+    rt_region_close(&r);
+    late.kept_after_region = rt_chunk_kept();
+}
+
+static void *uses_the_runtime_then_sets_the_late_key(void *unused)
+{
+    (void)unused;
+    late.first_state = rt_hot();
+    pthread_setspecific(late_key, &late_key);
+    return NULL;
+}
+
+START_TEST(a_destructor_after_the_runtimes_uses_the_cache_and_leaks_nothing)
+{
+    rt_set_strategy(rt_fixed_strategy(64 * 1024));
+    rt_init();
+    ck_assert_int_eq(pthread_key_create(&late_key, late_destructor), 0);
+    for (int on_a_task = 0; on_a_task < 2; on_a_task++) {
+        memset(&late, 0, sizeof late);
+        chunks_reset();
+        if (on_a_task) {
+            rt_task *t = rt_spawn(uses_the_runtime_then_sets_the_late_key, NULL);
+            ck_assert_ptr_nonnull(t);
+            ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+        } else {
+            pthread_t t;
+            ck_assert_int_eq(pthread_create(&t, NULL, uses_the_runtime_then_sets_the_late_key,
+                                            NULL), 0);
+            ck_assert_int_eq(pthread_join(t, NULL), 0);
+        }
+        struct chunk_counts n = chunks_counted();
+        ck_assert_msg(late.kept_after_give == 1 && late.kept_after_region == 1,
+                      "%s: kept %u after the give, %u after the region (1 each)",
+                      on_a_task ? "a task" : "a thread", late.kept_after_give,
+                      late.kept_after_region);
+        ck_assert(late.hot_answered && late.hot_is_new);
+        ck_assert_msg(n.mallocs == 1 && n.frees == 1 && n.frees_dirty == 0,
+                      "%s: %lu chunk mallocs, %lu frees, %lu dirty (1, 1, 0)",
+                      on_a_task ? "a task" : "a thread", n.mallocs, n.frees, n.frees_dirty);
+        ck_assert(!chunk_live(late.chunk));
+    }
+}
+END_TEST
+
+/* A chunk a thread took from its cache is the program's, wherever it goes:
+** handed to another thread, it is not freed when its taker ends. The taker
+** keeps 3, takes one back (2 kept) and hands it over; at its end exactly
+** its 2 kept chunks are freed (the cost counter and the shim agree), and
+** the chunk handed over is live and serves its new thread, whose give keeps
+** it. At every depth the taker's stack can be left at: 0 to 15 kept. */
+struct handed {
+    int keep;
+    void *chunk;
+};
+
+static void *keeps_then_hands_one_over(void *arg)
+{
+    struct handed *hd = arg;
+    void *c[RT_REGION_CACHE_SLOTS];
+    for (int i = 0; i <= hd->keep; i++)
+        c[i] = rt_chunk_take();
+    for (int i = 0; i <= hd->keep; i++)
+        rt_chunk_give(c[i], c[i]);
+    hd->chunk = rt_chunk_take();
+    return NULL;
+}
+
+START_TEST(a_chunk_taken_and_handed_to_another_thread_outlives_its_taker)
+{
+    rt_init();
+    for (int keep = 0; keep < RT_REGION_CACHE_SLOTS; keep++) {
+        struct handed hd = {keep, NULL};
+        pthread_t t;
+        chunks_reset();
+        rt__costs_reset();
+        ck_assert_int_eq(pthread_create(&t, NULL, keeps_then_hands_one_over, &hd), 0);
+        ck_assert_int_eq(pthread_join(t, NULL), 0);
+        struct chunk_counts n = chunks_counted();
+        unsigned long released = rt__cost(RT_COST_CHUNKS_RELEASED);
+        ck_assert_msg(n.mallocs == (unsigned long)keep + 1 && n.frees == (unsigned long)keep &&
+                          released == (unsigned long)keep,
+                      "%d kept at the end: %lu mallocs, %lu frees, %lu released (%d, %d, %d)",
+                      keep, n.mallocs, n.frees, released, keep + 1, keep, keep);
+        ck_assert(chunk_live(hd.chunk));
+        memset(hd.chunk, 0x77, RT_CHUNK_SIZE);
+        unsigned before = rt_chunk_kept();
+        rt_chunk_give(hd.chunk, (unsigned char *)hd.chunk + RT_CHUNK_SIZE);
+        ck_assert_uint_eq(rt_chunk_kept(), before + 1);
+        ck_assert_ptr_eq(rt_chunk_take(), hd.chunk);
+        free(hd.chunk); /* the program's to free: it came from malloc */
+    }
+}
+END_TEST
+
+/* rt_init makes main a task before it publishes its key: a strategy set
+** before rt_init, whose block_bytes rt_init asks for main's block, runs
+** with the cache still off, as any call before rt_init (refrt.h): a chunk
+** taken there is malloc'ed, given back is cleared and freed (0 kept), a
+** region there is untracked, and rt_hot() there is the violation. After
+** rt_init nothing is kept and no chunk is live. */
+static struct {
+    unsigned calls, kept_after_give, kept_after_region;
+    void *chunk;
+} during;
+
+static size_t block_bytes_uses_the_cache(void *ctx, size_t running)
+{
+    rt_region r;
+    (void)ctx;
+    (void)running;
+    during.calls++;
+    during.chunk = rt_chunk_take();
+    memset(during.chunk, 0x3c, 100);
+    rt_chunk_give(during.chunk, (unsigned char *)during.chunk + 100);
+    during.kept_after_give = rt_chunk_kept();
+    rt_region_open(&r);
+    rt_region_alloc(&r, 1, 100, 0x3d);
+    rt_region_close(&r);
+    during.kept_after_region = rt_chunk_kept();
+    return 64 * 1024;
+}
+
+static size_t block_bytes_asks_rt_hot(void *ctx, size_t running)
+{
+    (void)ctx;
+    (void)running;
+    (void)rt_hot();
+    return 64 * 1024;
+}
+
+static void init_whose_strategy_asks_rt_hot(void *unused)
+{
+    (void)unused;
+    rt_set_strategy((rt_strategy){block_bytes_asks_rt_hot, NULL});
+    rt_init();
+    _exit(3);
+}
+
+START_TEST(the_strategy_rt_init_asks_runs_with_the_cache_off)
+{
+    /* first, while this process has not called rt_init: the child's is its first */
+    ck_assert_violation(init_whose_strategy_asks_rt_hot, NULL,
+                        "refrt: rt_hot: rt_init has not been called\n");
+    chunks_reset();
+    rt_set_strategy((rt_strategy){block_bytes_uses_the_cache, NULL});
+    rt_init();
+    struct chunk_counts n = chunks_counted();
+    ck_assert_uint_eq(during.calls, 1);
+    ck_assert_msg(during.kept_after_give == 0 && during.kept_after_region == 0,
+                  "kept %u after the give, %u after the region, inside rt_init (0 each)",
+                  during.kept_after_give, during.kept_after_region);
+    ck_assert_msg(n.mallocs == 2 && n.frees == 2 && n.frees_dirty == 0,
+                  "%lu chunk mallocs, %lu frees, %lu dirty (2, 2, 0)", n.mallocs, n.frees,
+                  n.frees_dirty);
+    ck_assert_uint_eq(rt_chunk_kept(), 0);
+    ck_assert_ptr_nonnull(rt_hot());
+}
+END_TEST
+
+/* A region opened before rt_init is untracked: closed while regions opened
+** after rt_init are open inside it, that is not reported (docs/misuse.md),
+** its chunk is given (kept, cleared), and the tracked regions inside it
+** still close in order, 1 to 16 deep, on main and on a thread that opened
+** its untracked region before rt_init. */
+static void *closes_the_untracked_one_first(void *arg)
+{
+    rt_region *outer = arg;
+    for (int depth = 1; depth <= RT_REGION_CACHE_SLOTS; depth++) {
+        rt_region inner[RT_REGION_CACHE_SLOTS];
+        unsigned kept = rt_chunk_kept();
+        for (int i = 0; i < depth; i++) {
+            rt_region_open(&inner[i]);
+            rt_region_alloc(&inner[i], 1, 8, 0x11);
+        }
+        if (outer[depth - 1].base == NULL)
+            return "the untracked region is not open";
+        rt_region_close(&outer[depth - 1]);
+        if (rt_hot()->innermost != &inner[depth - 1])
+            return "closing the untracked region changed the innermost";
+        for (int i = depth - 1; i >= 0; i--)
+            rt_region_close(&inner[i]);
+        if (rt_hot()->innermost != NULL || rt_chunk_kept() < (kept > (unsigned)depth ? kept - (unsigned)depth : 0))
+            return "the tracked regions did not close in order";
+    }
+    return NULL;
+}
+
+START_TEST(an_untracked_region_closes_while_tracked_ones_are_open_inside_it)
+{
+    static rt_region outer[RT_REGION_CACHE_SLOTS];
+    for (int i = 0; i < RT_REGION_CACHE_SLOTS; i++) {
+        rt_region_open(&outer[i]);
+        rt_region_alloc(&outer[i], 1, 32, 0x22);
+    }
+    rt_init();
+    const char *why = closes_the_untracked_one_first(outer);
+    ck_assert_msg(why == NULL, "on main: %s", why);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("region_cache_more");
@@ -704,6 +935,10 @@ Suite *make_suite(void)
     tcase_add_test(tc, a_null_region_or_chunk_is_a_violation);
     tcase_add_test(tc, a_region_bumped_past_its_chunk_traps);
     tcase_add_test(tc, a_region_opened_before_init_closes_after_it);
+    tcase_add_test(tc, a_destructor_after_the_runtimes_uses_the_cache_and_leaks_nothing);
+    tcase_add_test(tc, a_chunk_taken_and_handed_to_another_thread_outlives_its_taker);
+    tcase_add_test(tc, the_strategy_rt_init_asks_runs_with_the_cache_off);
+    tcase_add_test(tc, an_untracked_region_closes_while_tracked_ones_are_open_inside_it);
 #if RT_PRIM_DIRECT
     tcase_add_test(tc, a_key_past_the_first_block_keeps_the_direct_path_off);
 #endif

@@ -90,6 +90,19 @@ static void run_ok(void (*fn)(void *), const char *expect)
 
 #define RUN_OK(fn, expect) run_ok((fn), (expect))
 
+/* As RUN_OK, and expect is said exactly times times: a line the runtime
+** prints for each refusal is printed for every one, not only the first. */
+static void run_ok_said(void (*fn)(void *), const char *expect, int times)
+{
+    int said = 0;
+    run_ok(fn, NULL);
+    struct scenario sc = {fn};
+    struct death d = run_child(scenario_then_exit, &sc);
+    for (const char *p = d.err; (p = strstr(p, expect)) != NULL; p += strlen(expect))
+        said++;
+    ck_assert_msg(said == times, "\"%s\" said %d times, not %d: %s", expect, said, times, d.err);
+}
+
 static void init_fixed(size_t bytes)
 {
     rt_set_strategy(rt_fixed_strategy(bytes));
@@ -311,6 +324,219 @@ static void copy_update_panics(void *unused)
         NEED(out.n[i] == i);
     rt_shared_free(big);
 }
+
+/* An RT_COPY update works on a copy whatever the value's size: a panic in
+** fn leaves the old value whole and unpoisoned (D11), an update that
+** returns writes every byte back, and fn's allocation comes from the task's
+** block, never the value's. At sizes either side of the copy on the stack
+** (128) and of a page, and up to 1 MiB; in rt_update and in rt_update_all
+** over two copies. */
+struct copy_sized {
+    rt_shared *a, *b;
+    size_t size;
+    unsigned char write;
+    bool panics;
+    size_t value_held_in_fn;
+};
+
+static void writes_every_byte(void *value, void *ctx)
+{
+    struct copy_sized *c = ctx;
+    memset(value, c->write, c->size);
+    NEED(rt_alloc(32) != NULL);
+    c->value_held_in_fn = rt_shared_held(c->a);
+    if (c->panics)
+        rt_panic("a sized copy");
+}
+
+static void writes_both(void *va, void *vb, void *ctx)
+{
+    struct copy_sized *c = ctx;
+    memset(vb, c->write, c->size);
+    writes_every_byte(va, ctx);
+}
+
+static void *updates_sized(void *arg)
+{
+    struct copy_sized *c = arg;
+    if (c->b != NULL)
+        rt_update_all(c->a, c->b, writes_both, c);
+    else
+        rt_update(c->a, writes_every_byte, c);
+    return NULL;
+}
+
+static bool every_byte_is(rt_shared *s, size_t size, unsigned char byte)
+{
+    unsigned char *out = malloc(size);
+    bool same = out != NULL && rt_get(s, out) == RT_OK;
+    for (size_t i = 0; same && i < size; i++)
+        same = out[i] == byte;
+    free(out);
+    return same;
+}
+
+static void copies_of_every_size(void *unused)
+{
+    static const size_t sizes[] = {1, 127, 128, 129, 4095, 4096, 4097, 65536, 1 << 20};
+    (void)unused;
+    init_fixed(4 * 1024 * KIB);
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
+        for (int pair = 0; pair < 2; pair++) {
+            size_t size = sizes[k];
+            unsigned char *init = malloc(size);
+            NEED(init != NULL);
+            memset(init, 0x11, size);
+            struct copy_sized c = {rt_shared_new(RT_COPY, size, init, size + 4 * KIB),
+                                   pair ? rt_shared_new(RT_COPY, size, init, size + 4 * KIB) : NULL,
+                                   size, 0x22, true, 0};
+            free(init);
+            size_t value_held = rt_shared_held(c.a);
+            NEED(run_task(updates_sized, &c) == RT_PANICKED);
+            NEED(!rt_poisoned(c.a) && every_byte_is(c.a, size, 0x11));
+            NEED(c.b == NULL || (!rt_poisoned(c.b) && every_byte_is(c.b, size, 0x11)));
+            NEED(c.value_held_in_fn == value_held && rt_shared_held(c.a) == value_held);
+            c.write = 0x33;
+            c.panics = false;
+            size_t task_held = rt_held();
+            updates_sized(&c);
+            NEED(rt_held() > task_held); /* fn's allocation is the task's */
+            NEED(!rt_poisoned(c.a) && every_byte_is(c.a, size, 0x33));
+            NEED(c.b == NULL || every_byte_is(c.b, size, 0x33));
+            NEED(c.value_held_in_fn == value_held && rt_shared_held(c.a) == value_held);
+            rt_shared_free(c.a);
+            if (c.b != NULL)
+                rt_shared_free(c.b);
+        }
+}
+
+START_TEST(a_copy_update_leaves_or_writes_back_every_byte_at_every_size)
+{
+    RUN_OK(copies_of_every_size, "panicked: a sized copy");
+}
+END_TEST
+
+/* A panic in main's task ends the process with 101 (refrt.h), and its
+** doors unwind first, as any task's do: an exit handler, which runs after
+** the panic, finds the RT_OWNED value main panicked in poisoned, the
+** RT_COPY one not, and both unlocked (a door on each answers at once,
+** RT_POISONED and RT_OK). In rt_update, nested doors, and rt_update_all. */
+static rt_shared *main_owned, *main_copy;
+static int main_panic_where;
+
+static void report_after_mains_panic(void)
+{
+    int64_t out = 0;
+    bool owned_poisoned = rt_poisoned(main_owned), copy_poisoned = rt_poisoned(main_copy);
+    rt_status owned_door = rt_get(main_owned, &out), copy_door = rt_get(main_copy, &out);
+    fprintf(stderr, "after: owned %d %d, copy %d %d %lld\n", owned_poisoned, owned_door,
+            copy_poisoned, copy_door, (long long)out);
+}
+
+static void main_panics_here(void *value, void *ctx)
+{
+    (void)value;
+    (void)ctx;
+    rt_panic("in a door");
+}
+
+static void main_panics_in_both(void *va, void *vb, void *ctx)
+{
+    (void)vb;
+    main_panics_here(va, ctx);
+}
+
+static void main_opens_the_owned_door(void *value, void *ctx)
+{
+    (void)value;
+    (void)ctx;
+    rt_update(main_owned, main_panics_here, NULL);
+}
+
+static void main_panics_in_a_door(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    main_copy = new_i64(7);
+    main_owned = new_list(1 * KIB);
+    atexit(report_after_mains_panic);
+    if (main_panic_where == 0)
+        rt_update(main_owned, main_panics_here, NULL);
+    else if (main_panic_where == 1)
+        rt_update(main_copy, main_opens_the_owned_door, NULL); /* copy #1, then owned #2 */
+    else
+        rt_update_all(main_copy, main_owned, main_panics_in_both, NULL);
+    _exit(3);
+}
+
+START_TEST(a_panic_in_mains_door_unwinds_it_before_the_exit)
+{
+    for (main_panic_where = 0; main_panic_where < 3; main_panic_where++) {
+        struct death d = run_child(main_panics_in_a_door, NULL);
+        ck_assert_msg(d.signal == 0 && d.exit_status == 101, "%d: signal %d exit %d: %s",
+                      main_panic_where, d.signal, d.exit_status, d.err);
+        const char *want = main_panic_where == 2
+                               ? "refrt: task 0 panicked: in a door\nafter: owned 1 2, copy 1 2 0\n"
+                               : "refrt: task 0 panicked: in a door\nafter: owned 1 2, copy 0 0 7\n";
+        ck_assert_msg(strcmp(d.err, want) == 0, "%d: stderr %s, not %s", main_panic_where, d.err,
+                      want);
+    }
+}
+END_TEST
+
+/* Outside values of every size are stored and unstored alike, an empty
+** one (rt_alloc_outside(0)) and one byte included: each stored value is
+** listed in the value (rt_unstore gives it back to the task, held again),
+** and each left stored goes with the value when it is freed: nothing of
+** malloc's stays live. */
+struct sized_store {
+    rt_shared *s;
+    void *v;
+    rt_status status;
+};
+
+static void stores_it(void *value, void *ctx)
+{
+    struct sized_store *st = ctx;
+    (void)value;
+    st->status = rt_store(st->s, st->v);
+}
+
+static void unstores_it(void *value, void *ctx)
+{
+    struct sized_store *st = ctx;
+    (void)value;
+    st->status = rt_unstore(st->s, st->v) == st->v ? RT_OK : RT_REFUSED;
+}
+
+static void stores_of_every_size(void *unused)
+{
+    static const size_t sizes[] = {0, 1, 15, 16, 17, 4096};
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_free(rt_alloc_outside(8)); /* the task's table of outside values made */
+    long live = allocs_live();
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++)
+        for (int left_stored = 0; left_stored < 2; left_stored++) {
+            struct sized_store st = {new_list(16 * KIB), rt_alloc_outside(sizes[k]), RT_OK};
+            size_t held = rt_held(), value_held = rt_shared_held(st.s);
+            NEED(rt_update(st.s, stores_it, &st) == RT_OK && st.status == RT_OK);
+            NEED(rt_held() == held - sizes[k] && rt_shared_held(st.s) == value_held + sizes[k]);
+            if (!left_stored) {
+                NEED(rt_update(st.s, unstores_it, &st) == RT_OK && st.status == RT_OK);
+                NEED(rt_held() == held && rt_shared_held(st.s) == value_held);
+                rt_free(st.v);
+            }
+            rt_shared_free(st.s);
+            NEED(allocs_live() == live);
+        }
+}
+
+START_TEST(stored_values_of_every_size_are_listed_and_go_with_their_value)
+{
+    RUN_OK(stores_of_every_size, NULL);
+}
+END_TEST
 
 START_TEST(a_copy_update_that_panics_leaves_the_old_value_to_a_second_task)
 {
@@ -1100,6 +1326,79 @@ static void first_builds_that_panic(void *unused)
         }
 }
 
+/* A rebuild's build that stores outside values and then panics leaves
+** nothing behind: what it stored goes with the fresh block (refrt.h), the
+** value stays poisoned, and not one malloc'ed byte stays live; the next
+** door's rebuild stores and keeps them, and they go with the value. One to
+** three values of 0, 1 and 4096 bytes. */
+struct storing_build {
+    rt_shared *s;
+    int stores;
+    bool panics;
+};
+
+static void build_stores_then_maybe_panics(void *value, void *ctx)
+{
+    static const size_t sizes[] = {0, 1, 4096};
+    struct storing_build *b = ctx;
+    (void)value;
+    if (b->s == NULL)
+        return; /* the first build: no handle to store through yet */
+    for (int i = 0; i < b->stores; i++)
+        NEED(rt_store(b->s, rt_alloc_outside(sizes[i])) == RT_OK);
+    if (b->panics)
+        rt_panic("a build that stored");
+}
+
+static void panics_there(void *value, void *ctx)
+{
+    (void)value;
+    (void)ctx;
+    rt_panic("poisoned");
+}
+
+static void *poisons_in_place(void *s)
+{
+    rt_update(s, panics_there, NULL);
+    return NULL;
+}
+
+static void *gets_it(void *s)
+{
+    int64_t out;
+    rt_get(s, &out);
+    return NULL;
+}
+
+static void rebuilds_that_store_then_panic(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK); /* what a first task makes, made */
+    for (int stores = 1; stores <= 3; stores++) {
+        struct storing_build b = {NULL, stores, false};
+        long live = allocs_live();
+        size_t blocks = rt__blocks_live();
+        b.s = rt_shared_supervised(RT_OWNED, sizeof(int64_t), build_stores_then_maybe_panics, &b,
+                                   16 * KIB);
+        NEED(run_task(poisons_in_place, b.s) == RT_PANICKED && rt_poisoned(b.s));
+        long poisoned_live = allocs_live();
+        b.panics = true;
+        NEED(run_task(gets_it, b.s) == RT_PANICKED && rt_poisoned(b.s));
+        NEED(allocs_live() == poisoned_live && rt__blocks_live() == blocks + 1);
+        b.panics = false;
+        NEED(run_task(gets_it, b.s) == RT_OK && !rt_poisoned(b.s));
+        rt_shared_free(b.s);
+        NEED(allocs_live() == live && rt__blocks_live() == blocks);
+    }
+}
+
+START_TEST(a_rebuild_that_stores_then_panics_leaves_nothing_behind)
+{
+    RUN_OK(rebuilds_that_store_then_panic, "panicked: a build that stored");
+}
+END_TEST
+
 START_TEST(a_first_build_that_panics_frees_its_value_in_either_kind_wherever_it_panics)
 {
     RUN_OK(first_builds_that_panic, "panicked: the first build failed");
@@ -1327,13 +1626,14 @@ static void store_block_values_in_a_rebuild(void *unused)
 
 START_TEST(a_block_value_is_refused_by_store_in_a_rebuild_and_the_message_names_the_copy)
 {
-    RUN_OK(store_block_values_in_a_rebuild, "cannot be stored; copy it with rt_clone_outside");
+    run_ok_said(store_block_values_in_a_rebuild, "cannot be stored; copy it with rt_clone_outside",
+                2);
 }
 END_TEST
 
 START_TEST(a_block_value_is_refused_by_store_and_the_message_names_the_copy)
 {
-    RUN_OK(store_block_value, "cannot be stored; copy it with rt_clone_outside");
+    run_ok_said(store_block_value, "cannot be stored; copy it with rt_clone_outside", 2);
 }
 END_TEST
 
@@ -1709,12 +2009,23 @@ static void too_small_a_block(void *unused)
     rt_shared_new(RT_COPY, sizeof big, big, 256);
 }
 
+/* What the store scenarios below store: an outside value of 8 bytes, or
+** NULL. A store with no door that may change the value is refused for the
+** door, whatever it stores: the NULL value's own message is for a door
+** that may change the value (docs/misuse.md). */
+static bool the_value_stored_is_null;
+
+static void *a_value_to_store(void)
+{
+    return the_value_stored_is_null ? NULL : rt_alloc_outside(8);
+}
+
 static void store_outside_a_door(void *unused)
 {
     (void)unused;
     init_fixed(64 * KIB);
     rt_shared *s = new_list(1 * KIB);
-    rt_store(s, rt_alloc_outside(8));
+    rt_store(s, a_value_to_store());
 }
 
 static void store_into_a_copy_outside_a_door(void *unused)
@@ -1722,7 +2033,7 @@ static void store_into_a_copy_outside_a_door(void *unused)
     (void)unused;
     init_fixed(64 * KIB);
     rt_shared *s = new_i64(1);
-    rt_store(s, rt_alloc_outside(8));
+    rt_store(s, a_value_to_store());
 }
 
 static void unstore_from_a_copy_outside_a_door(void *unused)
@@ -1739,7 +2050,7 @@ static void store_into_the_other(void *value, void *ctx)
 {
     rt_shared **pair = ctx;
     (void)value;
-    rt_store(pair[0], rt_alloc_outside(8));
+    rt_store(pair[0], a_value_to_store());
 }
 
 static void unstore_from_the_other(void *value, void *ctx)
@@ -1768,13 +2079,13 @@ static void unstore_from_a_copy_in_a_door_on_another(void *unused)
 static void store_in_update(void *value, void *ctx)
 {
     (void)value;
-    rt_store(ctx, rt_alloc_outside(8));
+    rt_store(ctx, a_value_to_store());
 }
 
 static void store_in_access(const void *value, void *ctx)
 {
     (void)value;
-    rt_store(ctx, rt_alloc_outside(8));
+    rt_store(ctx, a_value_to_store());
 }
 
 static void store_into_a_copy(void *unused)
@@ -1794,7 +2105,7 @@ static void build_storing_into_a_copy(void *value, void *ctx)
 {
     (void)value, (void)ctx;
     if (copy_to_store_into != NULL)
-        rt_store(copy_to_store_into, rt_alloc_outside(8));
+        rt_store(copy_to_store_into, a_value_to_store());
 }
 
 static void panic_in_pair(void *va, void *vb, void *ctx)
@@ -2106,6 +2417,68 @@ START_TEST(a_first_build_nests_doors_only_on_values_it_makes)
 }
 END_TEST
 
+/* A value a first build makes and keeps was made after the value being
+** built: the built value keeps the number it had when its build began, so
+** after rt_shared_supervised returns a door on the kept value nests inside
+** a door on the built one, and the reverse is against the order, whichever
+** kind either is. */
+static void build_keeps_a_value_it_makes(void *value, void *ctx)
+{
+    int64_t one = 1;
+    *(rt_shared **)ctx = rt_shared_new(RT_OWNED, sizeof one, &one, 256);
+    *(int64_t *)value = 40;
+}
+
+static void reads_the_other(void *value, void *ctx)
+{
+    int64_t out = 0;
+    (void)value;
+    NEED(rt_get(ctx, &out) == RT_OK);
+}
+
+static rt_shared *kept_by_its_build;
+
+static rt_shared *built_before_what_its_build_kept(rt_kind kind)
+{
+    init_fixed(64 * KIB);
+    rt_shared *s = rt_shared_supervised(kind, sizeof(int64_t), build_keeps_a_value_it_makes,
+                                        &kept_by_its_build, 256);
+    NEED(s != NULL && kept_by_its_build != NULL && get_i64(s) == 40);
+    return s;
+}
+
+static void kept_value_nests_inside_the_built_one(void *unused)
+{
+    (void)unused;
+    for (int kind = 0; kind < 2; kind++) {
+        rt_shared *s = built_before_what_its_build_kept(kind ? RT_OWNED : RT_COPY);
+        NEED(rt_update(s, reads_the_other, kept_by_its_build) == RT_OK);
+        rt_shared_free(kept_by_its_build);
+        rt_shared_free(s);
+    }
+}
+
+static bool built_owned;
+
+static void built_value_inside_what_its_build_kept(void *unused)
+{
+    (void)unused;
+    rt_shared *s = built_before_what_its_build_kept(built_owned ? RT_OWNED : RT_COPY);
+    rt_update(kept_by_its_build, reads_the_other, s);
+}
+
+START_TEST(a_value_a_first_build_keeps_is_made_after_the_value_built)
+{
+    RUN_OK(kept_value_nests_inside_the_built_one, NULL);
+    for (int owned = 0; owned < 2; owned++) {
+        built_owned = owned;
+        violates(built_value_inside_what_its_build_kept,
+                 "refrt: rt_get: a door on shared value #1 opened inside a door on #2, made "
+                 "later");
+    }
+}
+END_TEST
+
 START_TEST(a_door_entered_again_on_the_same_value_is_a_violation)
 {
     violates(door_again_on_a_copy,
@@ -2299,10 +2672,49 @@ static void read_other(void *value, void *ctx)
     h->seen = rt_shared_held(h->other);
 }
 
+/* Doors nested on values made one after the other, 1 to 4 deep: at the
+** innermost, rt_shared_held of every value whose door is open (its own
+** and each outer one) is that value's exact figure, read under the lock
+** this task already holds. */
+struct held_nest {
+    rt_shared *v[4];
+    size_t want[4];
+    int depth, at, wrong;
+};
+
+static void held_nest_door(void *value, void *ctx)
+{
+    struct held_nest *n = ctx;
+    (void)value;
+    if (++n->at < n->depth) {
+        NEED(rt_update(n->v[n->at], held_nest_door, n) == RT_OK);
+        return;
+    }
+    for (int j = 0; j < n->depth; j++)
+        if (rt_shared_held(n->v[j]) != n->want[j])
+            n->wrong++;
+}
+
+static void held_of_every_open_door(void)
+{
+    struct held_nest n = {{new_list(1 * KIB), new_list(2 * KIB), new_list(1 * KIB),
+                           new_list(4 * KIB)}, {0}, 0, 0, 0};
+    for (int j = 0; j < 4; j++)
+        n.want[j] = rt_shared_held(n.v[j]);
+    for (n.depth = 1; n.depth <= 4; n.depth++) {
+        n.at = 0;
+        NEED(rt_update(n.v[0], held_nest_door, &n) == RT_OK);
+        NEED(n.at == n.depth && n.wrong == 0);
+    }
+    for (int j = 0; j < 4; j++)
+        rt_shared_free(n.v[j]);
+}
+
 static void held_in_order(void *unused)
 {
     (void)unused;
     init_fixed(64 * KIB);
+    held_of_every_open_door();
     rt_shared *earlier = new_list(1 * KIB), *later = new_list(1 * KIB);
     size_t held = rt_shared_held(later);
     struct held_seen h = {later, 0};
@@ -2384,31 +2796,43 @@ START_TEST(a_door_on_a_poisoned_value_keeps_the_order_doors_nest_in)
 }
 END_TEST
 
+/* rt_store's refusals for its door: none open, an RT_COPY value, a door
+** that cannot change the value; the same message for an outside value and
+** for NULL (the_value_stored_is_null). */
+static void misuse_of_stores_by_the_door(void)
+{
+    violates(store_outside_a_door,
+             "refrt: rt_store: no door on shared value #1 is open in this task\n");
+    violates(store_into_a_copy,
+             "refrt: rt_store: shared value #1 is RT_COPY: it holds no outside values\n");
+    violates(store_into_a_copy_outside_a_door,
+             "refrt: rt_store: no door on shared value #1 is open in this task\n");
+    violates(store_into_a_copy_in_a_door_on_another,
+             "refrt: rt_store: no door on shared value #1 is open in this task\n");
+    violates(store_in_the_build_of_a_copy,
+             "refrt: rt_store: shared value #1 is RT_COPY: it holds no outside values\n");
+    violates(store_in_an_access,
+             "refrt: rt_store: the door open on shared value #1 is rt_access, which cannot "
+             "change it\n");
+}
+
 START_TEST(misuse_of_doors_and_stores_gets_the_contracts_error)
 {
     violates(door_on_a_plain_thread, "refrt: rt_get: this thread is not a task");
     violates(too_small_a_block,
                         "refrt: rt_shared_new: a value of 300 bytes does not fit a block of 256 "
                         "bytes");
-    violates(store_outside_a_door,
-                        "refrt: rt_store: no door on shared value #1 is open in this task");
-    violates(store_into_a_copy,
-                        "refrt: rt_store: shared value #1 is RT_COPY: it holds no outside values");
+    for (int null = 0; null < 2; null++) {
+        the_value_stored_is_null = null;
+        misuse_of_stores_by_the_door();
+    }
+    the_value_stored_is_null = false;
     /* an RT_COPY value with no door open on it: the missing door is what
     ** is wrong, outside every door and inside a door on another value */
-    violates(store_into_a_copy_outside_a_door,
-             "refrt: rt_store: no door on shared value #1 is open in this task\n");
     violates(unstore_from_a_copy_outside_a_door,
              "refrt: rt_unstore: no door on shared value #1 is open in this task\n");
-    violates(store_into_a_copy_in_a_door_on_another,
-             "refrt: rt_store: no door on shared value #1 is open in this task\n");
     violates(unstore_from_a_copy_in_a_door_on_another,
              "refrt: rt_unstore: no door on shared value #1 is open in this task\n");
-    violates(store_in_the_build_of_a_copy,
-                        "refrt: rt_store: shared value #1 is RT_COPY: it holds no outside values");
-    violates(store_in_an_access,
-                        "refrt: rt_store: the door open on shared value #1 is rt_access, which "
-                        "cannot change it");
     violates(store_an_unheld_pointer,
                         "is not an outside value this task holds");
     violates(unstore_what_was_not_stored,
@@ -5257,6 +5681,9 @@ Suite *make_suite(void)
 {
     Suite *s = suite_create("shared");
     ADD_TEST(s, a_copy_update_that_panics_leaves_the_old_value_to_a_second_task);
+    ADD_TEST(s, stored_values_of_every_size_are_listed_and_go_with_their_value);
+    ADD_TEST(s, a_panic_in_mains_door_unwinds_it_before_the_exit);
+    ADD_TEST(s, a_copy_update_leaves_or_writes_back_every_byte_at_every_size);
     ADD_TEST(s, an_owned_update_that_panics_after_an_allocation_poisons);
     ADD_TEST(s, a_door_on_a_poisoned_value_returns_poisoned_without_running);
     ADD_TEST(s, a_full_value_block_panics_in_the_door_and_poisons_the_value);
@@ -5272,6 +5699,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_supervised_cache_that_outgrows_its_block_is_rebuilt);
     ADD_TEST(s, a_build_that_panics_leaves_nothing_behind_and_the_value_poisoned);
     ADD_TEST(s, a_first_build_that_panics_frees_its_value_in_either_kind_wherever_it_panics);
+    ADD_TEST(s, a_rebuild_that_stores_then_panics_leaves_nothing_behind);
     ADD_TEST(s, a_stored_value_moves_its_bytes_from_the_task_to_the_value);
     ADD_TEST(s, a_stored_value_that_does_not_fit_poisons_the_value);
     ADD_TEST(s, a_block_value_is_refused_by_store_and_the_message_names_the_copy);
@@ -5284,6 +5712,7 @@ Suite *make_suite(void)
     ADD_TEST(s, update_all_over_one_value_is_a_violation);
     ADD_TEST(s, doors_nest_only_in_the_order_values_were_made);
     ADD_TEST(s, a_first_build_nests_doors_only_on_values_it_makes);
+    ADD_TEST(s, a_value_a_first_build_keeps_is_made_after_the_value_built);
     ADD_TEST(s, misuse_of_doors_and_stores_gets_the_contracts_error);
     ADD_TEST(s, a_held_figure_read_inside_a_door_on_a_later_value_is_a_violation);
     ADD_TEST(s, a_door_on_a_poisoned_value_keeps_the_order_doors_nest_in);

@@ -569,10 +569,14 @@ END_TEST
 ** differs); a task that panics with them open closes them and ends
 ** cleanly. Main twice: before any task call, and after one has attached
 ** main's task to its thread (an allocation of its block), so that the
-** check holds whether or not the ending thread runs a task. */
+** check holds whether or not the ending thread runs a task. Each ending
+** twice again: keeping no chunk, and keeping one (a region inside the open
+** ones closed before the end), so that the check holds whatever the
+** thread's cache holds when it ends. */
 enum { END_TASK, END_THREAD, END_MAIN_EXIT, END_MAIN_TASK_EXIT, END_TASK_PANICS, ENDINGS };
 struct open_end {
     int how, depth;
+    bool keeps;
 };
 
 static void *returns_with_regions_open(void *arg)
@@ -581,6 +585,14 @@ static void *returns_with_regions_open(void *arg)
     for (int i = 0; i < e->depth; i++) {
         rt_region_open(&on_nested[i]);
         rt_region_alloc(&on_nested[i], 10, 3, 0x5c);
+    }
+    if (e->keeps) {
+        rt_region inner;
+        rt_region_open(&inner);
+        rt_region_alloc(&inner, 10, 3, 0x5c);
+        rt_region_close(&inner);
+        if (rt_chunk_kept() != 1)
+            _exit(7);
     }
     if (e->how == END_TASK_PANICS)
         rt_panic("with its regions open");
@@ -625,19 +637,20 @@ START_TEST(a_task_or_a_thread_that_ends_with_a_region_open_is_a_violation)
                                       "main's pthread_exit once its task is attached",
                                       "a task that panics"};
     for (int h = 0; h < ENDINGS; h++)
-        for (size_t k = 0; k < sizeof depths / sizeof *depths; k++) {
-            struct open_end e = {h, depths[k]};
-            struct death d = run_child(end_with_regions_open, &e);
-            if (h == END_TASK_PANICS)
-                ck_assert_msg(d.signal == 0 && d.exit_status == 0,
-                              "%s, %d open: signal %d exit %d; stderr: %s", how[h], depths[k],
-                              d.signal, d.exit_status, d.err);
-            else
-                ck_assert_msg(d.signal == SIGABRT && strstr(d.err, want[h]) != NULL,
-                              "%s, %d open: expected SIGABRT and \"%s\", got signal %d exit %d; "
-                              "stderr: %s", how[h], depths[k], want[h], d.signal, d.exit_status,
-                              d.err);
-        }
+        for (size_t k = 0; k < sizeof depths / sizeof *depths; k++)
+            for (int keeps = 0; keeps < 2; keeps++) {
+                struct open_end e = {h, depths[k], keeps};
+                struct death d = run_child(end_with_regions_open, &e);
+                if (h == END_TASK_PANICS)
+                    ck_assert_msg(d.signal == 0 && d.exit_status == 0,
+                                  "%s, %d open, %d kept: signal %d exit %d; stderr: %s", how[h],
+                                  depths[k], keeps, d.signal, d.exit_status, d.err);
+                else
+                    ck_assert_msg(d.signal == SIGABRT && strstr(d.err, want[h]) != NULL,
+                                  "%s, %d open, %d kept: expected SIGABRT and \"%s\", got signal "
+                                  "%d exit %d; stderr: %s", how[h], depths[k], keeps, want[h],
+                                  d.signal, d.exit_status, d.err);
+            }
 }
 END_TEST
 
