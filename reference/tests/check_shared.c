@@ -1350,16 +1350,16 @@ static void build_stores_then_maybe_panics(void *value, void *ctx)
         rt_panic("a build that stored");
 }
 
-static void panics_there(void *value, void *ctx)
+static void panic_in_the_door(void *value, void *ctx)
 {
     (void)value;
     (void)ctx;
-    rt_panic("poisoned");
+    rt_panic("poison it");
 }
 
-static void *poisons_in_place(void *s)
+static void *poison_by_a_panic_in_place(void *s)
 {
-    rt_update(s, panics_there, NULL);
+    rt_update(s, panic_in_the_door, NULL);
     return NULL;
 }
 
@@ -1381,7 +1381,7 @@ static void rebuilds_that_store_then_panic(void *unused)
         size_t blocks = rt__blocks_live();
         b.s = rt_shared_supervised(RT_OWNED, sizeof(int64_t), build_stores_then_maybe_panics, &b,
                                    16 * KIB);
-        NEED(run_task(poisons_in_place, b.s) == RT_PANICKED && rt_poisoned(b.s));
+        NEED(run_task(poison_by_a_panic_in_place, b.s) == RT_PANICKED && rt_poisoned(b.s));
         long poisoned_live = allocs_live();
         b.panics = true;
         NEED(run_task(gets_it, b.s) == RT_PANICKED && rt_poisoned(b.s));
@@ -1583,19 +1583,6 @@ static void build_and_store_block_values(void *value, void *ctx)
     b->fresh = rt_store(b->s, fresh);
     b->task = rt_store(b->s, b->task_value);
     rt_free(fresh);
-}
-
-static void panic_in_the_door(void *value, void *ctx)
-{
-    (void)value;
-    (void)ctx;
-    rt_panic("poison it");
-}
-
-static void *poison_by_a_panic_in_place(void *s)
-{
-    rt_update(s, panic_in_the_door, NULL);
-    return NULL;
 }
 
 static void store_nothing(void *value, void *ctx)
