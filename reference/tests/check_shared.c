@@ -77,7 +77,7 @@ static void violates(void (*fn)(void *), const char *msg)
 /* Runs the scenario in a child; it must exit 0 with no sanitizer report,
 ** and its stderr must hold `expect` when that is not NULL (a panic's
 ** message, say). */
-static void run_ok(void (*fn)(void *), const char *expect)
+static struct death run_ok_death(void (*fn)(void *), const char *expect)
 {
     struct scenario sc = {fn};
     struct death d = run_child(scenario_then_exit, &sc);
@@ -86,6 +86,12 @@ static void run_ok(void (*fn)(void *), const char *expect)
     ck_assert_msg(strstr(d.err, "Sanitizer") == NULL, "a sanitizer report: %s", d.err);
     if (expect != NULL)
         ck_assert_msg(strstr(d.err, expect) != NULL, "stderr lacks \"%s\": %s", expect, d.err);
+    return d;
+}
+
+static void run_ok(void (*fn)(void *), const char *expect)
+{
+    (void)run_ok_death(fn, expect);
 }
 
 #define RUN_OK(fn, expect) run_ok((fn), (expect))
@@ -95,9 +101,7 @@ static void run_ok(void (*fn)(void *), const char *expect)
 static void run_ok_said(void (*fn)(void *), const char *expect, int times)
 {
     int said = 0;
-    run_ok(fn, NULL);
-    struct scenario sc = {fn};
-    struct death d = run_child(scenario_then_exit, &sc);
+    struct death d = run_ok_death(fn, NULL);
     for (const char *p = d.err; (p = strstr(p, expect)) != NULL; p += strlen(expect))
         said++;
     ck_assert_msg(said == times, "\"%s\" said %d times, not %d: %s", expect, said, times, d.err);
