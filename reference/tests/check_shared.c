@@ -1317,7 +1317,7 @@ static void first_builds_that_panic(void *unused)
         for (int where = 0; where < FP_COUNT; where++) {
             struct first_build f = {(rt_kind)kind, (enum first_panic)where, {NULL, NULL}};
             size_t blocks = rt__blocks_live();
-            long allocations = allocs_live(), locks = rt__locks_live();
+            long allocations = allocs_live(), locks = locks_live();
             NEED(run_task(make_panicking, &f) == RT_PANICKED);
             for (int i = 0; i < 2; i++)
                 if (f.made[i] != NULL) {
@@ -1326,7 +1326,7 @@ static void first_builds_that_panic(void *unused)
                 }
             NEED(rt__blocks_live() == blocks);
             NEED(allocs_live() == allocations);
-            NEED(rt__locks_live() == locks);
+            NEED(locks_live() == locks);
         }
 }
 

@@ -1006,6 +1006,8 @@ END_TEST
 
 /* ---- the pointer table itself, with addresses the test chooses ---------- */
 
+#if RT_TESTING /* the table's functions are reached from a test build only (task.c) */
+
 /* The values' table above gets its addresses from malloc, so which of them
 ** collide, and where a cluster of them wraps past the table's end, changes
 ** from run to run. Here the test chooses them: 16-byte aligned as
@@ -1130,6 +1132,8 @@ START_TEST(the_table_finds_every_entry_whatever_collides_at_every_load)
     }
 }
 END_TEST
+
+#endif /* RT_TESTING */
 
 /* ---- the table of outside values at each load -------------------------- */
 
@@ -1538,7 +1542,9 @@ Suite *make_suite(void)
     suite_add_test(s, a_panic_closes_exactly_the_regions_open_at_every_depth_in_every_door);
     suite_add_test(s, the_block_is_reused_in_every_shape_of_its_free_lists);
     suite_add_test(s, freed_neighbours_merge_on_the_left_the_right_and_both_sides);
+#if RT_TESTING
     suite_add_test(s, the_table_finds_every_entry_whatever_collides_at_every_load);
+#endif
     suite_add_test(s, outside_values_are_found_at_every_load_of_their_table);
     suite_add_test(s, outside_values_stay_found_when_deletions_and_insertions_interleave);
     suite_add_test(s, a_receiver_waiting_on_an_empty_channel_gets_the_value_and_its_bytes);

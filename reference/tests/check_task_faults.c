@@ -345,6 +345,8 @@ START_TEST(a_main_block_that_cannot_be_made_is_rt_inits_violation)
 }
 END_TEST
 
+#if RT_TESTING /* from here on, the named points (points.h): a test build's */
+
 /* ---- a violation is reported at once ------------------------------------ */
 
 /* A contract violation prints its line and aborts at the call: it waits
@@ -716,6 +718,8 @@ START_TEST(a_panic_unwinds_its_doors_before_it_closes_a_region)
 }
 END_TEST
 
+#endif /* RT_TESTING */
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("task_faults");
@@ -728,9 +732,11 @@ Suite *make_suite(void)
     suite_add_test(s, a_channel_that_cannot_be_made_traps);
     suite_add_test(s, an_overflowing_capacity_traps_before_anything_is_allocated);
     suite_add_test(s, a_main_block_that_cannot_be_made_is_rt_inits_violation);
+#if RT_TESTING
     suite_add_test(s, a_strategy_without_block_bytes_is_refused_at_once_while_the_strategy_lock_is_held);
     suite_add_test(s, a_panics_line_is_flushed_before_its_doors_unwind);
     suite_add_test(s, a_panic_pops_each_door_before_its_unwind_runs);
     suite_add_test(s, a_panic_unwinds_its_doors_before_it_closes_a_region);
+#endif
     return s;
 }
