@@ -34,12 +34,13 @@ print-mutant-suites:
 	@echo $(filter-out $(MUTANT_SKIP),$(CHECK_TARGETS))
 
 # report.html too (mutation-testing-elements, from mutants-npm), on a
-# fresh clone as well.
+# fresh clone as well. In the plain build's make check its unmutated run is
+# the check's run of the suites it uses (CHECK_BY_DRIVER, the Makefile).
 check-mutants: mutants-npm
 	@mkdir -p $(BUILD)/results
 	@rm -f $(BUILD)/results/mutants
 	$(MUTANTS) $(MUTANT_ARGS) --curated-only --html yes --results $(BUILD)/results/mutants \
-	  --report $(BUILD)/mutants/curated
+	  --report $(BUILD)/mutants/curated $(if $(CHECK_BY_DRIVER),--export-results $(BUILD))
 
 # The driver against a naive one (a full rebuild and every suite a
 # mutant): `make gate MUTANT_NAIVE_SAMPLE=4` also times 4 mutants the naive

@@ -76,6 +76,13 @@ def parse_args(argv):
                    "(default: BUILD/mutants)")
     p.add_argument("--results", metavar="FILE",
                    help="append pass/fail lines a mutant here (scripts/summary's format)")
+    p.add_argument("--export-results", metavar="DIR",
+                   help="the unmutated run is also the tree's own run of its suites: "
+                        "their results and reports are copied into DIR/results and "
+                        "DIR/reports (make check's build folder, which then leaves those "
+                        "suites to this run). The unmutated run then always runs, every "
+                        "suite of it, and a suite that fails it stops the run after its "
+                        "results are copied")
     p.add_argument("--limit", type=float, metavar="SECONDS",
                    help="the time a mutant may take, and each suite too (default: 3 "
                         "times the unmutated build and suites, plus 10 s; a suite "
@@ -935,8 +942,8 @@ def run_locked(args, root, make_vars, build, work):
 
     suites, base_run, todo = state.get("suites", []), state.get("baseline"), []
     cov = None
-    if pending:
-        if reuse and "noise" in state.get("baseline", {}):
+    if pending or args.export_results:
+        if reuse and "noise" in state.get("baseline", {}) and not args.export_results:
             suites, base_run = state["suites"], state["baseline"]
         else:
             suites = project.suites(tree, make_vars)
@@ -944,14 +951,22 @@ def run_locked(args, root, make_vars, build, work):
                 raise project.BaselineError("the configuration names no suite (suites.names "
                                             "or suites.list)")
             print(f"mutants: the unmutated run: {' '.join(suites)}", file=sys.stderr)
-            base_run = project.baseline(tree, make_vars, suites, logdir, jobs=args.jobs)
+            export = os.path.abspath(args.export_results) if args.export_results else None
+            base_run = project.baseline(tree, make_vars, suites, logdir, jobs=args.jobs,
+                                        tolerate=bool(export), export=export)
+            if base_run.get("failed"):
+                # every suite ran and its results are out: the tree fails them
+                raise project.BaselineError(
+                    f"the unmutated tree fails {', '.join(base_run['failed'])}"
+                    f" ({'; '.join(base_run.get('why', {}).get(f, '') for f in base_run['failed'])})")
             say_unstable(base_run)
             phase("unmutated run (plain)")
             state = {"fingerprint": fp, "make_vars": make_vars, "suites": suites,
                      "baseline": base_run}
             save_state()
         cov = state.get("coverage")
-        if cov is None and not coverage_waits(args, pending, kill_map) and \
+        # with nothing pending (--export-results) no mutant needs it
+        if cov is None and pending and not coverage_waits(args, pending, kill_map) and \
                 cfg.coverage_vars is not None:
             cov = state["coverage"] = take_coverage(tree, suites, logdir, make_vars, args,
                                                     base_run)

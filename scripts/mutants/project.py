@@ -177,6 +177,18 @@ def failed_lines(tree):
     return out
 
 
+def export_outputs(tree, dest, build=BUILD_IN_COPY):
+    """Copies what the suites wrote in the copy, their results (pass/fail
+    lines) and their reports, into dest/results and dest/reports, over
+    what is there: the unmutated run serves as the tree's own run of those
+    suites (--export-results)."""
+    for key in ("results", "reports"):
+        rel = CFG.path_in(getattr(CFG, key), build, {}) if getattr(CFG, key) else None
+        src = os.path.join(tree, rel) if rel else None
+        if src and os.path.isdir(src):
+            shutil.copytree(src, os.path.join(dest, key), dirs_exist_ok=True)
+
+
 def clear_results(tree, build=BUILD_IN_COPY):
     results = results_dir(tree, build)
     if results:
@@ -526,7 +538,7 @@ def size_of(path):
         return 0
 
 
-def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False):
+def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False, export=None):
     """Builds the unmutated copy and runs every suite once, timing each.
     Returns {"build": seconds, "suites": {suite: seconds}, "failed":
     [suites], "noise": {suite: [marker lines]}, "results": {suite:
@@ -538,7 +550,9 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False):
     count). Raises BaselineError naming what failed; with tolerate, a
     suite that fails is listed in "failed" instead (an oracle then leaves
     it out, and "why" gives the line of its log that says why), and a
-    build that fails is "failed": [BUILD_STEP]."""
+    build that fails is "failed": [BUILD_STEP]. With export (a folder),
+    each suite's results and reports are copied there once it has run,
+    failed or not (export_outputs)."""
     log = os.path.join(logdir, "baseline.log")
     os.makedirs(logdir, exist_ok=True)
     if os.path.exists(log):
@@ -564,6 +578,8 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False):
                 status = 0 if runs[-1] else 1
             if status != 0:
                 break
+        if export:
+            export_outputs(tree, export)
         if status != 0:
             if not tolerate:
                 raise BaselineError(f"the unmutated tree fails {s}"

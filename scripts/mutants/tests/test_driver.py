@@ -4,6 +4,7 @@ left byte-identical after a run that is interrupted or killed."""
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -112,6 +113,39 @@ class DriverTest(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("the unmutated tree fails check-calc", p.stderr)
         self.assertNotIn("killed of", p.stdout)
+
+    def test_the_unmutated_run_exports_every_suites_results_and_reports(self):
+        # make check leaves the suites to the curated run's unmutated run,
+        # which copies what each wrote into the check's build folder: also
+        # when every mutant is cached (a second run), and when a suite fails
+        # (its results out, the other suites run too, the run stopped)
+        root = util.fixture_copy(self)
+        out = os.path.join(root, "build", "check")
+        for attempt in ("fresh", "all cached"):
+            p = util.run_driver(root, "--curated-only", "--only", "clamp_gone",
+                                "--export-results", out)
+            self.assertEqual(p.returncode, 0, attempt + p.stderr)
+            self.assertEqual(closing(p)[:2], (1, 1), attempt)
+            self.assertEqual(sorted(os.listdir(os.path.join(out, "results"))),
+                             ["box", "calc", "count"], attempt)
+            with open(os.path.join(out, "results", "calc")) as f:
+                self.assertTrue(f.read().startswith("pass "), attempt)
+            self.assertTrue(os.path.exists(os.path.join(out, "reports", "box.txt")), attempt)
+            shutil.rmtree(out)
+        test = os.path.join(root, "reference", "tests", "test_calc.c")
+        with open(test) as f:
+            text = f.read()
+        with open(test, "w") as f:
+            f.write(text.replace("twice(4) == 8", "twice(4) == 9"))
+        p = util.run_driver(root, "--curated-only", "--only", "clamp_gone",
+                            "--export-results", out)
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("the unmutated tree fails check-calc", p.stderr)
+        self.assertNotIn("killed of", p.stdout)
+        with open(os.path.join(out, "results", "calc")) as f:
+            self.assertTrue(f.read().startswith("fail "))
+        self.assertEqual(sorted(os.listdir(os.path.join(out, "results"))),
+                         ["box", "calc", "count"])
 
     def test_list_only_and_shards(self):
         root = util.fixture_copy(self)
