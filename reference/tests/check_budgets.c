@@ -770,6 +770,65 @@ START_TEST(a_block_value_refused_by_rt_hand_over_sets_einval_even_if_stderr_fail
 }
 END_TEST
 
+/* Any pointer into a block is a block value (docs/budgets.md), carved or
+** not: a value's inside, a value freed at the top (its bytes back before
+** the bump), the first byte past the bump. rt_hand_over, rt_send and
+** rt_store refuse each as they refuse a live one (NULL and EINVAL,
+** RT_REFUSED), nothing changed; none is "not a value this task holds".
+** In a child: each refusal prints its line. */
+static rt_shared *refusing_store_s;
+static void *refusing_store_p;
+static rt_status refusing_store_st;
+
+static void stores_the_pointer(void *value, void *ctx)
+{
+    (void)value;
+    (void)ctx;
+    refusing_store_st = rt_store(refusing_store_s, refusing_store_p);
+}
+
+static void refuses_every_pointer_into_the_block(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_chan *c = rt_chan_new(2);
+    int64_t zero = 0;
+    refusing_store_s = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    char *kept = rt_alloc(100);
+    char *top = rt_alloc(48);
+    rt_free(top); /* at the top: its bytes go back before the bump */
+    char *past = rt_alloc(32);
+    char *const ptrs[] = {kept + 1, kept + 99, top, past + 32, past + 4096};
+    size_t held = rt_held();
+    for (size_t i = 0; i < sizeof ptrs / sizeof *ptrs; i++) {
+        errno = 0;
+        if (rt_hand_over(ptrs[i]) != NULL || errno != EINVAL)
+            _exit(10 + (int)i);
+        if (rt_send(c, ptrs[i]) != RT_REFUSED)
+            _exit(20 + (int)i);
+        refusing_store_p = ptrs[i];
+        if (rt_update(refusing_store_s, stores_the_pointer, NULL) != RT_OK ||
+            refusing_store_st != RT_REFUSED)
+            _exit(30 + (int)i);
+        if (rt_held() != held)
+            _exit(40 + (int)i);
+    }
+    rt_chan_close(c);
+    if (rt_recv(c) != NULL) /* nothing was queued */
+        _exit(50);
+    exit(0);
+}
+
+START_TEST(any_pointer_into_the_block_is_refused_as_a_block_value)
+{
+    struct death d = run_child(refuses_every_pointer_into_the_block, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0,
+                  "exit %d (10+i: rt_hand_over, 20+i: rt_send, 30+i: rt_store of pointer i; "
+                  "40+i: held changed), signal %d: %s", d.exit_status, d.signal, d.err);
+    ck_assert_msg(strstr(d.err, "is not a value this task holds") == NULL, "%s", d.err);
+}
+END_TEST
+
 /* A task's outside values sit in a table that grows when a put would
 ** fill it past half (16 slots, then 32, 64). A realloc of an outside value
 ** takes its entry out and puts the new pointer back: at every load of the
@@ -1809,6 +1868,85 @@ START_TEST(the_strategy_is_told_the_tasks_running_exactly_however_the_others_end
 }
 END_TEST
 #endif /* RT_TESTING */
+
+/* The task being made counts among those running from the moment its
+** spawn asks the strategy, before its block exists (docs/budgets.md, D7):
+** a strategy that spawns from inside its own call is told one more than
+** the call around it; and two spawns at once, the first held inside its
+** strategy call until the second has asked, are told main, the task that
+** spawns, and each new one: 3, then 4. */
+struct told {
+    size_t outer, inner;
+    int calls;
+    rt_task *inner_task;
+    int armed, second_asked;
+};
+static _Thread_local bool holds_its_call;
+
+static size_t spawns_inside_its_call(void *ctx, size_t running)
+{
+    struct told *t = ctx;
+    if (t->calls++ == 0) {
+        t->outer = running;
+        t->inner_task = rt_spawn(returns_nothing, NULL);
+    } else {
+        t->inner = running;
+    }
+    return 64 * KIB;
+}
+
+static size_t held_until_the_second_asks(void *ctx, size_t running)
+{
+    struct told *t = ctx;
+    if (holds_its_call) {
+        __atomic_store_n(&t->outer, running, __ATOMIC_RELEASE);
+        for (int i = 0; i < 100000 && !__atomic_load_n(&t->second_asked, __ATOMIC_ACQUIRE); i++)
+            usleep(100); /* 10 s at most: a deadline only a hang reaches */
+    } else if (t->armed) { /* main's, once the other is held */
+        t->inner = running;
+        __atomic_store_n(&t->second_asked, 1, __ATOMIC_RELEASE);
+    }
+    return 64 * KIB;
+}
+
+static void *spawns_holding_its_call(void *unused)
+{
+    (void)unused;
+    holds_its_call = true;
+    rt_task *t = rt_spawn(returns_nothing, NULL);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    return NULL;
+}
+
+START_TEST(a_task_being_made_counts_among_those_running_before_its_block_exists)
+{
+    init_fixed(64 * KIB);
+    struct told nested = {0};
+    rt_set_strategy((rt_strategy){spawns_inside_its_call, &nested});
+    rt_task *outer = rt_spawn(returns_nothing, NULL);
+    ck_assert_ptr_nonnull(outer);
+    ck_assert_ptr_nonnull(nested.inner_task);
+    ck_assert_uint_eq(nested.outer, 2); /* main's and the outer one */
+    ck_assert_uint_eq(nested.inner, 3); /* and the inner one */
+    ck_assert_int_eq(rt_join(nested.inner_task, NULL), RT_OK);
+    ck_assert_int_eq(rt_join(outer, NULL), RT_OK);
+
+    struct told both = {0};
+    rt_set_strategy((rt_strategy){held_until_the_second_asks, &both});
+    rt_task *spawner = rt_spawn(spawns_holding_its_call, NULL); /* told 2: main's and it */
+    ck_assert_ptr_nonnull(spawner);
+    for (int i = 0; i < 100000 && __atomic_load_n(&both.outer, __ATOMIC_ACQUIRE) == 0; i++)
+        usleep(100); /* the spawner's spawn is inside its strategy call */
+    ck_assert_uint_eq(__atomic_load_n(&both.outer, __ATOMIC_ACQUIRE), 3);
+    both.armed = 1;
+    rt_task *second = rt_spawn(returns_nothing, NULL);
+    ck_assert_ptr_nonnull(second);
+    ck_assert_uint_eq(both.inner, 4); /* main, the spawner, its new one, this one */
+    ck_assert_int_eq(rt_join(second, NULL), RT_OK);
+    ck_assert_int_eq(rt_join(spawner, NULL), RT_OK);
+}
+END_TEST
 
 /* Bytes a receiver took off main's count make room for what main takes in
 ** next, whatever takes it in: a join's result, a receive, an outside
@@ -3017,6 +3155,7 @@ Suite *make_suite(void)
     suite_add_test(s, realloc_keeps_contents_past_size_classes);
     suite_add_test(s, an_outside_value_reallocated_at_every_load_of_the_table_stays_held_once);
     suite_add_test(s, a_block_value_refused_by_rt_hand_over_sets_einval_even_if_stderr_fails);
+    suite_add_test(s, any_pointer_into_the_block_is_refused_as_a_block_value);
     suite_add_test(s, nothing_and_null_are_values_too);
     suite_add_test(s, many_outside_values_are_found_whatever_order_they_go_in);
     suite_add_test(s, tasks_spawning_and_joining_at_once_lose_no_task);
@@ -3045,6 +3184,7 @@ Suite *make_suite(void)
     suite_add_test(s, an_ended_task_is_not_running_before_its_join);
     suite_add_test(s, the_strategy_is_told_the_tasks_running_exactly_however_the_others_ended);
 #endif
+    suite_add_test(s, a_task_being_made_counts_among_those_running_before_its_block_exists);
     suite_add_test(s, room_a_receiver_made_serves_whatever_main_takes_in_next);
     suite_add_test(s, a_handed_over_value_arrives_where_it_was_built);
     suite_add_test(s, a_block_value_is_refused_and_the_message_names_the_copy);

@@ -555,6 +555,62 @@ START_TEST(a_close_wakes_every_sender_when_a_receive_just_made_room)
 }
 END_TEST
 
+/* The same for receivers: a close wakes every receiver that waits,
+** whether the channel is empty at that instant or not. Two receivers
+** asleep on an empty channel, main sends one value (one receiver is
+** signalled) and closes at once, before the signalled one has run, so
+** the channel holds a value at the close. The other must wake too: one
+** gets the value, the other NULL, both in seconds. Twenty rounds. */
+static void *receives_once_from_an_empty_channel(void *arg)
+{
+    struct blocked_sender *k = arg;
+    __atomic_store_n(&k->s.tid, gettid(), __ATOMIC_RELEASE);
+    k->value = rt_recv(k->s.c);
+    __atomic_store_n(&k->ended, 1, __ATOMIC_RELEASE);
+    return k->value;
+}
+
+START_TEST(a_close_wakes_every_receiver_when_a_send_just_filled_the_channel)
+{
+    init_fixed(256 * KIB);
+    for (int round = 0; round < 20; round++) {
+        struct blocked_sender k[2];
+        rt_task *t[2];
+        rt_chan *c = rt_chan_new(4);
+        for (int i = 0; i < 2; i++) {
+            k[i] = (struct blocked_sender){{c, 0}, NULL, 0};
+            t[i] = rt_spawn(receives_once_from_an_empty_channel, &k[i]);
+            ck_assert_ptr_nonnull(t[i]);
+        }
+        for (int i = 0; i < 2; i++)
+            wait_asleep(&k[i].s);
+        void *v = rt_alloc_outside(40);
+        ck_assert_int_eq(rt_send(c, v), RT_OK);
+        rt_chan_close(c);
+        int got = 0;
+        for (int i = 0; i < 2; i++) {
+            for (int n = 0; n < 10000 && !__atomic_load_n(&k[i].ended, __ATOMIC_ACQUIRE); n++)
+                nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+            ck_assert_msg(__atomic_load_n(&k[i].ended, __ATOMIC_ACQUIRE),
+                          "round %d: a receiver waiting on the channel was not woken by its "
+                          "close", round);
+            void *result = NULL;
+            ck_assert_int_eq(rt_join(t[i], &result), RT_OK);
+            ck_assert_ptr_eq(result, k[i].value);
+            if (result != NULL) {
+                ck_assert_ptr_eq(result, v);
+                got++;
+                rt_free(result);
+            }
+        }
+        ck_assert_int_eq(got, 1);
+        ck_assert_ptr_null(rt_recv(c));
+        rt_chan_free(c);
+        ck_assert_uint_eq(rt_held(), 0);
+    }
+}
+END_TEST
+
 /* Receivers that race for values never see NULL on an open channel, and
 ** every value arrives once: four tasks receive from a channel of one slot
 ** while two tasks send 2,000 values each, so receivers woken for a value
@@ -1282,6 +1338,7 @@ Suite *make_suite(void)
     suite_add_test(s, closing_a_full_channel_wakes_its_sender);
     suite_add_test(s, closing_a_full_channel_wakes_every_sender);
     suite_add_test(s, a_close_wakes_every_sender_when_a_receive_just_made_room);
+    suite_add_test(s, a_close_wakes_every_receiver_when_a_send_just_filled_the_channel);
     suite_add_test(s, receivers_racing_for_values_see_null_only_once_closed);
     suite_add_test(s, closing_an_empty_channel_wakes_its_receivers);
     suite_add_test(s, freeing_a_channel_frees_what_is_queued);

@@ -734,19 +734,62 @@ static void *publishes(void *arg)
     return NULL;
 }
 
+/* The second marker must be both in the word found and what
+** pthread_getspecific answers: a slot that holds it while the get says
+** another (or the reverse) is not the key's. In a child each, the lie
+** being one set of one process. */
+static void second_marker_lies(void *kind)
+{
+    rt_init();
+    slot_lies_at_set(2, (int)(intptr_t)kind);
+    struct rt_hot *h = rt_hot();
+    if (rt_hot_direct())
+        _exit(10); /* the path opened on a slot the second marker did not follow */
+    if (rt_hot() != h || pthread_getspecific(rt_key()) != h)
+        _exit(11);
+    struct rt_hot *other = NULL;
+    run_thread(publishes, &other);
+    _exit(other != h && other != NULL ? 0 : 12);
+}
+
 START_TEST(a_slot_that_does_not_follow_the_second_marker_is_not_taken)
 {
     if (!RT_PRIM_DIRECT) /* no slot search, no direct path: the sets counted here differ */
         return;
+    static const int kinds[] = {SLOT_HOLDS_NULL, GET_SAYS_FOREIGN};
+    for (int i = 0; i < 2; i++) {
+        struct death d = run_child(second_marker_lies, (void *)(intptr_t)kinds[i]);
+        ck_assert_msg(d.signal == 0 && d.exit_status == 0,
+                      "%s at the second marker: exit %d (10: the path opened), signal %d; %s",
+                      kinds[i] == SLOT_HOLDS_NULL ? "the word missed it" : "the get denied it",
+                      d.exit_status, d.signal, d.err);
+    }
+}
+END_TEST
+
+/* The first marker must be in exactly one word: a program key whose
+** value follows the runtime's key puts it in two, and the search takes
+** neither (docs/hot-path.md): the path stays shut, every thread on the
+** fallback, its own state. The program's key is made after rt_init, so
+** its word comes after the runtime's. */
+START_TEST(a_first_marker_found_in_two_words_takes_neither)
+{
+    if (!RT_PRIM_DIRECT)
+        return;
     rt_init();
-    slot_lies_at_set(2, SLOT_HOLDS_NULL); /* the second marker never lands */
+    pthread_key_t follower;
+    ck_assert_int_eq(pthread_key_create(&follower, NULL), 0);
+    ck_assert_uint_lt((unsigned)follower, 32); /* in the descriptor, beside the runtime's */
+    mirror_key_sets(rt_key(), follower);
     struct rt_hot *h = rt_hot();
-    ck_assert_msg(!rt_hot_direct(), "the path opened on a slot the second marker missed");
+    ck_assert_msg(!rt_hot_direct(), "the path opened with the first marker in two words");
     ck_assert_ptr_eq(rt_hot(), h);
     ck_assert_ptr_eq(pthread_getspecific(rt_key()), h);
     struct rt_hot *other = NULL;
     run_thread(publishes, &other);
+    ck_assert_ptr_nonnull(other);
     ck_assert_ptr_ne(other, h);
+    ck_assert(!rt_hot_direct());
 }
 END_TEST
 
@@ -803,6 +846,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_mismatch_at_any_later_publish_latches_whoever_publishes);
     suite_add_test(s, the_cold_path_gives_a_thread_its_own_state_open_or_latched);
     suite_add_test(s, a_slot_that_does_not_follow_the_second_marker_is_not_taken);
+    suite_add_test(s, a_first_marker_found_in_two_words_takes_neither);
     suite_add_test(s, a_publish_whose_get_disagrees_latches_first_or_later);
     suite_add_test(s, a_later_publish_whose_get_disagrees_latches);
     return s;

@@ -454,6 +454,58 @@ START_TEST(a_first_publish_during_the_latchs_stores_waits_and_opens_nothing)
 }
 END_TEST
 
+/* Where rt_hot_disable's points sit (docs/hot-path.md): hot.disable.locked
+** with hot_lock taken and nothing latched yet, then the latch's own
+** hot.latch.before_stores. Parked at the first, with the path open, the
+** path is still open to every thread: rt_hot_direct() is true and a
+** published thread's one load still finds its state; released, the latch
+** stores and closes it, in that order of points. */
+static int may_read_again;
+
+static void *publish_then_wait(struct actor *a)
+{
+    __atomic_store_n(&a->got[0], rt_hot(), __ATOMIC_RELEASE);
+    while (!ld(&may_read_again))
+        nap();
+    a->got[1] = direct_read();
+    return NULL;
+}
+
+START_TEST(a_disable_parked_with_its_lock_taken_has_latched_nothing_yet)
+{
+#if RT_PRIM_DIRECT
+    struct actor a = {0}, b = {0};
+    struct watch *locked = watch("hot.disable.locked", "B", 1);
+    struct watch *storing = watch("hot.latch.before_stores", "B", 0);
+
+    rt_init();
+    start_plain(&a, "A", publish_then_wait, NULL);
+    WAIT_FOR(__atomic_load_n(&a.got[0], __ATOMIC_ACQUIRE) != NULL, "A never published");
+    if (!rt_hot_direct()) {
+        /* this machine's glibc gave no slot: nothing to keep open */
+        st(&may_read_again, 1);
+        join_plain(&a);
+        return;
+    }
+    struct rt_hot *mine = rt_hot(); /* main's publish, a later one */
+    ck_assert_ptr_eq(direct_read(), mine);
+    start_plain(&b, "B", disable_body, NULL);
+    wait_parked(locked);
+    ck_assert_int_eq(passed(storing), 0);
+    ck_assert_msg(rt_hot_direct(), "the path was closed before the latch began");
+    ck_assert_ptr_eq(direct_read(), mine); /* main's one load: its own state still */
+    release(locked);
+    join_plain(&b);
+    ck_assert_int_eq(passed(storing), 1);
+    ck_assert_uint_lt(seq_of(locked), seq_of(storing));
+    ck_assert(!rt_hot_direct());
+    st(&may_read_again, 1);
+    join_plain(&a);
+    ck_assert_ptr_null(a.got[1]); /* the latch emptied A's slot too */
+#endif
+}
+END_TEST
+
 /* Two threads reach the first publish at once: the second waits for the
 ** first (hot_lock), then publishes as any later thread does. */
 START_TEST(a_second_first_publish_waits_for_the_first)
@@ -1635,6 +1687,110 @@ START_TEST(a_panic_in_a_door_poisons_before_the_next_door_gets_in)
     ck_assert_uint_eq(rt__blocks_live(), 2); /* main's and the value's */
     rt_shared_free(x.s);
     ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
+/* rt_shared_held takes its value's lock as a door would (refrt.h), for
+** every value: a read from another thread waits while a task's door is
+** open on it, whether the value is RT_COPY or RT_OWNED, poisoned or
+** supervised, and while a panic's unwind is parked after poisoning it with
+** the lock still held; it then reads what that door left. B is a plain
+** thread (rt_shared_held needs no task) or a task. */
+static int door_entered, door_may_close;
+
+static void grows_and_waits(void *value, void *ctx)
+{
+    (void)value;
+    struct panic_ctx *x = ctx;
+    if (x->ran++ == 0) {
+        char *p = rt_alloc(200); /* in the owned value's block; the task's for a copy */
+        memset(p, 'q', 200);
+        x->held_in_door = rt_shared_held(x->s);
+    }
+    st(&door_entered, 1);
+    while (!ld(&door_may_close))
+        nap();
+}
+
+static void *holding_update_body(struct actor *a)
+{
+    struct panic_ctx *x = a->ctx;
+    a->status[0] = rt_update(x->s, grows_and_waits, x);
+    return NULL;
+}
+
+static void *held_body(struct actor *a)
+{
+    struct panic_ctx *x = a->ctx;
+    a->held[0] = rt_shared_held(x->s);
+    return NULL;
+}
+
+static void build_zero(void *value, void *ctx)
+{
+    (void)ctx;
+    memset(value, 0, sizeof(char *));
+}
+
+START_TEST(a_held_figure_waits_for_any_door_open_on_its_value)
+{
+    char *none = NULL;
+    init_fixed(256 * KIB);
+    for (int kind = 0; kind < 4; kind++)
+        for (int on_task = 0; on_task < 2; on_task++) {
+            struct actor a = {0}, b = {0};
+            struct panic_ctx x = {0};
+            st(&door_entered, 0);
+            st(&door_may_close, 0);
+            x.s = kind == 0   ? rt_shared_new(RT_COPY, sizeof none, &none, 4096)
+                  : kind == 1 ? rt_shared_new(RT_OWNED, sizeof none, &none, 4096)
+                  : kind == 2 ? rt_shared_supervised(RT_COPY, sizeof none, build_zero, NULL, 4096)
+                              : rt_shared_supervised(RT_OWNED, sizeof none, build_zero, NULL,
+                                                     4096);
+            size_t before = rt_shared_held(x.s);
+            spawn(&a, "A", holding_update_body, &x);
+            wait_flag(&door_entered, "A's door opened");
+            if (on_task)
+                spawn(&b, "B", held_body, &x);
+            else
+                start_plain(&b, "B", held_body, &x);
+            ck_assert_msg(blocks(&b), "kind %d, on %s: rt_shared_held did not wait for the "
+                          "door", kind, on_task ? "a task" : "a plain thread");
+            st(&door_may_close, 1);
+            ck_assert_int_eq(join_task(&a, NULL), RT_OK);
+            if (on_task)
+                ck_assert_int_eq(join_task(&b, NULL), RT_OK);
+            else
+                join_plain(&b);
+            ck_assert_uint_eq(b.held[0], rt_shared_held(x.s));
+            ck_assert_uint_eq(b.held[0], kind % 2 ? x.held_in_door : before);
+            rt_shared_free(x.s);
+        }
+    /* a panic's unwind parked after it poisoned the value, its lock held */
+    for (int on_task = 0; on_task < 2; on_task++) {
+        struct actor a = {0}, b = {0};
+        struct panic_ctx x = {0};
+        struct watch *poisoned = watch("shared.unwind.before_release", "A", 1);
+        x.s = rt_shared_new(RT_OWNED, sizeof none, &none, 4096);
+        spawn(&a, "A", panicking_update_body, &x);
+        wait_parked(poisoned);
+        ck_assert(rt_poisoned(x.s));
+        if (on_task)
+            spawn(&b, "B", held_body, &x);
+        else
+            start_plain(&b, "B", held_body, &x);
+        ck_assert_msg(blocks(&b), "on %s: rt_shared_held of a poisoned value did not wait for "
+                      "the unwind", on_task ? "a task" : "a plain thread");
+        release(poisoned);
+        ck_assert_int_eq(rt_join(a.task, NULL), RT_PANICKED);
+        if (on_task)
+            ck_assert_int_eq(join_task(&b, NULL), RT_OK);
+        else
+            join_plain(&b);
+        ck_assert_uint_eq(b.held[0], x.held_in_door);
+        rt_shared_free(x.s);
+        nwatches = 0;
+    }
 }
 END_TEST
 
@@ -3376,6 +3532,7 @@ Suite *make_suite(void)
     add_case(s, a_latch_right_after_the_first_publish_closes_the_path_for_good);
     add_case(s, a_first_publish_during_a_latch_waits_and_opens_nothing);
     add_case(s, a_first_publish_during_the_latchs_stores_waits_and_opens_nothing);
+    add_case(s, a_disable_parked_with_its_lock_taken_has_latched_nothing_yet);
     add_case(s, a_second_first_publish_waits_for_the_first);
     add_case(s, a_publish_that_waited_for_the_first_checks_its_own_slot);
     add_case(s, a_later_publish_reads_the_slot_the_first_one_published);
@@ -3412,6 +3569,7 @@ Suite *make_suite(void)
     add_case(s, a_door_frees_its_copy_before_another_door_can_open_on_the_value);
     add_case(s, a_read_of_a_shared_value_is_over_before_its_lock_goes);
     add_case(s, a_read_is_over_when_its_lock_goes_even_if_the_value_changes_at_once);
+    add_case(s, a_held_figure_waits_for_any_door_open_on_its_value);
     add_case(s, a_held_figure_read_during_a_rebuild_is_the_rebuilt_blocks);
     if (!UNDER_TSAN)
         add_case(s, two_values_made_at_once_take_two_places_in_the_order);

@@ -838,6 +838,21 @@ static void unchecked_mutex(void)
     static pthread_mutex_t plain = PTHREAD_MUTEX_INITIALIZER;
     rt__lock(&plain);
 }
+
+/* A door's lock is checked the same way, at the door, whatever a later
+** destroy would say: before rt_init, after it, and on a value's own lock
+** taken as its door takes it. */
+static void unchecked_door_mutex(void)
+{
+    static pthread_mutex_t plain = PTHREAD_MUTEX_INITIALIZER;
+    rt__door_lock(&plain);
+}
+
+static void unchecked_door_mutex_after_init(void)
+{
+    rt_init();
+    unchecked_door_mutex();
+}
 #endif
 
 START_TEST(a_mutex_that_is_not_error_checking_fires)
@@ -845,6 +860,10 @@ START_TEST(a_mutex_that_is_not_error_checking_fires)
 #if defined(__GLIBC__) && !RECORD_ONLY_PROMISED
     fires(unchecked_mutex, "unchecked_mutex", "lock of a mutex that is not an error-checking one "
           "(was it made with rt__mutex_init?)\n");
+    fires(unchecked_door_mutex, "unchecked_door_mutex", "lock of a mutex that is not an "
+          "error-checking one (was it made with rt__mutex_init?)\n");
+    fires(unchecked_door_mutex_after_init, "unchecked_door_mutex", "lock of a mutex that is not "
+          "an error-checking one (was it made with rt__mutex_init?)\n");
 #endif
 }
 END_TEST
@@ -1190,9 +1209,19 @@ START_TEST(a_thread_that_ends_inside_a_door_fires)
 }
 END_TEST
 
+/* The same before rt_init, which has taken no lock of its own: the
+** check at exit does not depend on the runtime having started. */
+static void leaves_a_lock_before_init(void)
+{
+    rt__mutex_init(&m);
+    rt__lock(&m);
+}
+
 START_TEST(a_lock_held_at_exit_fires)
 {
     fires(leaves_a_lock, "leaves_a_lock", "the lock it took is still held when the process exits\n");
+    fires(leaves_a_lock_before_init, "leaves_a_lock_before_init",
+          "the lock it took is still held when the process exits\n");
 }
 END_TEST
 

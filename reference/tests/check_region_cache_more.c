@@ -299,6 +299,87 @@ START_TEST(a_violation_reaches_a_buffered_stderr)
 }
 END_TEST
 
+/* A violation prints its line and aborts at once, whatever the program's
+** other threads hold of its stdio: a thread that keeps stdout locked
+** (flockfile) or one asleep in a read of stdin holds a stream lock the
+** violation must not wait for. Two violations, one before rt_init (a
+** region) and one of a task's (main's rt_free of a stack pointer), each
+** beside either holder; alarm() turns a hang into SIGALRM in 3 s. */
+enum { HOLDS_STDOUT, READS_STDIN, STDIO_HOLDS };
+
+struct stdio_holder {
+    int how;
+    int tid; /* published once the holder holds, or is about to read */
+};
+
+static void *holds_a_stream(void *arg)
+{
+    struct stdio_holder *h = arg;
+    char line[64];
+    if (h->how == HOLDS_STDOUT)
+        flockfile(stdout);
+    __atomic_store_n(&h->tid, (int)gettid(), __ATOMIC_RELEASE);
+    if (h->how == READS_STDIN)
+        (void)fgets(line, sizeof line, stdin); /* nobody writes the pipe */
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static void violation_beside_a_held_stream(void *arg)
+{
+    int how = (int)(intptr_t)arg % STDIO_HOLDS, which = (int)(intptr_t)arg / STDIO_HOLDS;
+    struct stdio_holder h = {how, 0};
+    pthread_t t;
+    int fds[2];
+    sigset_t alrm;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    signal(SIGALRM, SIG_DFL); /* Check's own timer may have left it otherwise */
+    sigprocmask(SIG_UNBLOCK, &alrm, NULL);
+    alarm(3); /* a hang, not a bound: the abort takes milliseconds */
+    if (how == READS_STDIN) {
+        if (pipe(fds) != 0 || dup2(fds[0], 0) != 0) /* fds[1] stays open: the read waits */
+            _exit(3);
+    }
+    printf("the program's own output, still in stdout's buffer");
+    if (which == 1)
+        rt_init();
+    if (pthread_create(&t, NULL, holds_a_stream, &h) != 0)
+        _exit(4);
+    while (__atomic_load_n(&h.tid, __ATOMIC_ACQUIRE) == 0)
+        usleep(100);
+    thread_wait_asleep(h.tid); /* in pause() holding stdout, or in the read */
+    if (which == 0) {
+        rt_region_close(&(rt_region){0});
+    } else {
+        int local;
+        rt_free(&local);
+    }
+}
+
+START_TEST(a_violation_aborts_at_once_whatever_another_thread_holds_of_stdio)
+{
+    static const char *const lines[] = {
+        "refrt: rt_region_close: region is not open\n",
+        "refrt: rt_free: ", /* then the pointer */
+    };
+    for (int which = 0; which < 2; which++)
+        for (int how = 0; how < STDIO_HOLDS; how++) {
+            struct death d = run_child(violation_beside_a_held_stream,
+                                       (void *)(intptr_t)(which * STDIO_HOLDS + how));
+            ck_assert_msg(d.signal == SIGABRT,
+                          "%s held by another thread, violation %d: signal %d (SIGALRM %d: "
+                          "it hung), exit %d; stderr: %s",
+                          how == HOLDS_STDOUT ? "stdout" : "stdin", which, d.signal, SIGALRM,
+                          d.exit_status, d.err);
+            ck_assert_msg(strncmp(d.err, lines[which], strlen(lines[which])) == 0 &&
+                              strchr(d.err, '\n') == d.err + strlen(d.err) - 1,
+                          "one line, %s: %s", lines[which], d.err);
+        }
+}
+END_TEST
+
 /* The check holds wherever a region may be opened: before rt_init (no
 ** thread state yet), on main after it, on a plain thread (a state, no
 ** task), on a task, and with another region already open. */
@@ -929,6 +1010,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, init_without_a_key_left_is_a_violation);
     tcase_add_test(tc, a_violation_is_one_whole_line);
     tcase_add_test(tc, a_violation_reaches_a_buffered_stderr);
+    tcase_add_test(tc, a_violation_aborts_at_once_whatever_another_thread_holds_of_stdio);
     tcase_add_test(tc, opening_a_null_region_is_a_violation);
     tcase_add_test(tc, a_region_not_open_is_a_violation_of_close_and_alloc_wherever_it_is_used);
     tcase_add_test(tc, rt_hot_is_one_state_a_thread);

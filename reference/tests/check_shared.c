@@ -3414,15 +3414,27 @@ END_TEST
 ** with either value the one whose block the door uses, a supervised build
 ** and its rebuild), on main and on a spawned task, resized to more, to
 ** the same size and to less (a size that fits its chunk is still the
-** value's); another chunk of the block is freed and resized as before. */
-enum { VALUE_FREE, VALUE_REALLOC, VALUE_REALLOC_SAME, VALUE_REALLOC_LESS, OTHER_CHUNK, VALUE_OPS };
+** value's); another chunk of the block is freed and resized as before.
+** A value of the task's own block, made before the door, is the task's
+** inside it too: resized there to more and to less, its bytes kept, and
+** freed after the door, as rt_realloc promises for a value the task holds. */
+enum { VALUE_FREE, VALUE_REALLOC, VALUE_REALLOC_SAME, VALUE_REALLOC_LESS, OTHER_CHUNK,
+       TASKS_OWN_VALUE, VALUE_OPS };
 enum { IN_UPDATE, IN_UPDATE_ALL_A, IN_UPDATE_ALL_B, IN_BUILD, IN_REBUILD, VALUE_DOORS };
 static int value_op;
 static bool value_rebuilding;
+static unsigned char *tasks_own; /* TASKS_OWN_VALUE: made before the door */
 
 static void touch_value(void *v)
 {
-    if (value_op == VALUE_FREE) {
+    if (value_op == TASKS_OWN_VALUE) {
+        unsigned char *p = rt_realloc(tasks_own, 3 * KIB);
+        NEED(p != NULL && p[0] == 0x3c && p[99] == 0x3c);
+        memset(p, 0x3d, 3 * KIB);
+        p = rt_realloc(p, 40);
+        NEED(p != NULL && p[0] == 0x3d && p[39] == 0x3d);
+        tasks_own = p;
+    } else if (value_op == VALUE_FREE) {
         rt_free(v);
     } else if (value_op == VALUE_REALLOC) {
         (void)rt_realloc(v, 4 * KIB);
@@ -3459,7 +3471,12 @@ static void *touch_in_door(void *arg)
     rt_shared *copy = rt_shared_new(RT_COPY, 64, zero, KIB);
     rt_shared *sup = NULL;
     rt_status st = RT_OK;
+    size_t held = rt_held();
 
+    if (value_op == TASKS_OWN_VALUE) {
+        tasks_own = rt_alloc(100);
+        memset(tasks_own, 0x3c, 100);
+    }
     switch (door) {
     case IN_UPDATE: st = rt_update(owned, value_update, NULL); break;
     case IN_UPDATE_ALL_A: st = rt_update_all(owned, copy, value_update_a, NULL); break;
@@ -3479,6 +3496,11 @@ static void *touch_in_door(void *arg)
     }
     NEED(st == RT_OK);
     NEED(!rt_poisoned(owned) && rt_get(owned, out) == RT_OK && out[0] == 0);
+    if (value_op == TASKS_OWN_VALUE) {
+        NEED(rt_held() > held && tasks_own[0] == 0x3d && tasks_own[39] == 0x3d);
+        rt_free(tasks_own);
+        NEED(rt_held() == held);
+    }
     if (sup != NULL)
         rt_shared_free(sup);
     rt_shared_free(owned);
@@ -3520,12 +3542,14 @@ START_TEST(a_doors_value_freed_or_resized_in_its_door_is_a_violation_in_every_do
                               "door %d op %d on task %d: signal %d exit %d: %s", door, op,
                               on_task, d.signal, d.exit_status, d.err);
             }
-            struct death d = run_child(touch_the_doors_value,
-                                       (void *)(intptr_t)value_door_arg(door, OTHER_CHUNK,
-                                                                        on_task));
-            ck_assert_msg(d.signal == 0 && d.exit_status == 0,
-                          "door %d, another chunk, on task %d: signal %d exit %d: %s", door,
-                          on_task, d.signal, d.exit_status, d.err);
+            for (int op = OTHER_CHUNK; op <= TASKS_OWN_VALUE; op++) {
+                struct death d = run_child(touch_the_doors_value,
+                                           (void *)(intptr_t)value_door_arg(door, op, on_task));
+                ck_assert_msg(d.signal == 0 && d.exit_status == 0,
+                              "door %d, %s, on task %d: signal %d exit %d: %s", door,
+                              op == OTHER_CHUNK ? "another chunk" : "the task's own value",
+                              on_task, d.signal, d.exit_status, d.err);
+            }
         }
 }
 END_TEST
@@ -5531,6 +5555,7 @@ struct outer_block {
     rt_shared *a, *mid[2], *late;
     rt_chan *c;
     void *v;     /* the value of a's block */
+    void *freed; /* a chunk of late's block, freed */
     size_t held; /* the task's figure before the refusals */
     int k, max;  /* the door being opened inside a's, and how many mid doors */
     int refused; /* refusals seen */
@@ -5599,14 +5624,19 @@ static void allocates_in_a(void *value, void *ctx)
     rt_free(o->v);
 }
 
+/* Any pointer into b's own block is refused: a value of it, inside one,
+** b's value itself and inside it, a chunk freed there (docs/budgets.md:
+** a block value is any pointer into the block). */
 static void stores_b_value_into_b(void *va, void *vb, void *ctx)
 {
     struct outer_block *o = ctx;
     (void)va;
-    (void)vb;
-    size_t held = rt_held();
-    NEED(rt_store(o->late, o->v) == RT_REFUSED); /* o->v: a value of b's block */
-    NEED(rt_held() == held);
+    size_t held = rt_held(), late = rt_shared_held(o->late);
+    void *const into_b[] = {o->v, (char *)o->v + 8, vb, (char *)vb + 1, o->freed};
+    for (size_t i = 0; i < sizeof into_b / sizeof *into_b; i++) {
+        NEED(rt_store(o->late, into_b[i]) == RT_REFUSED);
+        NEED(rt_held() == held && rt_shared_held(o->late) == late);
+    }
     o->refused++;
 }
 
@@ -5614,7 +5644,9 @@ static void allocates_in_late(void *value, void *ctx)
 {
     struct outer_block *o = ctx;
     (void)value;
+    o->freed = rt_alloc(40);
     o->v = rt_alloc(24); /* late's block; stays there */
+    rt_free(o->freed);
 }
 
 static void *refuses_outer_block_values(void *unused)
@@ -5657,6 +5689,82 @@ static void outer_block_values_refused(void *unused)
 START_TEST(a_value_of_any_open_doors_block_is_refused_in_every_door_inside_it)
 {
     RUN_OK(outer_block_values_refused, NULL);
+}
+END_TEST
+
+/* What a value stored and then unstored costs is gone with the value:
+** after 1 to 17 stores (the list grows at 8 and 16) all unstored again, the
+** value freed, or poisoned and rebuilt by a build that stores and unstores
+** too, leaves not one malloc'ed byte live (its list of stored values
+** included). */
+static int stores_then_unstores_n;
+
+static void store_then_unstore(rt_shared *s)
+{
+    void *v[17];
+    for (int i = 0; i < stores_then_unstores_n; i++) {
+        v[i] = rt_alloc_outside(8 + (size_t)i);
+        NEED(rt_store(s, v[i]) == RT_OK);
+    }
+    for (int i = 0; i < stores_then_unstores_n; i++)
+        rt_free(rt_unstore(s, v[i]));
+}
+
+static rt_shared *store_s;
+
+static void stores_and_unstores(void *value, void *ctx)
+{
+    (void)value;
+    (void)ctx;
+    store_then_unstore(store_s);
+}
+
+static void builds_storing_and_unstoring(void *value, void *ctx)
+{
+    (void)ctx;
+    memset(value, 0, 8);
+    if (store_s != NULL)
+        store_then_unstore(store_s);
+}
+
+static void panics_in_it(void *value, void *ctx) { (void)value, (void)ctx; rt_panic("poison"); }
+static void *poisons_store_s(void *unused) { (void)unused; rt_update(store_s, panics_in_it, NULL); return NULL; }
+
+static void stored_then_unstored_leaves_nothing(void *unused)
+{
+    (void)unused;
+    init_fixed(256 * KIB); /* the child's stderr is captured: the panics' lines go there */
+    int64_t zero = 0;
+    void *warm[17]; /* main's table of outside values grown once, for good */
+    for (int i = 0; i < 17; i++)
+        warm[i] = rt_alloc_outside(8);
+    for (int i = 0; i < 17; i++)
+        rt_free(warm[i]);
+    NEED(run_task(nothing, NULL) == RT_OK); /* and the table of tasks made */
+    for (stores_then_unstores_n = 1; stores_then_unstores_n <= 17; stores_then_unstores_n++) {
+        long live = allocs_live();
+        store_s = rt_shared_new(RT_OWNED, sizeof zero, &zero, 16 * KIB);
+        NEED(rt_update(store_s, stores_and_unstores, NULL) == RT_OK);
+        rt_shared_free(store_s);
+        NEED(allocs_live() == live);
+
+        store_s = NULL;
+        rt_shared *sup = rt_shared_supervised(RT_OWNED, 8, builds_storing_and_unstoring, NULL,
+                                              16 * KIB);
+        store_s = sup;
+        NEED(rt_update(sup, stores_and_unstores, NULL) == RT_OK);
+        NEED(run_task(poisons_store_s, NULL) == RT_PANICKED);
+        unsigned char out[8];
+        NEED(rt_get(sup, out) == RT_OK); /* rebuilt, by a build that stores and unstores */
+        store_s = NULL;
+        rt_shared_free(sup);
+        NEED(allocs_live() == live);
+    }
+}
+
+START_TEST(a_value_that_stored_and_unstored_leaves_nothing_when_it_goes)
+{
+    RUN_OK(stored_then_unstored_leaves_nothing, NULL);
 }
 END_TEST
 
@@ -5742,6 +5850,7 @@ Suite *make_suite(void)
     ADD_TEST(s, stores_inside_update_all_go_to_the_value_named_whichever_block_the_door_uses);
     ADD_TEST(s, a_panic_twenty_doors_deep_unwinds_every_door_by_its_own_row);
     ADD_TEST(s, a_value_of_any_open_doors_block_is_refused_in_every_door_inside_it);
+    ADD_TEST(s, a_value_that_stored_and_unstored_leaves_nothing_when_it_goes);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }

@@ -98,6 +98,64 @@ START_TEST(a_spawn_that_cannot_get_what_it_needs_fails_cleanly)
 }
 END_TEST
 
+/* Spawned tasks are numbered from 1 in the order their spawns got their
+** block (docs/budgets.md): a spawn whose block cannot be made (a strategy
+** asking for more than a block can be, or its malloc failing) takes no
+** number; one that fails later (the table of tasks, the thread) has taken
+** its own. Seen in the panic lines: the first task spawned after two spawns
+** whose block could not be made is task 1; after a spawn that fails at its
+** thread, the next is one further. */
+static size_t too_big_a_block(void *ctx, size_t running)
+{
+    (void)ctx;
+    (void)running;
+    return (size_t)1 << 40;
+}
+
+static void *panics_at_once(void *why)
+{
+    rt_panic(why);
+}
+
+static void spawns_after_failures(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    rt_set_strategy((rt_strategy){too_big_a_block, NULL});
+    if (rt_spawn(panics_at_once, "never") != NULL)
+        _exit(3);
+    rt_set_strategy(rt_fixed_strategy(64 * KIB));
+    fail_nth(2); /* the block's malloc */
+    rt_task *t = rt_spawn(panics_at_once, "never");
+    fail_nth(0);
+    if (t != NULL)
+        _exit(4);
+    t = rt_spawn(panics_at_once, "first");
+    if (t == NULL || rt_join(t, NULL) != RT_PANICKED)
+        _exit(5);
+    fail_nth(3); /* the table of tasks is made: its thread, once the number is taken */
+    errno = 0;
+    t = rt_spawn(panics_at_once, "never");
+    fail_nth(0);
+    if (t != NULL || errno != EAGAIN)
+        _exit(6);
+    t = rt_spawn(panics_at_once, "third");
+    if (t == NULL || rt_join(t, NULL) != RT_PANICKED)
+        _exit(7);
+}
+
+START_TEST(tasks_are_numbered_in_the_order_their_spawns_got_their_block)
+{
+    struct death d = run_child(spawns_after_failures, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 0, "signal %d exit %d; stderr: %s", d.signal,
+                  d.exit_status, d.err);
+    ck_assert_msg(strstr(d.err, "refrt: task 1 panicked: first\n") != NULL &&
+                      strstr(d.err, "refrt: task 3 panicked: third\n") != NULL &&
+                      strstr(d.err, "never") == NULL,
+                  "stderr: %s", d.err);
+}
+END_TEST
+
 /* Whatever call of a spawn fails, the task it was making goes: past the
 ** first spawn (which makes the table of tasks), memory in use is as it
 ** was before. */
@@ -725,6 +783,7 @@ Suite *make_suite(void)
     Suite *s = suite_create("task_faults");
     suite_add_test(s, a_spawn_that_cannot_get_what_it_needs_fails_cleanly);
     suite_add_test(s, a_failed_spawn_leaves_nothing_allocated);
+    suite_add_test(s, tasks_are_numbered_in_the_order_their_spawns_got_their_block);
     suite_add_test(s, a_table_of_tasks_that_cannot_grow_fails_the_spawn_only);
     suite_add_test(s, an_outside_value_that_cannot_be_made_traps);
     suite_add_test(s, an_outside_value_that_cannot_grow_traps);

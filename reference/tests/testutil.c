@@ -442,9 +442,23 @@ void *__wrap_pthread_getspecific(pthread_key_t key)
     return __real_pthread_getspecific(key);
 }
 
+/* A key whose every set is mirrored into another (testutil.h,
+** mirror_key_sets): two words of the descriptor then hold each value. */
+static pthread_key_t mirror_from, mirror_to;
+static int mirroring;
+
+void mirror_key_sets(pthread_key_t from, pthread_key_t to)
+{
+    mirror_from = from;
+    mirror_to = to;
+    __atomic_store_n(&mirroring, 1, __ATOMIC_RELEASE);
+}
+
 int __wrap_pthread_setspecific(pthread_key_t key, const void *value)
 {
     key_used(key);
+    if (__atomic_load_n(&mirroring, __ATOMIC_ACQUIRE) && key == mirror_from)
+        __real_pthread_setspecific(mirror_to, value);
     lying = false;
     long left = __atomic_load_n(&lie_countdown, __ATOMIC_ACQUIRE);
     while (left > 0 && !__atomic_compare_exchange_n(&lie_countdown, &left, left - 1, false,

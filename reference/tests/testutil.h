@@ -198,6 +198,11 @@ unsigned long keys_not_made_used(void);
 enum { SLOT_HOLDS_NULL = 1, GET_SAYS_FOREIGN };
 void slot_lies_at_set(long nth, int kind);
 
+/* From now on, on every thread, each pthread_setspecific of key from also
+** sets key to to the same value (a program whose own key follows the
+** runtime's): the value is then in two words of the thread descriptor. */
+void mirror_key_sets(pthread_key_t from, pthread_key_t to);
+
 /* Waits until the thread tid (a gettid() of this process) is asleep, in a
 ** lock, a condition or any other wait: its state in /proc is S. Tests use
 ** it to know a waiter is in its wait before they act. */
