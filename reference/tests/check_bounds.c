@@ -507,6 +507,52 @@ START_TEST(requests_at_the_budgets_edge_panic_exactly_when_they_do_not_fit)
 }
 END_TEST
 
+/* A block value past 4 GiB at the top of its block grows and shrinks in
+** place, as any value at the top does: its size is read whole, never in 32
+** bits. A task whose budget is 6 GiB holds one of 4 GiB + 100 bytes, grown
+** to 4 GiB + 200 (moved, it would need two copies: more than the budget,
+** a panic), to less (the chunk keeps its size) and past it again, each
+** time the same pointer and the figure its chunk's. Virtual memory only: nothing
+** touches the value's pages. */
+static size_t chunk_for(size_t n)
+{
+    return (n + 8 + 15) & ~(size_t)15;
+}
+
+static void *a_value_past_4_gib_grows_in_place(void *unused)
+{
+    (void)unused;
+    static const size_t g4 = (size_t)1 << 32;
+    static const size_t to[] = {g4 + 200, g4 + 50, g4 + 4096, 100, g4 + 100};
+    size_t base = rt_held();
+    char *v = rt_alloc(g4 + 100);
+    ck_assert_ptr_nonnull(v);
+    ck_assert_uint_eq(rt_held() - base, chunk_for(g4 + 100));
+    size_t chunk = chunk_for(g4 + 100);
+    for (size_t i = 0; i < sizeof to / sizeof *to; i++) {
+        ck_assert_ptr_eq(rt_realloc(v, to[i]), v);
+        if (chunk_for(to[i]) > chunk)
+            chunk = chunk_for(to[i]); /* a size that fits keeps the chunk (block.c) */
+        ck_assert_uint_eq(rt_held() - base, chunk);
+    }
+    rt_free(v);
+    ck_assert_uint_eq(rt_held(), base);
+    return NULL;
+}
+
+START_TEST(a_block_value_past_4_gib_at_the_top_grows_and_shrinks_in_place)
+{
+    if (UNDER_SANITIZER) /* their shadow of a 6 GiB block would be made resident */
+        return;
+    rt_set_strategy(rt_fixed_strategy((size_t)6 << 30));
+    rt_init();
+    a_value_past_4_gib_grows_in_place(NULL);
+    rt_task *t = rt_spawn(a_value_past_4_gib_grows_in_place, NULL);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("bounds");
@@ -516,5 +562,6 @@ Suite *make_suite(void)
     suite_add_test(s, region_sizes_past_4_gib_trap_in_every_state_before_and_after_init);
     suite_add_test(s, allocating_from_a_region_not_open_is_a_violation_for_every_count_and_size);
     suite_add_test(s, requests_at_the_budgets_edge_panic_exactly_when_they_do_not_fit);
+    suite_add_test(s, a_block_value_past_4_gib_at_the_top_grows_and_shrinks_in_place);
     return s;
 }

@@ -5768,6 +5768,51 @@ START_TEST(a_value_that_stored_and_unstored_leaves_nothing_when_it_goes)
 }
 END_TEST
 
+/* A value a store cannot fit goes back to the task (refrt.h), counted as
+** before: on main, whose panic exits 101 and frees nothing, an atexit
+** handler finds it held and counted, and frees it back to the figure main
+** had before it was made. */
+static void *store_back_value;
+static size_t store_back_before, store_back_with;
+
+static void store_back_at_exit(void)
+{
+    size_t now = rt_held();
+    rt_free(store_back_value);
+    fprintf(stderr, "at exit: held %s, freed %s\n", now == store_back_with ? "ok" : "wrong",
+            rt_held() == store_back_before ? "ok" : "wrong");
+}
+
+static void stores_the_big_one(void *value, void *ctx)
+{
+    (void)value;
+    rt_store(*(rt_shared **)ctx, store_back_value);
+}
+
+static void main_stores_what_does_not_fit(void *arg)
+{
+    (void)arg;
+    int64_t zero = 0;
+    init_fixed(64 * KIB);
+    store_back_before = rt_held();
+    store_back_value = rt_alloc_outside(4 * KIB);
+    store_back_with = rt_held();
+    NEED(store_back_with > store_back_before);
+    atexit(store_back_at_exit);
+    rt_shared *s = rt_shared_new(RT_OWNED, sizeof zero, &zero, KIB);
+    rt_update(s, stores_the_big_one, &s);
+    _exit(3); /* the store did not panic */
+}
+
+START_TEST(a_value_a_store_cannot_fit_is_mains_again_and_counted_at_its_exit)
+{
+    struct death d = run_child(main_stores_what_does_not_fit, NULL);
+    ck_assert_msg(d.signal == 0 && d.exit_status == 101 &&
+                      strstr(d.err, "at exit: held ok, freed ok\n") != NULL,
+                  "signal %d exit %d: %s", d.signal, d.exit_status, d.err);
+}
+END_TEST
+
 #define ADD_TEST(s, t)                                                               \
     do {                                                                             \
         TCase *tc_ = tcase_create(#t);                                               \
@@ -5851,6 +5896,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_panic_twenty_doors_deep_unwinds_every_door_by_its_own_row);
     ADD_TEST(s, a_value_of_any_open_doors_block_is_refused_in_every_door_inside_it);
     ADD_TEST(s, a_value_that_stored_and_unstored_leaves_nothing_when_it_goes);
+    ADD_TEST(s, a_value_a_store_cannot_fit_is_mains_again_and_counted_at_its_exit);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
