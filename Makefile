@@ -77,24 +77,23 @@ include $(sort $(wildcard mk/*.mk))
 
 # The results of each suite land in $(BUILD)/results/<suite>, one
 # "pass <name>" or "fail <name>" a line; scripts/summary counts them.
-# The suites run CHECK_JOBS at a time (each one's output kept together),
-# all but the curated mutants, which then run alone: the driver keeps
-# MUTANT_JOBS cores busy itself, and it times its own unmutated run to set
-# each mutant's limit, which other suites beside it would stretch.
+# The suites run CHECK_JOBS at a time (each one's output kept together).
+# The curated mutants start first: the driver keeps MUTANT_JOBS cores busy
+# for most of its run, and the other suites, one at a time beside it, fill
+# what its one-process phases (its unmutated run, each oracle's build) leave.
 CHECK_JOBS ?= $(MUTANT_JOBS)
-CHECK_ALONE := $(if $(IMPL),,$(filter check-mutants,$(CHECK_TARGETS)))
+CHECK_FIRST := $(if $(IMPL),,$(filter check-mutants,$(CHECK_TARGETS)))
 # The suites a mutant can be killed by (mk/mutants.mk) are run once, by the
 # curated run's unmutated run, which copies their results and reports here
 # (the driver's --export-results): it runs them on this same plain build
 # anyway. A sanitizer's or the release build's check runs them itself.
-CHECK_BY_DRIVER := $(if $(SANITIZE)$(IMPL)$(RELEASE),,$(if $(CHECK_ALONE),$(filter-out $(MUTANT_SKIP),$(CHECK_TARGETS))))
+CHECK_BY_DRIVER := $(if $(SANITIZE)$(IMPL)$(RELEASE),,$(if $(CHECK_FIRST),$(filter-out $(MUTANT_SKIP),$(CHECK_TARGETS))))
 check: deps
 	@rm -rf $(BUILD)/results
 	@status=0; $(MAKE) --no-print-directory -k -j$(CHECK_JOBS) --output-sync=target check-run || status=$$?; \
-	  $(if $(CHECK_ALONE),$(MAKE) --no-print-directory $(CHECK_ALONE) || status=$$?;) \
 	  $(PYTHON) scripts/summary check $(BUILD)/results $$status
 
-check-run: $(if $(IMPL),$(KIT_TARGETS),$(filter-out $(CHECK_ALONE) $(CHECK_BY_DRIVER),$(CHECK_TARGETS)))
+check-run: $(if $(IMPL),$(KIT_TARGETS),$(CHECK_FIRST) $(filter-out $(CHECK_FIRST) $(CHECK_BY_DRIVER),$(CHECK_TARGETS)))
 
 gate: deps
 	@scripts/deps gate
