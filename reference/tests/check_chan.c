@@ -1307,6 +1307,49 @@ static void chan_of_nothing(void *unused)
     rt_chan_new(0);
 }
 
+/* A value the task does not hold is the violation at once, in every state
+** of the channel: with room, full (no wait first), closed, closed with
+** values in it; whatever it is: a malloc'ed pointer, a value sent already,
+** NULL. alarm() makes a send that waits die of SIGALRM. */
+enum { CH_ROOM, CH_FULL, CH_CLOSED, CH_CLOSED_FULL, CH_STATES };
+enum { UNHELD_MALLOC, UNHELD_SENT, UNHELD_NULL, UNHELD_KINDS };
+
+static void send_unheld_in_state(void *arg)
+{
+    int state = (int)(intptr_t)arg % CH_STATES, kind = (int)(intptr_t)arg / CH_STATES;
+    die_of_alarm_after(3);
+    init_fixed(64 * KIB);
+    rt_chan *c = rt_chan_new(1), *other = rt_chan_new(1);
+    void *sent = rt_alloc_outside(8);
+    if (rt_send(other, sent) != RT_OK)
+        _exit(3);
+    if (state == CH_FULL || state == CH_CLOSED_FULL)
+        if (rt_send(c, rt_alloc_outside(8)) != RT_OK)
+            _exit(4);
+    if (state == CH_CLOSED || state == CH_CLOSED_FULL)
+        rt_chan_close(c);
+    void *const values[] = {malloc(8), sent, NULL};
+    rt_send(c, values[kind]);
+    _exit(5); /* returned */
+}
+
+START_TEST(an_unheld_value_is_a_violation_in_every_state_of_the_channel)
+{
+    static const char *const states[] = {"with room", "full", "closed", "closed and full"};
+    static const char *const kinds[] = {"a malloc'ed pointer", "a value sent already", "NULL"};
+    for (int kind = 0; kind < UNHELD_KINDS; kind++)
+        for (int state = 0; state < CH_STATES; state++) {
+            struct death d = run_child(send_unheld_in_state,
+                                       (void *)(intptr_t)(kind * CH_STATES + state));
+            ck_assert_msg(d.signal == SIGABRT &&
+                              strstr(d.err, "is not an outside value this task holds") != NULL,
+                          "%s sent on a channel %s: signal %d (SIGALRM %d: it waited), exit %d "
+                          "(5: it returned): %s",
+                          kinds[kind], states[state], d.signal, SIGALRM, d.exit_status, d.err);
+        }
+}
+END_TEST
+
 START_TEST(channel_misuse_gets_the_contracts_error)
 {
     ck_assert_violation(chan_of_nothing, NULL, "refrt: rt_chan_new: capacity is 0");
@@ -1333,6 +1376,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_value_sent_before_a_panic_survives_it);
     suite_add_test(s, a_block_value_is_refused_and_nothing_is_sent);
     suite_add_test(s, a_block_value_is_refused_at_once_on_a_full_or_closed_channel);
+    suite_add_test(s, an_unheld_value_is_a_violation_in_every_state_of_the_channel);
     suite_add_test(s, a_closed_channel_takes_nothing_and_gives_what_it_has);
     suite_add_test(s, a_full_channel_blocks_the_sender_and_keeps_the_order);
     suite_add_test(s, closing_a_full_channel_wakes_its_sender);

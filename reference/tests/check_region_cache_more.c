@@ -332,12 +332,7 @@ static void violation_beside_a_held_stream(void *arg)
     struct stdio_holder h = {how, 0};
     pthread_t t;
     int fds[2];
-    sigset_t alrm;
-    sigemptyset(&alrm);
-    sigaddset(&alrm, SIGALRM);
-    signal(SIGALRM, SIG_DFL); /* Check's own timer may have left it otherwise */
-    sigprocmask(SIG_UNBLOCK, &alrm, NULL);
-    alarm(3); /* a hang, not a bound: the abort takes milliseconds */
+    die_of_alarm_after(3); /* a hang, not a bound: the abort takes milliseconds */
     if (how == READS_STDIN) {
         if (pipe(fds) != 0 || dup2(fds[0], 0) != 0) /* fds[1] stays open: the read waits */
             _exit(3);

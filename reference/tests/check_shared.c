@@ -2000,15 +2000,19 @@ static void too_small_a_block(void *unused)
     rt_shared_new(RT_COPY, sizeof big, big, 256);
 }
 
-/* What the store scenarios below store: an outside value of 8 bytes, or
-** NULL. A store with no door that may change the value is refused for the
-** door, whatever it stores: the NULL value's own message is for a door
-** that may change the value (docs/misuse.md). */
-static bool the_value_stored_is_null;
+/* What the store scenarios below store: an outside value of 8 bytes,
+** NULL, or a block value. A store with no door that may change the value
+** is refused for the door, whatever it stores: the NULL value's own
+** message, and a block value's refusal (RT_REFUSED), are for a door that
+** may change the value (docs/misuse.md). */
+enum { STORE_OUTSIDE, STORE_NULL, STORE_BLOCK_VALUE, STORE_KINDS };
+static int the_value_stored;
 
 static void *a_value_to_store(void)
 {
-    return the_value_stored_is_null ? NULL : rt_alloc_outside(8);
+    return the_value_stored == STORE_NULL          ? NULL
+           : the_value_stored == STORE_BLOCK_VALUE ? rt_alloc(8)
+                                                   : rt_alloc_outside(8);
 }
 
 static void store_outside_a_door(void *unused)
@@ -2789,7 +2793,7 @@ END_TEST
 
 /* rt_store's refusals for its door: none open, an RT_COPY value, a door
 ** that cannot change the value; the same message for an outside value and
-** for NULL (the_value_stored_is_null). */
+** for NULL and for a block value (the_value_stored). */
 static void misuse_of_stores_by_the_door(void)
 {
     violates(store_outside_a_door,
@@ -2813,11 +2817,9 @@ START_TEST(misuse_of_doors_and_stores_gets_the_contracts_error)
     violates(too_small_a_block,
                         "refrt: rt_shared_new: a value of 300 bytes does not fit a block of 256 "
                         "bytes");
-    for (int null = 0; null < 2; null++) {
-        the_value_stored_is_null = null;
+    for (the_value_stored = 0; the_value_stored < STORE_KINDS; the_value_stored++)
         misuse_of_stores_by_the_door();
-    }
-    the_value_stored_is_null = false;
+    the_value_stored = STORE_OUTSIDE;
     /* an RT_COPY value with no door open on it: the missing door is what
     ** is wrong, outside every door and inside a door on another value */
     violates(unstore_from_a_copy_outside_a_door,

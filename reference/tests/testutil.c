@@ -80,6 +80,16 @@ struct death run_child(void (*fn)(void *), void *arg)
     return d;
 }
 
+void die_of_alarm_after(unsigned seconds)
+{
+    sigset_t alrm;
+    sigemptyset(&alrm);
+    sigaddset(&alrm, SIGALRM);
+    signal(SIGALRM, SIG_DFL);
+    sigprocmask(SIG_UNBLOCK, &alrm, NULL);
+    alarm(seconds);
+}
+
 /* ---- chunk counting ----------------------------------------------------- */
 
 void *__real_malloc(size_t n);

@@ -81,6 +81,11 @@ struct death {
 /* Runs fn(arg) in a child with stderr captured and waits for it. */
 struct death run_child(void (*fn)(void *), void *arg);
 
+/* In a child of run_child: dies of SIGALRM after seconds, whatever Check
+** left of SIGALRM's disposition and mask. A deadline only a hang reaches,
+** so that a hang is a failure named in seconds, not a case's timeout. */
+void die_of_alarm_after(unsigned seconds);
+
 /* fn(arg) must abort (SIGABRT) having printed msg (a prefix of its line,
 ** e.g. "refrt: rt_region_close: "). */
 #define ck_assert_violation(fn, arg, msg)                                           \
