@@ -1794,6 +1794,106 @@ START_TEST(a_held_figure_waits_for_any_door_open_on_its_value)
 }
 END_TEST
 
+/* ---- races only ThreadSanitizer sees, each arranged with no happens-before ---- */
+
+/* A latch after another thread's later publish: the publish read the
+** slot's offset with the path open, then said so by a relaxed flag (no
+** happens-before); the latch, made after, writes nothing the publish read
+** without a lock both take. ThreadSanitizer judges it. */
+static int later_published, later_may_end;
+
+static void *publish_then_linger(struct actor *a)
+{
+    a->got[0] = rt_hot();
+    st(&later_published, 1);
+    while (!ld(&later_may_end))
+        nap();
+    return NULL;
+}
+
+START_TEST(a_latch_after_another_threads_later_publish_races_with_nothing_it_read)
+{
+    struct actor a = {0};
+    rt_init();
+    struct rt_hot *mine = rt_hot(); /* the first publish */
+    start_plain(&a, "A", publish_then_linger, NULL);
+    wait_flag(&later_published, "A published");
+    rt_hot_disable();
+    ck_assert(!rt_hot_direct());
+    ck_assert_ptr_eq(rt_hot(), mine);
+    st(&later_may_end, 1);
+    join_plain(&a);
+    ck_assert_ptr_nonnull(a.got[0]);
+    ck_assert_ptr_ne(a.got[0], mine);
+}
+END_TEST
+
+/* The spurious-wakeup switch (locks.h) turned on while a receiver is
+** parked before its wait, ordered only by relaxed flags: the wait reads the
+** switch atomically, so ThreadSanitizer sees no race; the receiver then
+** gets the value main sends. */
+START_TEST(the_spurious_switch_may_change_while_a_receiver_is_about_to_wait)
+{
+    struct actor r = {0};
+    struct watch *about_to_sleep = watch("chan.recv.before_wait", "R", 1);
+    struct chan_ctx x = {0};
+
+    init_fixed(64 * KIB);
+    x.c = rt_chan_new(1);
+    spawn(&r, "R", recv_body, &x);
+    wait_parked(about_to_sleep);
+    __atomic_store_n(&rt__spurious_wakeups, 1, __ATOMIC_RELAXED);
+    release(about_to_sleep);
+    void *v = rt_alloc_outside(24);
+    ck_assert_int_eq(rt_send(x.c, v), RT_OK);
+    ck_assert_int_eq(join_task(&r, NULL), RT_OK);
+    ck_assert_ptr_eq(r.got[0], v);
+    __atomic_store_n(&rt__spurious_wakeups, 0, __ATOMIC_RELAXED);
+    rt_chan_free(x.c);
+}
+END_TEST
+
+/* A channel freed with a value queued by a sender that has ended: the
+** program orders its send before the free (a receive on another channel,
+** as the contract asks of a free), but not the sender's end, which the
+** free learns of by the count of blocks, a relaxed read. The sender's end
+** (its block emptied and freed) and the free's release of its bytes are
+** then ordered by the runtime alone. ThreadSanitizer judges it. */
+static rt_chan *told_sent;
+
+static void *sends_one_and_ends(struct actor *a)
+{
+    struct chan_ctx *x = a->ctx;
+    void *v = rt_alloc_outside(x->bytes);
+    a->status[0] = rt_send(x->c, v);
+    a->status[1] = rt_send(told_sent, rt_alloc_outside(8));
+    return NULL;
+}
+
+START_TEST(a_channel_freed_after_its_sender_ended_races_with_nothing)
+{
+    init_fixed(64 * KIB);
+    for (int round = 0; round < 4; round++) {
+        struct actor snd = {0};
+        struct chan_ctx x = {0};
+        x.c = rt_chan_new(2);
+        x.bytes = 100;
+        told_sent = rt_chan_new(1);
+        size_t blocks = rt__blocks_live();
+        spawn(&snd, "S", sends_one_and_ends, &x);
+        rt_free(rt_recv(told_sent)); /* the send on x.c happened before */
+        WAIT_FOR(rt__blocks_live() == blocks, "the sender's block was never freed");
+        rt_chan_free(x.c); /* before the join: only the count said it ended */
+        ck_assert_int_eq(join_task(&snd, NULL), RT_OK);
+        ck_assert_int_eq(snd.status[0], RT_OK);
+        ck_assert_int_eq(snd.status[1], RT_OK);
+        ck_assert_uint_eq(rt__blocks_live(), blocks);
+        ck_assert_uint_eq(rt_held(), 0);
+        rt_chan_free(told_sent);
+    }
+}
+END_TEST
+
 /* A door's copy is gone before the value's lock is: parked right after its
 ** door let go of a lock (runtime.door_unlock.released), when another task's
 ** door could open on the value and make a copy of its own, A holds no copy
@@ -3570,6 +3670,9 @@ Suite *make_suite(void)
     add_case(s, a_read_of_a_shared_value_is_over_before_its_lock_goes);
     add_case(s, a_read_is_over_when_its_lock_goes_even_if_the_value_changes_at_once);
     add_case(s, a_held_figure_waits_for_any_door_open_on_its_value);
+    add_case(s, a_latch_after_another_threads_later_publish_races_with_nothing_it_read);
+    add_case(s, the_spurious_switch_may_change_while_a_receiver_is_about_to_wait);
+    add_case(s, a_channel_freed_after_its_sender_ended_races_with_nothing);
     add_case(s, a_held_figure_read_during_a_rebuild_is_the_rebuilt_blocks);
     if (!UNDER_TSAN)
         add_case(s, two_values_made_at_once_take_two_places_in_the_order);
