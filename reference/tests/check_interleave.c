@@ -460,6 +460,7 @@ END_TEST
 ** path is still open to every thread: rt_hot_direct() is true and a
 ** published thread's one load still finds its state; released, the latch
 ** stores and closes it, in that order of points. */
+#if RT_PRIM_DIRECT
 static int may_read_again;
 
 static void *publish_then_wait(struct actor *a)
@@ -470,6 +471,7 @@ static void *publish_then_wait(struct actor *a)
     a->got[1] = direct_read();
     return NULL;
 }
+#endif
 
 START_TEST(a_disable_parked_with_its_lock_taken_has_latched_nothing_yet)
 {
