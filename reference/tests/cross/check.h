@@ -80,6 +80,7 @@ typedef const void *cross_ptr;
 #define ck_assert_uint_eq(X, Y) CROSS_CMP(uintmax_t, "%ju", X, ==, Y)
 #define ck_assert_uint_ne(X, Y) CROSS_CMP(uintmax_t, "%ju", X, !=, Y)
 #define ck_assert_uint_ge(X, Y) CROSS_CMP(uintmax_t, "%ju", X, >=, Y)
+#define ck_assert_uint_lt(X, Y) CROSS_CMP(uintmax_t, "%ju", X, <, Y)
 #define ck_assert_ptr_eq(X, Y) CROSS_CMP(cross_ptr, "%p", X, ==, Y)
 #define ck_assert_ptr_ne(X, Y) CROSS_CMP(cross_ptr, "%p", X, !=, Y)
 #define ck_assert_ptr_null(X) CROSS_CMP(cross_ptr, "%p", X, ==, NULL)
