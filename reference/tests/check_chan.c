@@ -437,12 +437,19 @@ static void *sends_into_a_full_channel(void *arg)
 
 /* Waits up to ten seconds for k's send to return: a sender left asleep is
 ** a failure in seconds, not a hang until the case's timeout. */
-static void wait_ended(struct blocked_sender *k)
+/* Waits, 10 s at most, for k's function to return; who names the waiter
+** a close did not wake. */
+static void wait_ended_of(struct blocked_sender *k, const char *who)
 {
     for (int i = 0; i < 10000 && !__atomic_load_n(&k->ended, __ATOMIC_ACQUIRE); i++)
         nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
-    ck_assert_msg(__atomic_load_n(&k->ended, __ATOMIC_ACQUIRE),
-                  "a sender waiting on the full channel was not woken by its close");
+    ck_assert_msg(__atomic_load_n(&k->ended, __ATOMIC_ACQUIRE), "%s was not woken by its close",
+                  who);
+}
+
+static void wait_ended(struct blocked_sender *k)
+{
+    wait_ended_of(k, "a sender waiting on the full channel");
 }
 
 START_TEST(closing_a_full_channel_wakes_its_sender)
@@ -589,11 +596,7 @@ START_TEST(a_close_wakes_every_receiver_when_a_send_just_filled_the_channel)
         rt_chan_close(c);
         int got = 0;
         for (int i = 0; i < 2; i++) {
-            for (int n = 0; n < 10000 && !__atomic_load_n(&k[i].ended, __ATOMIC_ACQUIRE); n++)
-                nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
-            ck_assert_msg(__atomic_load_n(&k[i].ended, __ATOMIC_ACQUIRE),
-                          "round %d: a receiver waiting on the channel was not woken by its "
-                          "close", round);
+            wait_ended_of(&k[i], "a receiver waiting on the channel");
             void *result = NULL;
             ck_assert_int_eq(rt_join(t[i], &result), RT_OK);
             ck_assert_ptr_eq(result, k[i].value);
