@@ -137,8 +137,10 @@ void rt_shared_free(rt_shared *s);
 ** s's block; the caller keeps the pointer inside s's value. It is reached
 ** through s in later doors, handed back with rt_unstore, and freed with s
 ** when s is freed or rebuilt: never lost, never leaked. A value s's block
-** cannot take panics in the door, which poisons s, and goes back to the
-** task to be freed with the task's other values. A block value (the
+** cannot take panics in the door, and goes back to the task to be freed
+** with the task's other values; that panic does to s what any panic there
+** does (docs/poisoning.md): in an update it poisons s, in a first build
+** nothing is made, in a rebuild s stays poisoned. A block value (the
 ** task's or s's own) is RT_REFUSED, nothing changed, and the message
 ** names rt_clone_outside. A value the task does not hold is a contract
 ** violation. */

@@ -89,6 +89,9 @@ def parse_args(argv):
                         "3 times its own unmutated time plus 5 s, or 3 s with no process running)")
     p.add_argument("--no-schemata", action="store_true",
                    help="build every mutant alone (no schema build)")
+    p.add_argument("--schema-suites", action="store_true",
+                   help="run every suite on the schema with no mutant picked, even where "
+                        "the compiler shows it is the original (schema_proof)")
     p.add_argument("--schema-min", type=int, default=SCHEMA_MIN, metavar="N",
                    help=f"a schema build only for at least N mutants (default {SCHEMA_MIN})")
     p.add_argument("--no-cache", action="store_true", help="rerun every mutant")
@@ -518,8 +521,11 @@ def judge_by_witness(oracle, to_run, ctx, obase, ologs, ovars, ob):
                                               jobs=args.jobs, env=project.schema_env("")
                                               if numbers else None)
     if build_s is None and numbers:
-        print(f"mutants: {oracle}: the witnesses' schema did not build (see {log}): "
-              f"each mutant built alone", file=sys.stderr)
+        # not fatal (each mutant is then built alone), but a schema that
+        # does not build is a fault of the driver's: said again at the end
+        ctx["warnings"].append(f"the {oracle} witnesses' schema did not build (see {log}): "
+                               f"each mutant built alone")
+        print(f"mutants: WARNING: {ctx['warnings'][-1]}", file=sys.stderr)
         shutil.rmtree(wtree, ignore_errors=True)
         numbers, kept = {}, (ob or {}).get("suites", {})
         fresh = {s: r for s, r in shape.items() if s not in kept}
@@ -530,8 +536,12 @@ def judge_by_witness(oracle, to_run, ctx, obase, ologs, ovars, ob):
     noise.update({s: ob["noise"].get(s, []) for s in shape if s in kept})
     phase(f"witness unmutated runs ({oracle})")
     for s in [s for s in shape if s not in times]:
-        print(f"mutants: {oracle}: the witness of {s} did not hold unmutated (see {log}): "
-              f"its {len(groups[s])} mutants are judged whole", file=sys.stderr)
+        # its mutants lose nothing (the whole judgement runs every suite),
+        # but a witness that fails unmutated is a flaky case or one that
+        # needs another case before it: said again at the end, as a warning
+        ctx["warnings"].append(f"the {oracle} witness of {s} did not hold unmutated "
+                               f"(see {log}): its {len(groups[s])} mutants were judged whole")
+        print(f"mutants: WARNING: {ctx['warnings'][-1]}", file=sys.stderr)
     items = [(m, [s]) for s, ms in groups.items() if s in times for m in ms]
     if not items:
         return to_run
@@ -663,6 +673,42 @@ def compiling(ctx, mutants, jobs):
         for m, ok in zip(todo, pool.map(compiles, todo)):
             known[m.id] = ok
     return [m for m in mutants if m.origin == GENERATED or known[m.id]]
+
+
+def schema_proof(ctx, pairs):
+    """None when each file of pairs ({path: (original, schema)}) compiles,
+    with what the schema adds left out (RT_SCHEMATA_NONE: the prelude, the
+    mutants' copies, the switch at the top of each function), to the object
+    code of its original, under every configuration the suites compile the
+    sources in ([build] configurations); else why not.
+
+    What the schema adds does nothing when no mutant is picked: the pick is
+    0 when the variable is unset, no mutant is numbered 0, so each switch
+    only breaks, and the copies are called only from the switch. What the
+    compiler shows is the rest: that putting them in changed nothing around
+    them. Then the schema's own run of every suite unmutated (minutes)
+    would only repeat the unmutated run. Object code is compared at the TCE
+    flags (-O2, no debug information), not the build's: it is the source
+    that is shown to be the same."""
+    cfg = project.CFG
+    base = tce.flags_of(cfg.tce_flags)[0] + ["-Wno-error"]
+    include = cfg.include_dirs(ctx["make_vars"])
+    jobs = [(path, conf) for path in sorted(pairs) for conf in cfg.configurations]
+
+    def same(job):
+        path, conf = job
+        original, schema = pairs[path]
+        a = tce.object_digest(ctx["cc"], ctx["tree"], original, include, base + conf)
+        b = tce.object_digest(ctx["cc"], ctx["tree"], schema, include,
+                              base + conf + ["-DRT_SCHEMATA_NONE"])
+        if a[0] is None or b[0] is None:
+            return f"{path} ({' '.join(conf) or 'no defines'}) does not compile: {a[1] or b[1]}"
+        if a[0] != b[0]:
+            return f"{path} ({' '.join(conf) or 'no defines'}): other object code"
+        return None
+    with ThreadPoolExecutor(max(1, ctx.get("jobs", 2))) as pool:
+        whys = [w for w in pool.map(same, jobs) if w]
+    return "; ".join(whys) or None
 
 
 def _interrupted(signum, frame):
@@ -1011,14 +1057,19 @@ def run_locked(args, root, make_vars, build, work):
     schema = [m for m, _ in todo if len({e.path for e in m.edits}) == 1
               and m.path.endswith(".c")]
     # a schema costs a whole build and a pass of every suite: worth it for many
-    ctx = dict(texts=texts, cc=cc, tree=tree, make_vars=make_vars, compiles={},
+    ctx = dict(texts=texts, cc=cc, tree=tree, make_vars=make_vars, compiles={}, jobs=args.jobs,
                killed=set() if args.full_tce else set(kill_map))
     if len(schema) >= args.schema_min and not args.no_schemata and cfg.mutant_env:
         # a curated entry that does not compile would break the schema: built alone
         schema = compiling(ctx, schema, args.jobs)
+        if not args.schema_suites:
+            runner.prove_schema = lambda pairs: schema_proof(ctx, pairs)
         in_schema = runner.build_schema(texts, schema, suites)
+        proven = (f"; with no mutant picked its {runner.schema_proven} files compile to the "
+                  f"original's object code, so no suite runs it unmutated"
+                  if in_schema and runner.schema_proven else "")
         print(f"mutants: {len(in_schema)} of {len(todo)} in one schema build "
-              f"({time.monotonic() - run_started:.1f} s), the others built alone"
+              f"({time.monotonic() - run_started:.1f} s{proven}), the others built alone"
               + ("" if in_schema else " (the schema did not build or pass: see logs/schema.log)"),
               file=sys.stderr)
         phase("schema build (plain)")

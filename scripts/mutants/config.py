@@ -36,7 +36,8 @@ KEYS = {
     "tree": {"skip", "not_inputs"},
     "sources": {"mutate", "include", "test_only"},
     "sources.test_only": {"define", "statements"},
-    "build": {"command", "dir_var", "parallel", "vars", "lenient", "mutant_env"},
+    "build": {"command", "dir_var", "parallel", "vars", "lenient", "mutant_env",
+              "configurations"},
     "suites": {"names", "list", "run", "passes", "results", "reports", "hints", "runs",
                "direct"},
     "suites.hints": {"fail_fast", "case_timeout", "first_programs", "first_cases", "run_case",
@@ -103,6 +104,13 @@ class Config:
             raise ConfigError(f"{self.where}: build.vars is \"args\" or \"env\"")
         self.lenient = {k: str(v) for k, v in b.get("lenient", {}).items()}
         self.mutant_env = b.get("mutant_env")
+        # the preprocessor configurations the suites compile the sources
+        # in (flags each): a schema is shown to be the original in each
+        confs = b.get("configurations", [[]])
+        if not isinstance(confs, list) or not all(
+                isinstance(c, list) and all(isinstance(f, str) for f in c) for c in confs):
+            raise ConfigError(f"{self.where}: build.configurations is a list of lists of flags")
+        self.configurations = [list(c) for c in confs] or [[]]
 
         s = data.get("suites", {})
         self.suite_names = list(s.get("names", []))

@@ -139,6 +139,11 @@ def _write(tree, path, text):
     os.utime(full, (now, now))
 
 
+def _read(tree, path):
+    with open(os.path.join(tree, path)) as f:
+        return f.read()
+
+
 def _copy_tree(src, dest, keep_build=True):
     if os.path.exists(dest):
         shutil.rmtree(dest)
@@ -221,6 +226,11 @@ class Runner:
         # whether a survivor of the schema is built alone to confirm it (a
         # witness run's survivor is judged whole next, which does)
         self.confirm_alone = True
+        # {path: (original text, schema text)} -> None when the compiler
+        # shows the schema with no mutant picked is the original, else why
+        # not (cli.schema_proof); None: every suite checks the schema
+        self.prove_schema = None
+        self.schema_proven = None   # how many files the proof covered
 
     # ---- which suite first ------------------------------------------------
 
@@ -591,6 +601,20 @@ class Runner:
         env = project.schema_env("")
         ok = project.run_make(tree, project.BUILD_IN_COPY, self.schema_vars, project.BUILD_STEP,
                               log, timeout=self.limit * 10, jobs=self.jobs)[0] == 0
+        # With no mutant picked the schema must be the original. Where the
+        # compiler shows it (prove_schema: the same object code, the pick a
+        # constant 0), every suite's run of it would only repeat the
+        # unmutated run; else that run is what checks it.
+        self.schema_proven = None
+        if ok and self.prove_schema is not None:
+            paths = sorted({m.path for m in mutants if m.id in numbers})
+            pairs = {p: (texts[p], _read(root, p)) for p in paths}
+            why = self.prove_schema(pairs)
+            with open(log, "a") as f:
+                f.write(f"schema proof: {why or 'the object code of the original'}\n")
+            if why is None:
+                self.schema_proven = len(paths)
+                suites = []
         for s in suites:
             if not ok:
                 break

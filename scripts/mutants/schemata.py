@@ -38,7 +38,10 @@ SPECIFIERS = {"static", "inline", "extern", "_Noreturn", "__inline", "__inline__
 # each (2 Dec 2026). Threads that race to read it store the same number
 # (relaxed atomics: no data race for TSan's schema builds to report).
 PRELUDE = """
-/* mutant schemata (scripts/mutants/schemata.py): RT_MUTANT picks one */
+/* mutant schemata (scripts/mutants/schemata.py): RT_MUTANT picks one.
+   Compiled with RT_SCHEMATA_NONE, all that the schema adds is left out:
+   the compiler then shows the rest is the original (cli.schema_proof). */
+#ifndef RT_SCHEMATA_NONE
 extern char *getenv(const char *);
 static int rt__schemata_number = -1;
 static inline int rt__schemata_id(void)
@@ -53,7 +56,12 @@ static inline int rt__schemata_id(void)
     }
     return n;
 }
+#endif
 """
+
+
+# Defined, every part a schema adds is left out (PRELUDE)
+NONE = "RT_SCHEMATA_NONE"
 
 
 class Function:
@@ -201,6 +209,7 @@ def instrument(text, mutants, first=1, noreturn=frozenset(), env="RT_MUTANT"):
         f, ms = by_func[start]
         out.append(text[at:f.start])
         forward = f.forwardable(noreturn)
+        out.append(f"\n#ifndef {NONE}\n")
         if forward:
             out.append(f.header(f.name_tok.text) + ";\n")   # the copies may call the original
         cases = []
@@ -227,8 +236,12 @@ def instrument(text, mutants, first=1, noreturn=frozenset(), env="RT_MUTANT"):
             call = f"{f.name_tok.text}__m{n}({args})"
             cases.append(f"case {n}: {call}; return;" if f.returns_void
                          else f"case {n}: return {call};")
+        out.append("#endif\n")
         out.append(text[f.start:f.body_start + 1])
-        out.append(" switch (rt__schemata_id()) { " + " ".join(cases) + " default: break; }")
+        # the pick is never 0 (numbers start at 1): with none picked the
+        # switch only breaks, and the original body runs
+        out.append(f"\n#ifndef {NONE}\n switch (rt__schemata_id()) {{ "
+                   + " ".join(cases) + " default: break; }\n#endif\n")
         at = f.body_start + 1
     out.append(text[at:])
     return "".join(out), numbers

@@ -235,6 +235,50 @@ class SchemataTest(unittest.TestCase):
         _, numbers = schemata.instrument(CODE, mutants, first=100)
         self.assertEqual(sorted(numbers.values()), list(range(100, 100 + len(numbers))))
 
+    def test_with_none_picked_left_out_a_schema_compiles_to_the_original(self):
+        # RT_SCHEMATA_NONE leaves out every part the schema adds, so the
+        # rest compiles to the original's object code; a schema whose text
+        # around those parts changed does not (cli.schema_proof)
+        from mutants import tce
+        mutants = [m for m in operators.mutants("x.c", CODE)
+                   if not any("va_start" in CODE[e.start:e.end] for e in m.edits)]
+        text, numbers = schemata.instrument(CODE, mutants)
+        self.assertGreater(len(numbers), 10)
+        flags = tce.flags_of(["-std=c11", "-Wall", "-Wextra", "-O2"])[0]
+        with tempfile.TemporaryDirectory() as tmp:
+            original = tce.object_digest("cc", tmp, CODE, [], flags)[0]
+            none = tce.object_digest("cc", tmp, text, [], flags + ["-DRT_SCHEMATA_NONE"])[0]
+            self.assertIsNotNone(original)
+            self.assertEqual(none, original)
+            # with the schema in, it is other code
+            self.assertNotEqual(tce.object_digest("cc", tmp, text, [], flags)[0], original)
+            # one token of the original changed outside the schema's parts
+            at = text.rindex("return x + k;")        # the original's (its copies come first)
+            broken = text[:at] + "return x - k;" + text[at + len("return x + k;"):]
+            self.assertNotEqual(
+                tce.object_digest("cc", tmp, broken, [], flags + ["-DRT_SCHEMATA_NONE"])[0],
+                original)
+
+    def test_a_proven_schema_runs_no_suite_unmutated_and_gives_the_same_verdicts(self):
+        root = util.fixture_copy(self)
+        args = ("--only", "calc.c:*", "--only", "clamp_*", "--no-cache", "--schema-min", "2")
+        proven = util.run_driver(root, *args)
+        self.assertRegex(proven.stderr, r"in one schema build \([\d.]+ s; with no mutant picked "
+                                        r"its \d+ files compile to the original's object code")
+        with open(os.path.join(root, "build", "cc", "mutants", "logs", "schema.log")) as f:
+            log = f.read()
+        self.assertIn("schema proof: the object code of the original", log)
+        with open(os.path.join(root, "build", "cc", "mutants", "report.json")) as f:
+            first = f.read()
+        checked = util.run_driver(root, *args, "--schema-suites")
+        self.assertIn("in one schema build", checked.stderr)
+        self.assertNotIn("object code", checked.stderr)
+        with open(os.path.join(root, "build", "cc", "mutants", "report.json")) as f:
+            second = f.read()
+        status = lambda rep: {m["id"]: (m["status"], m["killedBy"])
+                              for f in json.loads(rep)["files"].values() for m in f["mutants"]}
+        self.assertEqual(status(first), status(second))
+
     def test_the_driver_gives_the_same_verdicts_with_and_without_a_schema(self):
         root = util.fixture_copy(self)
         args = ("--only", "calc.c:*", "--only", "clamp_*", "--no-cache", "--schema-min", "2")
