@@ -3133,6 +3133,145 @@ START_TEST(misuse_gets_the_contracts_error)
 }
 END_TEST
 
+/* ---- a received value and a joined result at the room's edge (tw14c) ---- */
+
+/* A task of a 16 KiB budget holding an outside value of 1000 bytes and a
+** block value of 100 (a 112-byte chunk) takes a value of exactly the room
+** it has left, one byte less, or one byte more: by rt_recv (D9: "a
+** receiver whose budget cannot take it panics here") or by rt_join (D9:
+** "a joiner whose budget cannot take it panics"). Up to the room it fits,
+** and the task then holds exactly what it held plus the value (its whole
+** budget at the room itself); one byte past it, the task panics in the
+** call. The room counts what receivers took of the task's own sent values
+** and it has not folded in yet: in the third way the task first sends its
+** 1000 bytes to main, which receives them before sending the value, and
+** the room is then 1000 bytes larger. A received value refused stays at
+** the channel's head (main gets it back), a result refused is freed with
+** its joiner; afterwards main holds nothing and only its block is left. */
+enum edge_way { EDGE_RECV, EDGE_JOIN, EDGE_RECV_AFTER_RELEASE, EDGE_WAYS };
+static const char *const edge_ways[] = {"rt_recv", "rt_join", "rt_recv after a release"};
+
+#define EDGE_BUDGET (16 * KIB)
+#define EDGE_OUT 1000
+#define EDGE_CHUNK 112 /* rt_alloc(100): an 8-byte header, rounded to 16 */
+
+struct edge {
+    enum edge_way way;
+    int delta;       /* the value is the room left + delta */
+    rt_chan *in, *back;
+    size_t n;        /* the value's bytes, set by the task once it knows its room */
+    size_t held_before, held_after;
+    int returned;
+};
+
+static int filled_bytes(const void *p, size_t n, unsigned char v)
+{
+    const unsigned char *q = p;
+    for (size_t i = 0; i < n; i++)
+        if (q[i] != v)
+            return 0;
+    return 1;
+}
+
+static void *returns_n_bytes(void *arg)
+{
+    size_t n = *(size_t *)arg;
+    unsigned char *v = rt_alloc_outside(n);
+    memset(v, 0x4E, n);
+    return v;
+}
+
+static void *takes_a_value_at_the_edge(void *arg)
+{
+    struct edge *e = arg;
+    void *out = rt_alloc_outside(EDGE_OUT), *got = NULL;
+    void *keep = rt_alloc(100);
+    e->held_before = rt_held();
+    if (e->way == EDGE_RECV_AFTER_RELEASE) {
+        ck_require(rt_send(e->back, out) == RT_OK);
+        e->held_before -= EDGE_OUT; /* once main has received it */
+    }
+    e->n = (size_t)((long)(rt_budget() - e->held_before) + e->delta);
+    if (e->way == EDGE_JOIN) {
+        rt_set_strategy(rt_fixed_strategy(EDGE_BUDGET + 64 * KIB));
+        rt_task *t = rt_spawn(returns_n_bytes, &e->n);
+        rt_set_strategy(rt_fixed_strategy(EDGE_BUDGET));
+        ck_require(rt_join(t, &got) == RT_OK); /* panics here past the room */
+    } else {
+        /* tell main the size, then take what it sends */
+        size_t *ask = rt_alloc_outside(sizeof *ask);
+        *ask = e->n;
+        ck_require(rt_send(e->back, ask) == RT_OK);
+        got = rt_recv(e->in); /* panics here past the room */
+    }
+    ck_require(got != NULL && filled_bytes(got, e->n, 0x4E));
+    e->held_after = rt_held();
+    e->returned = 1;
+    rt_free(got);
+    rt_free(keep);
+    if (e->way != EDGE_RECV_AFTER_RELEASE)
+        rt_free(out);
+    return NULL;
+}
+
+START_TEST(a_value_received_or_joined_fits_up_to_the_room_left_and_panics_one_byte_past)
+{
+    init_fixed(EDGE_BUDGET + 64 * KIB);
+    for (int way = 0; way < EDGE_WAYS; way++)
+        for (int delta = -1; delta <= 1; delta++) {
+            struct edge e = {.way = (enum edge_way)way, .delta = delta};
+            e.in = rt_chan_new(1);
+            e.back = rt_chan_new(2);
+            rt_set_strategy(rt_fixed_strategy(EDGE_BUDGET));
+            rt_task *t = rt_spawn(takes_a_value_at_the_edge, &e);
+            rt_set_strategy(rt_fixed_strategy(EDGE_BUDGET + 64 * KIB));
+            ck_assert_ptr_nonnull(t);
+            unsigned char *v = NULL;
+            size_t n = 0;
+            if (way == EDGE_RECV_AFTER_RELEASE) {
+                void *out = rt_recv(e.back); /* its 1000 bytes, released */
+                ck_assert_uint_eq(rt_held(), EDGE_OUT);
+                rt_free(out);
+            }
+            if (way != EDGE_JOIN) {
+                size_t *ask = rt_recv(e.back);
+                n = *ask;
+                rt_free(ask);
+                v = rt_alloc_outside(n);
+                memset(v, 0x4E, n);
+                ck_assert_int_eq(rt_send(e.in, v), RT_OK);
+            }
+            rt_status st = rt_join(t, NULL);
+            size_t room = way == EDGE_RECV_AFTER_RELEASE ? EDGE_BUDGET - EDGE_CHUNK
+                                                         : EDGE_BUDGET - EDGE_OUT - EDGE_CHUNK;
+            ck_assert_uint_eq(e.n, room + (size_t)(long)delta);
+            ck_assert_msg(e.held_before == EDGE_BUDGET - room, "%s, room %+d: held %zu before",
+                          edge_ways[way], delta, e.held_before);
+            if (delta <= 0) {
+                ck_assert_msg(st == RT_OK && e.returned == 1,
+                              "%s of the room %+d: panicked, expected it to fit",
+                              edge_ways[way], delta);
+                ck_assert_msg(e.held_after == EDGE_BUDGET - room + e.n,
+                              "%s of the room %+d: held %zu after, expected %zu",
+                              edge_ways[way], delta, e.held_after, EDGE_BUDGET - room + e.n);
+            } else {
+                ck_assert_msg(st == RT_PANICKED && e.returned == 0,
+                              "%s of the room +1: returned, expected a panic", edge_ways[way]);
+                if (way != EDGE_JOIN) { /* refused: still at the head, main's again */
+                    ck_assert_ptr_eq(rt_recv(e.in), v);
+                    ck_assert_uint_eq(rt_held(), n);
+                    rt_free(v);
+                }
+            }
+            ck_assert_uint_eq(rt_held(), 0);
+            ck_assert_uint_eq(rt__blocks_live(), 1);
+            ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+            rt_chan_free(e.in);
+            rt_chan_free(e.back);
+        }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("budgets");
@@ -3193,6 +3332,7 @@ Suite *make_suite(void)
     suite_add_test(s, values_inside_doors_stay_where_they_belong);
     suite_add_test(s, a_realloc_past_a_door_block_panics);
     suite_add_test(s, rt_held_and_rt_budget_are_the_tasks_in_every_door);
+    suite_add_test(s, a_value_received_or_joined_fits_up_to_the_room_left_and_panics_one_byte_past);
     suite_add_test(s, misuse_gets_the_contracts_error);
     suite_add_test(s, a_received_values_bytes_are_room_again_in_every_door);
     suite_add_test(s, a_task_that_returns_a_value_it_no_longer_holds_is_a_violation);
