@@ -3272,6 +3272,106 @@ START_TEST(a_value_received_or_joined_fits_up_to_the_room_left_and_panics_one_by
 }
 END_TEST
 
+
+/* Results passed up a tree of joins, many tasks at once: main spawns
+** TREE_MID tasks, each spawns TREE_LEAVES leaves, all running together.
+** Leaf j of task i returns an outside value of leaf_bytes(i, j), except
+** one leaf of each that panics (its join: RT_PANICKED, the result NULL)
+** and one that returns NULL (RT_OK, NULL). Each middle task, after every
+** join, holds exactly the results it joined (D9: "an outside value whose
+** bytes now count against the joiner"), keeps the largest, frees the
+** others and returns the one it kept; main then holds exactly the sum of
+** what the middle tasks returned, and after freeing them nothing, with
+** only its own block left. */
+#define TREE_MID 4
+#define TREE_LEAVES 6
+
+static size_t leaf_bytes(size_t i, size_t j)
+{
+    return 100 * (i + 1) + 7 * j + 1;
+}
+
+static void *tree_leaf(void *arg)
+{
+    size_t code = (size_t)(uintptr_t)arg, i = code / TREE_LEAVES, j = code % TREE_LEAVES;
+    if (j == 1)
+        rt_panic("a leaf panics");
+    if (j == 2)
+        return NULL;
+    unsigned char *v = rt_alloc_outside(leaf_bytes(i, j));
+    memset(v, (int)(code + 1), leaf_bytes(i, j));
+    return v;
+}
+
+struct tree_mid {
+    size_t i;
+    int failed_at; /* 0: every figure as the contract says */
+};
+
+static void *tree_middle(void *arg)
+{
+    struct tree_mid *m = arg;
+    rt_task *leaves[TREE_LEAVES];
+    void *got[TREE_LEAVES];
+    size_t held = 0, largest = 0;
+    for (size_t j = 0; j < TREE_LEAVES; j++)
+        leaves[j] = rt_spawn(tree_leaf, (void *)(uintptr_t)(m->i * TREE_LEAVES + j));
+    for (size_t j = 0; j < TREE_LEAVES; j++) {
+        got[j] = (void *)1;
+        rt_status st = rt_join(leaves[j], &got[j]);
+        if (j == 1) {
+            if ((st != RT_PANICKED || got[j] != NULL) && !m->failed_at)
+                m->failed_at = 1;
+            continue;
+        }
+        if ((st != RT_OK || (j == 2) != (got[j] == NULL)) && !m->failed_at)
+            m->failed_at = 2;
+        if (got[j] != NULL) {
+            if (!filled_bytes(got[j], leaf_bytes(m->i, j),
+                              (unsigned char)(m->i * TREE_LEAVES + j + 1)) && !m->failed_at)
+                m->failed_at = 3;
+            held += leaf_bytes(m->i, j);
+            largest = j;
+        }
+        if (rt_held() != held && !m->failed_at)
+            m->failed_at = 4;
+    }
+    for (size_t j = 0; j < TREE_LEAVES; j++)
+        if (j != largest)
+            rt_free(got[j]); /* NULL for the panicked and the empty one */
+    if (rt_held() != leaf_bytes(m->i, largest) && !m->failed_at)
+        m->failed_at = 5;
+    return got[largest];
+}
+
+START_TEST(results_passed_up_a_tree_of_joins_count_against_exactly_their_joiner)
+{
+    struct tree_mid mids[TREE_MID];
+    rt_task *t[TREE_MID];
+    size_t held = 0;
+    init_fixed(64 * KIB);
+    for (size_t i = 0; i < TREE_MID; i++) {
+        mids[i] = (struct tree_mid){.i = i};
+        t[i] = rt_spawn(tree_middle, &mids[i]);
+        ck_assert_ptr_nonnull(t[i]);
+    }
+    void *got[TREE_MID];
+    for (size_t i = 0; i < TREE_MID; i++) {
+        ck_assert_int_eq(rt_join(t[i], &got[i]), RT_OK);
+        ck_assert_msg(mids[i].failed_at == 0, "middle task %zu: check %d", i, mids[i].failed_at);
+        size_t n = leaf_bytes(i, TREE_LEAVES - 1);
+        ck_assert(filled_bytes(got[i], n, (unsigned char)(i * TREE_LEAVES + TREE_LEAVES)));
+        held += n;
+        ck_assert_uint_eq(rt_held(), held);
+    }
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+    for (size_t i = 0; i < TREE_MID; i++)
+        rt_free(got[i]);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("budgets");
@@ -3333,6 +3433,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_realloc_past_a_door_block_panics);
     suite_add_test(s, rt_held_and_rt_budget_are_the_tasks_in_every_door);
     suite_add_test(s, a_value_received_or_joined_fits_up_to_the_room_left_and_panics_one_byte_past);
+    suite_add_test(s, results_passed_up_a_tree_of_joins_count_against_exactly_their_joiner);
     suite_add_test(s, misuse_gets_the_contracts_error);
     suite_add_test(s, a_received_values_bytes_are_room_again_in_every_door);
     suite_add_test(s, a_task_that_returns_a_value_it_no_longer_holds_is_a_violation);
