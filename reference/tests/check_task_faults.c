@@ -802,6 +802,8 @@ static size_t records_running(void *ctx, size_t running)
 struct inner_spawn {
     int failed_at; /* 0: every figure as the contract says */
     unsigned long failures;
+    pthread_barrier_t done; /* main joins only after the failures: until
+                               then the spawner is a task not yet joined */
     size_t running_at_success, child_budget;
 };
 
@@ -829,9 +831,10 @@ static void *spawns_with_failures(void *arg)
         if (rt__tasks_unjoined() != 1 && !x->failed_at)
             x->failed_at = 4;
     }
+    x->running_at_success = atomic_load(&running_told);
+    pthread_barrier_wait(&x->done);
     if (t == NULL)
         return NULL;
-    x->running_at_success = atomic_load(&running_told);
     size_t *b = NULL;
     if (rt_join(t, (void **)&b) != RT_OK && !x->failed_at)
         x->failed_at = 5;
@@ -850,9 +853,12 @@ START_TEST(a_spawn_that_fails_inside_a_task_leaves_its_figures_and_the_running_c
     rt_set_strategy((rt_strategy){records_running, NULL});
     rt_init();
     ck_assert_uint_eq(rt_held(), 0);
+    pthread_barrier_init(&x.done, NULL, 2);
     rt_task *t = rt_spawn(spawns_with_failures, &x);
     ck_assert_ptr_nonnull(t);
+    pthread_barrier_wait(&x.done);
     ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    pthread_barrier_destroy(&x.done);
     ck_assert_msg(x.failed_at == 0, "check %d", x.failed_at);
     ck_assert_uint_gt(x.failures, 0); /* at least its thread (pthread_create) could not be made */
     ck_assert_uint_eq(x.running_at_success, 3);
