@@ -1641,6 +1641,156 @@ START_TEST(every_figure_is_exact_after_sends_receives_panics_refusals_and_a_clos
 }
 END_TEST
 
+
+/* Each wakeup, one at a time: two receivers asleep on an empty channel;
+** one send lets exactly one of them return, with the value and its bytes
+** counted against it, while the other goes on waiting (the channel is not
+** closed: it does not return NULL); a second send lets the other in. Then
+** the mirror: two senders asleep on a full channel; one receive lets
+** exactly one of them in, the other still waits; the next receive gets the
+** value that was queued first, then the one that got in. */
+struct one_waiter {
+    rt_chan *c;
+    pid_t tid;
+    void *value;     /* a sender's value; what a receiver got */
+    size_t held;     /* a receiver's figure right after its receive */
+    rt_status status; /* a sender's */
+    int done;
+    pthread_mutex_t *lock;
+    pthread_cond_t *cond;
+};
+
+static void mark_done(struct one_waiter *w)
+{
+    pthread_mutex_lock(w->lock);
+    w->done = 1;
+    pthread_cond_broadcast(w->cond);
+    pthread_mutex_unlock(w->lock);
+}
+
+static void *waits_to_receive(void *arg)
+{
+    struct one_waiter *w = arg;
+    __atomic_store_n(&w->tid, gettid(), __ATOMIC_RELEASE);
+    w->value = rt_recv(w->c);
+    w->held = rt_held();
+    mark_done(w);
+    return w->value; /* to main, counted there after the join */
+}
+
+static void *waits_to_send(void *arg)
+{
+    struct one_waiter *w = arg;
+    w->value = rt_alloc_outside(64);
+    memset(w->value, 0x64, 64);
+    __atomic_store_n(&w->tid, gettid(), __ATOMIC_RELEASE);
+    w->status = rt_send(w->c, w->value);
+    mark_done(w);
+    return NULL;
+}
+
+/* Waits until one of the two is done; returns its index. */
+static int one_is_done(struct one_waiter w[2])
+{
+    pthread_mutex_lock(w[0].lock);
+    while (!w[0].done && !w[1].done)
+        pthread_cond_wait(w[0].cond, w[0].lock);
+    int first = w[0].done ? 0 : 1, both = w[0].done && w[1].done;
+    pthread_mutex_unlock(w[0].lock);
+    ck_assert_msg(!both, "one value, or one slot, let both waiters return");
+    return first;
+}
+
+static void both_asleep(struct one_waiter w[2])
+{
+    for (int i = 0; i < 2; i++) {
+        pid_t tid;
+        while ((tid = __atomic_load_n(&w[i].tid, __ATOMIC_ACQUIRE)) == 0)
+            sched_yield();
+        thread_wait_asleep(tid);
+    }
+}
+
+START_TEST(each_send_or_receive_wakes_exactly_one_waiter_on_the_other_side)
+{
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+    init_fixed(64 * KIB);
+
+    /* receivers on an empty channel */
+    struct one_waiter r[2];
+    rt_task *tr[2];
+    rt_chan *empty = rt_chan_new(2);
+    for (int i = 0; i < 2; i++) {
+        r[i] = (struct one_waiter){.c = empty, .lock = &lock, .cond = &cond};
+        tr[i] = rt_spawn(waits_to_receive, &r[i]);
+        ck_assert_ptr_nonnull(tr[i]);
+    }
+    both_asleep(r);
+    unsigned char *a = rt_alloc_outside(111), *b = rt_alloc_outside(222);
+    memset(a, 0xAA, 111);
+    memset(b, 0xBB, 222);
+    ck_assert_int_eq(rt_send(empty, a), RT_OK);
+    int first = one_is_done(r), second = 1 - first;
+    thread_wait_asleep(r[second].tid); /* still in rt_recv */
+    pthread_mutex_lock(&lock);
+    int second_done = r[second].done;
+    pthread_mutex_unlock(&lock);
+    ck_assert_int_eq(second_done, 0);
+    ck_assert_uint_eq(rt_held(), 222); /* a is the first receiver's now */
+    ck_assert_int_eq(rt_send(empty, b), RT_OK);
+    void *res[2];
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(rt_join(tr[i], &res[i]), RT_OK);
+    ck_assert_ptr_eq(r[first].value, a);
+    ck_assert_uint_eq(r[first].held, 111);
+    ck_assert_ptr_eq(r[second].value, b);
+    ck_assert_uint_eq(r[second].held, 222);
+    ck_assert(filled(a, 111, 0xAA) && filled(b, 222, 0xBB));
+    ck_assert_uint_eq(rt_held(), 333); /* both results, joined */
+    rt_free(res[0]);
+    rt_free(res[1]);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(empty);
+
+    /* senders on a full channel */
+    struct one_waiter s[2];
+    rt_task *ts[2];
+    rt_chan *full = rt_chan_new(1);
+    unsigned char *queued = rt_alloc_outside(10);
+    ck_assert_int_eq(rt_send(full, queued), RT_OK);
+    for (int i = 0; i < 2; i++) {
+        s[i] = (struct one_waiter){.c = full, .lock = &lock, .cond = &cond};
+        ts[i] = rt_spawn(waits_to_send, &s[i]);
+        ck_assert_ptr_nonnull(ts[i]);
+    }
+    both_asleep(s);
+    ck_assert_ptr_eq(rt_recv(full), queued); /* makes room for one */
+    first = one_is_done(s);
+    second = 1 - first;
+    thread_wait_asleep(s[second].tid); /* still in rt_send */
+    pthread_mutex_lock(&lock);
+    second_done = s[second].done;
+    pthread_mutex_unlock(&lock);
+    ck_assert_int_eq(second_done, 0);
+    ck_assert_int_eq(s[first].status, RT_OK);
+    ck_assert_ptr_eq(rt_recv(full), s[first].value); /* the one that got in */
+    ck_assert_uint_eq(rt_held(), 10 + 64);
+    ck_assert_ptr_eq(rt_recv(full), s[second].value); /* the room let the other in */
+    ck_assert_uint_eq(rt_held(), 10 + 128);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(rt_join(ts[i], NULL), RT_OK);
+    ck_assert_int_eq(s[second].status, RT_OK);
+    ck_assert(filled(s[0].value, 64, 0x64) && filled(s[1].value, 64, 0x64));
+    rt_free(queued);
+    rt_free(s[0].value);
+    rt_free(s[1].value);
+    ck_assert_uint_eq(rt_held(), 0);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    rt_chan_free(full);
+}
+END_TEST
+
 /* ---- misuse ---------------------------------------------------------------- */
 
 static void *plain_thread_sends(void *c)
@@ -1803,6 +1953,7 @@ Suite *make_suite(void)
     suite_add_test(s, freeing_a_channel_gives_each_running_sender_back_exactly_its_queued_bytes);
     suite_add_test(s, a_value_relayed_by_a_task_that_then_panics_reaches_the_next_receiver_whole);
     suite_add_test(s, every_figure_is_exact_after_sends_receives_panics_refusals_and_a_close_race);
+    suite_add_test(s, each_send_or_receive_wakes_exactly_one_waiter_on_the_other_side);
     suite_add_test(s, channel_misuse_gets_the_contracts_error);
     return s;
 }
