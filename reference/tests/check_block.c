@@ -1108,6 +1108,45 @@ START_TEST(a_class_list_of_any_length_serves_each_chunk_once)
 }
 END_TEST
 
+/* A realloc that must move (its chunk is not the top) needs room for both
+** chunks at once (docs/budgets.md, "What is not claimed"): with exactly the
+** new chunk's bytes free it moves, the old chunk is freed (held: the new
+** chunk and the rest, nothing of the old one), and the old chunk's place
+** serves the next request of its size; with one granule less it fails,
+** the value and the figures as they were. */
+START_TEST(a_realloc_that_moves_needs_room_for_both_chunks_and_frees_the_old_one)
+{
+    bool held;
+    for (int short_by = 0; short_by <= 1; short_by++) {
+        struct rt_block *b = rt__block_new(1024);
+        unsigned char *a = rt__block_alloc(b, 100); /* 112 */
+        void *guard = rt__block_alloc(b, 8);        /* 16: a is not the top */
+        ck_assert_ptr_nonnull(guard);
+        memset(a, 0x3A, 100);
+        ck_assert_uint_eq(rt__block_held(b), 128);
+        /* 1024 - 128 = 896 free: a chunk of 896 holds 888 bytes */
+        unsigned char *q = rt__block_realloc(b, a, 888 + (size_t)short_by, &held);
+        ck_assert(held);
+        if (short_by) {
+            ck_assert_ptr_null(q);
+            ck_assert_uint_eq(rt__block_held(b), 128);
+            ck_assert_uint_eq(rt__block_chunk(b, a), 112);
+            ck_assert(filled(a, 100, 0x3A));
+        } else {
+            ck_assert_ptr_nonnull(q);
+            ck_assert_ptr_ne(q, a);
+            ck_assert(filled(q, 100, 0x3A));
+            ck_assert_uint_eq(rt__block_held(b), 16 + 896);
+            ck_assert_uint_eq(rt__block_chunk(b, q), 896);
+            ck_assert_uint_eq(rt__block_chunk(b, a), 0); /* freed: no live chunk there */
+            ck_assert_ptr_eq(rt__block_alloc(b, 100), a); /* its place, again */
+            ck_assert_uint_eq(rt__block_held(b), 1024);
+        }
+        rt__block_delete(b);
+    }
+}
+END_TEST
+
 #if 0
 /* BUG (tw14c), left out of the build: docs/budgets.md, "What is not
 ** claimed", says a realloc must move, needing room for both chunks at
@@ -1189,5 +1228,6 @@ Suite *make_suite(void)
     suite_add_test(s, a_large_freed_chunk_splits_to_its_last_byte_and_merges_back_whole);
     suite_add_test(s, a_freed_chunk_left_below_a_freed_top_goes_back_to_the_bump_when_needed);
     suite_add_test(s, a_class_list_of_any_length_serves_each_chunk_once);
+    suite_add_test(s, a_realloc_that_moves_needs_room_for_both_chunks_and_frees_the_old_one);
     return s;
 }

@@ -1791,6 +1791,53 @@ START_TEST(each_send_or_receive_wakes_exactly_one_waiter_on_the_other_side)
 }
 END_TEST
 
+
+/* A closed channel still gives what it has (NULL only "once the channel is
+** closed and empty"), and a receiver whose budget cannot take its head
+** panics there as on an open one: the value stays at the head, the next
+** receiver gets it, and only then is it NULL. The sender, main, counts the
+** value until then, and not twice once it has it back. */
+static void *receives_from_a_closed_channel(void *arg)
+{
+    return rt_recv(arg); /* 20 KiB into 16: panics here */
+}
+
+START_TEST(a_refused_receiver_of_a_closed_channel_leaves_the_head_for_the_next)
+{
+    init_fixed(64 * KIB);
+    rt_chan *c = rt_chan_new(2);
+    unsigned char *big = rt_alloc_outside(20 * KIB), *small = rt_alloc_outside(30);
+    memset(big, 0x2B, 20 * KIB);
+    memset(small, 0x2C, 30);
+    ck_assert_int_eq(rt_send(c, big), RT_OK);
+    ck_assert_int_eq(rt_send(c, small), RT_OK);
+    rt_chan_close(c);
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    for (int i = 0; i < 2; i++) /* refused twice: nothing moves */
+        ck_assert_int_eq(rt_join(rt_spawn(receives_from_a_closed_channel, c), NULL),
+                         RT_PANICKED);
+    ck_assert_uint_eq(rt_held(), 20 * KIB + 30);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    ck_assert_ptr_eq(rt_recv(c), big);
+    ck_assert(filled(big, 20 * KIB, 0x2B));
+    ck_assert_uint_eq(rt_held(), 20 * KIB + 30);
+    /* the second value fits a 16 KiB receiver: it moves there */
+    void *got = NULL;
+    ck_assert_int_eq(rt_join(rt_spawn(receives_from_a_closed_channel, c), &got), RT_OK);
+    ck_assert_ptr_eq(got, small);
+    ck_assert(filled(small, 30, 0x2C));
+    ck_assert_uint_eq(rt_held(), 20 * KIB + 30); /* sent, received, joined back */
+    ck_assert_ptr_null(rt_recv(c));
+    void *none = (void *)1;
+    ck_assert_int_eq(rt_join(rt_spawn(receives_from_a_closed_channel, c), &none), RT_OK);
+    ck_assert_ptr_null(none); /* closed and empty */
+    rt_free(big);
+    rt_free(small);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(c);
+}
+END_TEST
+
 /* ---- misuse ---------------------------------------------------------------- */
 
 static void *plain_thread_sends(void *c)
@@ -1954,6 +2001,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_value_relayed_by_a_task_that_then_panics_reaches_the_next_receiver_whole);
     suite_add_test(s, every_figure_is_exact_after_sends_receives_panics_refusals_and_a_close_race);
     suite_add_test(s, each_send_or_receive_wakes_exactly_one_waiter_on_the_other_side);
+    suite_add_test(s, a_refused_receiver_of_a_closed_channel_leaves_the_head_for_the_next);
     suite_add_test(s, channel_misuse_gets_the_contracts_error);
     return s;
 }
