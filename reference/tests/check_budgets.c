@@ -3372,6 +3372,98 @@ START_TEST(results_passed_up_a_tree_of_joins_count_against_exactly_their_joiner)
 }
 END_TEST
 
+/* A task spawned and joined inside an RT_OWNED door: its result counts
+** against the joining task, not the value's block (rt_join: "whose bytes
+** now count against the joiner"; D5: the door's block holds what was
+** allocated in its doors and stored into it), and may then be stored into
+** the value, which moves its bytes there exactly; a task joined in the door
+** that panicked returns RT_PANICKED and poisons nothing (D11: a panic
+** inside fn poisons; that one was another task's). The stored value comes
+** back with rt_unstore in a later door, the task's again. */
+struct join_in_door {
+    size_t task_before, value_before;
+    size_t task_after_join, value_after_join, task_after_store, value_after_store;
+    rt_status ok, panicked;
+    void *result;
+    rt_shared *s;
+    int failed;
+};
+
+static void *returns_500(void *unused)
+{
+    (void)unused;
+    unsigned char *v = rt_alloc_outside(500);
+    memset(v, 0x50, 500);
+    return v;
+}
+
+static void *just_panics(void *unused)
+{
+    (void)unused;
+    rt_panic("in a task a door joins");
+}
+
+static void joins_in_the_door(void *value, void *ctx)
+{
+    struct join_in_door *x = ctx;
+    rt_shared *s = x->s;
+    (void)value;
+    x->task_before = rt_held();
+    x->value_before = rt_shared_held(s);
+    x->panicked = rt_join(rt_spawn(just_panics, NULL), NULL);
+    x->ok = rt_join(rt_spawn(returns_500, NULL), &x->result);
+    x->task_after_join = rt_held();
+    x->value_after_join = rt_shared_held(s);
+    if (x->result == NULL || rt_store(s, x->result) != RT_OK)
+        x->failed = 1;
+    x->task_after_store = rt_held();
+    x->value_after_store = rt_shared_held(s);
+}
+
+static void unstores_it(void *value, void *ctx)
+{
+    struct join_in_door *x = ctx;
+    rt_shared *s = x->s;
+    (void)value;
+    if (rt_unstore(s, x->result) != x->result)
+        x->failed = 2;
+}
+
+START_TEST(a_result_joined_inside_a_door_is_the_tasks_and_can_be_stored)
+{
+    struct join_in_door x = {0};
+    init_fixed(64 * KIB);
+    void *keep = rt_alloc_outside(40);
+    int zero = 0;
+    rt_shared *s = x.s = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    size_t value_base = rt_shared_held(s);
+    ck_assert_int_eq(rt_update(s, joins_in_the_door, &x), RT_OK);
+    ck_assert_int_eq(x.failed, 0);
+    ck_assert_int_eq(x.panicked, RT_PANICKED);
+    ck_assert_int_eq(x.ok, RT_OK);
+    ck_assert(!rt_poisoned(s));
+    ck_assert_uint_eq(x.task_before, 40);
+    ck_assert_uint_eq(x.value_before, value_base);
+    ck_assert_uint_eq(x.task_after_join, 40 + 500);
+    ck_assert_uint_eq(x.value_after_join, value_base);
+    ck_assert_uint_eq(x.task_after_store, 40);
+    ck_assert_uint_eq(x.value_after_store, value_base + 500);
+    ck_assert_uint_eq(rt_held(), 40);
+    ck_assert_uint_eq(rt_shared_held(s), value_base + 500);
+    ck_assert_int_eq(rt_update(s, unstores_it, &x), RT_OK);
+    ck_assert_int_eq(x.failed, 0);
+    ck_assert_uint_eq(rt_held(), 40 + 500);
+    ck_assert_uint_eq(rt_shared_held(s), value_base);
+    ck_assert(filled_bytes(x.result, 500, 0x50));
+    rt_free(x.result);
+    rt_free(keep);
+    ck_assert_uint_eq(rt_held(), 0);
+    ck_assert_uint_eq(rt__blocks_live(), 2); /* main's and the value's */
+    rt_shared_free(s);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("budgets");
@@ -3434,6 +3526,7 @@ Suite *make_suite(void)
     suite_add_test(s, rt_held_and_rt_budget_are_the_tasks_in_every_door);
     suite_add_test(s, a_value_received_or_joined_fits_up_to_the_room_left_and_panics_one_byte_past);
     suite_add_test(s, results_passed_up_a_tree_of_joins_count_against_exactly_their_joiner);
+    suite_add_test(s, a_result_joined_inside_a_door_is_the_tasks_and_can_be_stored);
     suite_add_test(s, misuse_gets_the_contracts_error);
     suite_add_test(s, a_received_values_bytes_are_room_again_in_every_door);
     suite_add_test(s, a_task_that_returns_a_value_it_no_longer_holds_is_a_violation);
