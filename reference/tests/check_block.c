@@ -970,6 +970,217 @@ START_TEST(random_operations_agree_with_a_model)
 }
 END_TEST
 
+/* ---- free-list shapes, exact to the last byte (tw14c) --------------------- */
+
+/* A large freed chunk, the only one on its list, split again and again:
+** each rest stands as a freed chunk of its own size (docs/budgets.md,
+** "the rest of a split stands as a freed chunk of its own size"), a large
+** rest on the large list, a rest of 1024 on its small class, until every
+** byte of it is live again and the block is exactly full. Freed again, the
+** pieces (live neighbours, nothing between them) coalesce back into the
+** whole chunk, which a request of its full size gets, at its place. */
+START_TEST(a_large_freed_chunk_splits_to_its_last_byte_and_merges_back_whole)
+{
+    struct rt_block *b = rt__block_new(16 * KIB);
+    unsigned char *a = rt__block_alloc(b, 4096 - 8);
+    void *guard = rt__block_alloc(b, 8);
+    void *fill = rt__block_alloc(b, 16 * KIB - 4096 - 16 - 8); /* the arena carved whole */
+    ck_assert_ptr_nonnull(fill);
+    ck_assert_uint_eq(rt__block_held(b), 16 * KIB);
+    ck_assert(rt__block_free(b, a));
+    ck_assert_uint_eq(rt__block_held(b), 16 * KIB - 4096);
+    unsigned char *p1 = rt__block_alloc(b, 8);       /* 16: rest 4080, large */
+    ck_assert_ptr_eq(p1, a);
+    ck_assert_uint_eq(rt__block_held(b), 16 * KIB - 4080);
+    unsigned char *p2 = rt__block_alloc(b, 3056 - 8); /* 3056 of the 4080: rest 1024, small */
+    ck_assert_ptr_eq(p2, a + 16);
+    ck_assert_uint_eq(rt__block_held(b), 16 * KIB - 1024);
+    unsigned char *p3 = rt__block_alloc(b, 1024 - 8); /* the rest, from its small class */
+    ck_assert_ptr_eq(p3, a + 16 + 3056);
+    ck_assert_uint_eq(rt__block_held(b), 16 * KIB);
+    ck_assert_uint_eq(rt__block_chunk(b, p1), 16);
+    ck_assert_uint_eq(rt__block_chunk(b, p2), 3056);
+    ck_assert_uint_eq(rt__block_chunk(b, p3), 1024);
+    ck_assert_ptr_null(rt__block_alloc(b, 0));
+    memset(p1, 1, 8);
+    memset(p2, 2, 3056 - 8);
+    memset(p3, 3, 1024 - 8);
+    ck_assert(filled(p1, 8, 1) && filled(p2, 3056 - 8, 2) && filled(p3, 1024 - 8, 3));
+    /* the middle one out and in again: the same bytes, exactly full */
+    ck_assert(rt__block_free(b, p2));
+    ck_assert_uint_eq(rt__block_held(b), 16 * KIB - 3056);
+    ck_assert_ptr_eq(rt__block_alloc(b, 3056 - 8), p2);
+    ck_assert_uint_eq(rt__block_held(b), 16 * KIB);
+    /* all three out: no list holds 4096, the three neighbours do */
+    ck_assert(rt__block_free(b, p3));
+    ck_assert(rt__block_free(b, p1));
+    ck_assert(rt__block_free(b, p2));
+    ck_assert_uint_eq(rt__block_held(b), 16 * KIB - 4096);
+    ck_assert_ptr_eq(rt__block_alloc(b, 4096 - 8), a);
+    ck_assert_uint_eq(rt__block_held(b), 16 * KIB);
+    ck_assert_uint_eq(rt__block_chunk(b, a), 4096);
+    ck_assert(rt__block_free(b, guard));
+    ck_assert_uint_eq(rt__block_held(b), 16 * KIB - 16);
+    rt__block_delete(b);
+}
+END_TEST
+
+/* A chunk freed on a list, right below the top chunk, which is freed
+** after it: the top goes back to the bump, the listed one is not there
+** yet. A request that only their bytes and the bump's together can serve
+** coalesces: the listed chunk, now the last one carved, goes back to the
+** bump too, and the request gets everything past the live first chunk,
+** the block exactly full. Then the same with the order of the two frees
+** reversed (the top first: the other is then itself the top and follows
+** it to the bump at once). */
+START_TEST(a_freed_chunk_left_below_a_freed_top_goes_back_to_the_bump_when_needed)
+{
+    for (int order = 0; order < 2; order++) {
+        struct rt_block *b = rt__block_new(4 * KIB);
+        unsigned char *a = rt__block_alloc(b, 1000); /* 1008 each */
+        unsigned char *m = rt__block_alloc(b, 1000);
+        unsigned char *top = rt__block_alloc(b, 1000);
+        ck_assert_uint_eq(rt__block_held(b), 3 * 1008);
+        if (order == 0) {
+            ck_assert(rt__block_free(b, m));   /* to its class list */
+            ck_assert(rt__block_free(b, top)); /* to the bump */
+        } else {
+            ck_assert(rt__block_free(b, top));
+            ck_assert(rt__block_free(b, m));
+        }
+        ck_assert_uint_eq(rt__block_held(b), 1008);
+        unsigned char *p = rt__block_alloc(b, 4 * KIB - 1008 - 8);
+        ck_assert_msg(p == m, "order %d: the request for all the room left got %p, not %p",
+                      order, (void *)p, (void *)m);
+        ck_assert_uint_eq(rt__block_held(b), 4 * KIB);
+        ck_assert_uint_eq(rt__block_chunk(b, p), 4 * KIB - 1008);
+        memset(p, 0x77, 4 * KIB - 1008 - 8);
+        ck_assert(rt__block_free(b, a));
+        ck_assert(rt__block_free(b, p));
+        ck_assert_uint_eq(rt__block_held(b), 0);
+        ck_assert_ptr_eq(rt__block_alloc(b, 4 * KIB - 8), a); /* one room again */
+        rt__block_delete(b);
+    }
+}
+END_TEST
+
+/* A small class with many chunks is a stack of them all: each of n freed
+** chunks of one class (n = 1, 2, 3, 17) is served again before the bump
+** or any other class is touched, and every one of them exactly once; a
+** request of another class meanwhile comes from the bump. Held exact at
+** every step. */
+START_TEST(a_class_list_of_any_length_serves_each_chunk_once)
+{
+    static const int lengths[] = {1, 2, 3, 17};
+    for (size_t l = 0; l < sizeof lengths / sizeof *lengths; l++) {
+        int n = lengths[l];
+        struct rt_block *b = rt__block_new(16 * KIB);
+        unsigned char *v[17], *guard;
+        for (int i = 0; i < n; i++)
+            v[i] = rt__block_alloc(b, 40); /* 48 each */
+        guard = rt__block_alloc(b, 8);
+        size_t held = (size_t)n * 48 + 16;
+        ck_assert_uint_eq(rt__block_held(b), held);
+        for (int i = 0; i < n; i++)
+            ck_require(rt__block_free(b, v[i]));
+        held -= (size_t)n * 48;
+        ck_require(rt__block_held(b) == held);
+        unsigned char *other = rt__block_alloc(b, 8); /* a 16: the bump, past the guard */
+        ck_assert_ptr_eq(other, guard + 16);
+        held += 16;
+        int got[17] = {0};
+        for (int i = 0; i < n; i++) {
+            unsigned char *p = rt__block_alloc(b, 33); /* 48 again */
+            int k = -1;
+            for (int j = 0; j < n; j++)
+                if (p == v[j])
+                    k = j;
+            ck_assert_msg(k >= 0 && got[k] == 0, "list of %d: request %d got %p, not a freed "
+                          "chunk of the class not yet served", n, i, (void *)p);
+            got[k] = 1;
+            held += 48;
+            ck_require(rt__block_held(b) == held);
+        }
+        /* the list is empty now: the next one comes from the bump */
+        ck_assert_ptr_eq(rt__block_alloc(b, 40), other + 16);
+        rt__block_delete(b);
+    }
+}
+END_TEST
+
+/* A realloc that must move (its chunk is not the top) needs room for both
+** chunks at once (docs/budgets.md, "What is not claimed"): with exactly the
+** new chunk's bytes free it moves, the old chunk is freed (held: the new
+** chunk and the rest, nothing of the old one), and the old chunk's place
+** serves the next request of its size; with one granule less it fails,
+** the value and the figures as they were. */
+START_TEST(a_realloc_that_moves_needs_room_for_both_chunks_and_frees_the_old_one)
+{
+    bool held;
+    for (int short_by = 0; short_by <= 1; short_by++) {
+        struct rt_block *b = rt__block_new(1024);
+        unsigned char *a = rt__block_alloc(b, 100); /* 112 */
+        void *guard = rt__block_alloc(b, 8);        /* 16: a is not the top */
+        ck_assert_ptr_nonnull(guard);
+        memset(a, 0x3A, 100);
+        ck_assert_uint_eq(rt__block_held(b), 128);
+        /* 1024 - 128 = 896 free: a chunk of 896 holds 888 bytes */
+        unsigned char *q = rt__block_realloc(b, a, 888 + (size_t)short_by, &held);
+        ck_assert(held);
+        if (short_by) {
+            ck_assert_ptr_null(q);
+            ck_assert_uint_eq(rt__block_held(b), 128);
+            ck_assert_uint_eq(rt__block_chunk(b, a), 112);
+            ck_assert(filled(a, 100, 0x3A));
+        } else {
+            ck_assert_ptr_nonnull(q);
+            ck_assert_ptr_ne(q, a);
+            ck_assert(filled(q, 100, 0x3A));
+            ck_assert_uint_eq(rt__block_held(b), 16 + 896);
+            ck_assert_uint_eq(rt__block_chunk(b, q), 896);
+            ck_assert_uint_eq(rt__block_chunk(b, a), 0); /* freed: no live chunk there */
+            ck_assert_ptr_eq(rt__block_alloc(b, 100), a); /* its place, again */
+            ck_assert_uint_eq(rt__block_held(b), 1024);
+        }
+        rt__block_delete(b);
+    }
+}
+END_TEST
+
+#if 0
+/* BUG (tw14c), left out of the build: docs/budgets.md, "What is not
+** claimed", says a realloc must move, needing room for both chunks at
+** once, "when a chunk cannot grow in place (it is not the top, and no
+** freed neighbour follows it)": so a chunk that a freed neighbour follows
+** grows in place, into that neighbour, without the room for a second copy.
+** block.c grows only the top in place (rt__block_realloc); any other chunk
+** is allocated anew while the old one is held, so here, a 4096-byte block
+** holding 2016 + 16 bytes with a freed 1008-byte neighbour right after the
+** 2016, growing the 2016 to 2112 returns NULL (a task would panic) though
+** the neighbour has the 96 bytes it needs. Either the doc's parenthesis or
+** block.c is wrong. */
+START_TEST(a_chunk_a_freed_neighbour_follows_grows_into_it_in_place)
+{
+    struct rt_block *b = rt__block_new(4 * KIB);
+    bool held;
+    unsigned char *a = rt__block_alloc(b, 2000);  /* 2016 */
+    unsigned char *n = rt__block_alloc(b, 1000);  /* 1008, right after a */
+    void *guard = rt__block_alloc(b, 8);          /* 16: a is not the top */
+    ck_assert_ptr_eq(n, a + 2016);
+    ck_assert_ptr_nonnull(guard);
+    memset(a, 0x2A, 2000);
+    ck_assert(rt__block_free(b, n));
+    ck_assert_uint_eq(rt__block_held(b), 2032);
+    unsigned char *q = rt__block_realloc(b, a, 2100, &held);
+    ck_assert(held);
+    ck_assert_ptr_eq(q, a); /* in place, into the freed neighbour */
+    ck_assert(filled(q, 2000, 0x2A));
+    ck_assert_uint_eq(rt__block_held(b), 2112 + 16);
+    rt__block_delete(b);
+}
+END_TEST
+#endif
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("block");
@@ -1014,5 +1225,9 @@ Suite *make_suite(void)
     suite_add_test(s, drifting_sizes_do_not_strand_the_budget);
     suite_add_test(s, a_long_loop_stays_inside_sixty_four_kib);
     suite_add_test(s, random_operations_agree_with_a_model);
+    suite_add_test(s, a_large_freed_chunk_splits_to_its_last_byte_and_merges_back_whole);
+    suite_add_test(s, a_freed_chunk_left_below_a_freed_top_goes_back_to_the_bump_when_needed);
+    suite_add_test(s, a_class_list_of_any_length_serves_each_chunk_once);
+    suite_add_test(s, a_realloc_that_moves_needs_room_for_both_chunks_and_frees_the_old_one);
     return s;
 }

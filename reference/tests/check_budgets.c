@@ -3133,6 +3133,337 @@ START_TEST(misuse_gets_the_contracts_error)
 }
 END_TEST
 
+/* ---- a received value and a joined result at the room's edge (tw14c) ---- */
+
+/* A task of a 16 KiB budget holding an outside value of 1000 bytes and a
+** block value of 100 (a 112-byte chunk) takes a value of exactly the room
+** it has left, one byte less, or one byte more: by rt_recv (D9: "a
+** receiver whose budget cannot take it panics here") or by rt_join (D9:
+** "a joiner whose budget cannot take it panics"). Up to the room it fits,
+** and the task then holds exactly what it held plus the value (its whole
+** budget at the room itself); one byte past it, the task panics in the
+** call. The room counts what receivers took of the task's own sent values
+** and it has not folded in yet: in the third way the task first sends its
+** 1000 bytes to main, which receives them before sending the value, and
+** the room is then 1000 bytes larger. A received value refused stays at
+** the channel's head (main gets it back), a result refused is freed with
+** its joiner; afterwards main holds nothing and only its block is left. */
+enum edge_way { EDGE_RECV, EDGE_JOIN, EDGE_RECV_AFTER_RELEASE, EDGE_WAYS };
+static const char *const edge_ways[] = {"rt_recv", "rt_join", "rt_recv after a release"};
+
+#define EDGE_BUDGET (16 * KIB)
+#define EDGE_OUT 1000
+#define EDGE_CHUNK 112 /* rt_alloc(100): an 8-byte header, rounded to 16 */
+
+struct edge {
+    enum edge_way way;
+    int delta;       /* the value is the room left + delta */
+    rt_chan *in, *back;
+    size_t n;        /* the value's bytes, set by the task once it knows its room */
+    size_t held_before, held_after;
+    int returned;
+};
+
+static int filled_bytes(const void *p, size_t n, unsigned char v)
+{
+    const unsigned char *q = p;
+    for (size_t i = 0; i < n; i++)
+        if (q[i] != v)
+            return 0;
+    return 1;
+}
+
+static void *returns_n_bytes(void *arg)
+{
+    size_t n = *(size_t *)arg;
+    unsigned char *v = rt_alloc_outside(n);
+    memset(v, 0x4E, n);
+    return v;
+}
+
+static void *takes_a_value_at_the_edge(void *arg)
+{
+    struct edge *e = arg;
+    void *out = rt_alloc_outside(EDGE_OUT), *got = NULL;
+    void *keep = rt_alloc(100);
+    e->held_before = rt_held();
+    if (e->way == EDGE_RECV_AFTER_RELEASE) {
+        ck_require(rt_send(e->back, out) == RT_OK);
+        e->held_before -= EDGE_OUT; /* once main has received it */
+    }
+    e->n = (size_t)((long)(rt_budget() - e->held_before) + e->delta);
+    if (e->way == EDGE_JOIN) {
+        rt_set_strategy(rt_fixed_strategy(EDGE_BUDGET + 64 * KIB));
+        rt_task *t = rt_spawn(returns_n_bytes, &e->n);
+        rt_set_strategy(rt_fixed_strategy(EDGE_BUDGET));
+        ck_require(rt_join(t, &got) == RT_OK); /* panics here past the room */
+    } else {
+        /* tell main the size, then take what it sends */
+        size_t *ask = rt_alloc_outside(sizeof *ask);
+        *ask = e->n;
+        ck_require(rt_send(e->back, ask) == RT_OK);
+        got = rt_recv(e->in); /* panics here past the room */
+    }
+    ck_require(got != NULL && filled_bytes(got, e->n, 0x4E));
+    e->held_after = rt_held();
+    e->returned = 1;
+    rt_free(got);
+    rt_free(keep);
+    if (e->way != EDGE_RECV_AFTER_RELEASE)
+        rt_free(out);
+    return NULL;
+}
+
+START_TEST(a_value_received_or_joined_fits_up_to_the_room_left_and_panics_one_byte_past)
+{
+    init_fixed(EDGE_BUDGET + 64 * KIB);
+    for (int way = 0; way < EDGE_WAYS; way++)
+        for (int delta = -1; delta <= 1; delta++) {
+            struct edge e = {.way = (enum edge_way)way, .delta = delta};
+            e.in = rt_chan_new(1);
+            e.back = rt_chan_new(2);
+            rt_set_strategy(rt_fixed_strategy(EDGE_BUDGET));
+            rt_task *t = rt_spawn(takes_a_value_at_the_edge, &e);
+            rt_set_strategy(rt_fixed_strategy(EDGE_BUDGET + 64 * KIB));
+            ck_assert_ptr_nonnull(t);
+            unsigned char *v = NULL;
+            size_t n = 0;
+            if (way == EDGE_RECV_AFTER_RELEASE) {
+                void *out = rt_recv(e.back); /* its 1000 bytes, released */
+                ck_assert_uint_eq(rt_held(), EDGE_OUT);
+                rt_free(out);
+            }
+            if (way != EDGE_JOIN) {
+                size_t *ask = rt_recv(e.back);
+                n = *ask;
+                rt_free(ask);
+                v = rt_alloc_outside(n);
+                memset(v, 0x4E, n);
+                ck_assert_int_eq(rt_send(e.in, v), RT_OK);
+            }
+            rt_status st = rt_join(t, NULL);
+            size_t room = way == EDGE_RECV_AFTER_RELEASE ? EDGE_BUDGET - EDGE_CHUNK
+                                                         : EDGE_BUDGET - EDGE_OUT - EDGE_CHUNK;
+            ck_assert_uint_eq(e.n, room + (size_t)(long)delta);
+            ck_assert_msg(e.held_before == EDGE_BUDGET - room, "%s, room %+d: held %zu before",
+                          edge_ways[way], delta, e.held_before);
+            if (delta <= 0) {
+                ck_assert_msg(st == RT_OK && e.returned == 1,
+                              "%s of the room %+d: panicked, expected it to fit",
+                              edge_ways[way], delta);
+                ck_assert_msg(e.held_after == EDGE_BUDGET - room + e.n,
+                              "%s of the room %+d: held %zu after, expected %zu",
+                              edge_ways[way], delta, e.held_after, EDGE_BUDGET - room + e.n);
+            } else {
+                ck_assert_msg(st == RT_PANICKED && e.returned == 0,
+                              "%s of the room +1: returned, expected a panic", edge_ways[way]);
+                if (way != EDGE_JOIN) { /* refused: still at the head, main's again */
+                    ck_assert_ptr_eq(rt_recv(e.in), v);
+                    ck_assert_uint_eq(rt_held(), n);
+                    rt_free(v);
+                }
+            }
+            ck_assert_uint_eq(rt_held(), 0);
+            ck_assert_uint_eq(rt__blocks_live(), 1);
+            ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+            rt_chan_free(e.in);
+            rt_chan_free(e.back);
+        }
+}
+END_TEST
+
+
+/* Results passed up a tree of joins, many tasks at once: main spawns
+** TREE_MID tasks, each spawns TREE_LEAVES leaves, all running together.
+** Leaf j of task i returns an outside value of leaf_bytes(i, j), except
+** one leaf of each that panics (its join: RT_PANICKED, the result NULL)
+** and one that returns NULL (RT_OK, NULL). Each middle task, after every
+** join, holds exactly the results it joined (D9: "an outside value whose
+** bytes now count against the joiner"), keeps the largest, frees the
+** others and returns the one it kept; main then holds exactly the sum of
+** what the middle tasks returned, and after freeing them nothing, with
+** only its own block left. */
+#define TREE_MID 4
+#define TREE_LEAVES 6
+
+static size_t leaf_bytes(size_t i, size_t j)
+{
+    return 100 * (i + 1) + 7 * j + 1;
+}
+
+static void *tree_leaf(void *arg)
+{
+    size_t code = (size_t)(uintptr_t)arg, i = code / TREE_LEAVES, j = code % TREE_LEAVES;
+    if (j == 1)
+        rt_panic("a leaf panics");
+    if (j == 2)
+        return NULL;
+    unsigned char *v = rt_alloc_outside(leaf_bytes(i, j));
+    memset(v, (int)(code + 1), leaf_bytes(i, j));
+    return v;
+}
+
+struct tree_mid {
+    size_t i;
+    int failed_at; /* 0: every figure as the contract says */
+};
+
+static void *tree_middle(void *arg)
+{
+    struct tree_mid *m = arg;
+    rt_task *leaves[TREE_LEAVES];
+    void *got[TREE_LEAVES];
+    size_t held = 0, largest = 0;
+    for (size_t j = 0; j < TREE_LEAVES; j++)
+        leaves[j] = rt_spawn(tree_leaf, (void *)(uintptr_t)(m->i * TREE_LEAVES + j));
+    for (size_t j = 0; j < TREE_LEAVES; j++) {
+        got[j] = (void *)1;
+        rt_status st = rt_join(leaves[j], &got[j]);
+        if (j == 1) {
+            if ((st != RT_PANICKED || got[j] != NULL) && !m->failed_at)
+                m->failed_at = 1;
+            continue;
+        }
+        if ((st != RT_OK || (j == 2) != (got[j] == NULL)) && !m->failed_at)
+            m->failed_at = 2;
+        if (got[j] != NULL) {
+            if (!filled_bytes(got[j], leaf_bytes(m->i, j),
+                              (unsigned char)(m->i * TREE_LEAVES + j + 1)) && !m->failed_at)
+                m->failed_at = 3;
+            held += leaf_bytes(m->i, j);
+            largest = j;
+        }
+        if (rt_held() != held && !m->failed_at)
+            m->failed_at = 4;
+    }
+    for (size_t j = 0; j < TREE_LEAVES; j++)
+        if (j != largest)
+            rt_free(got[j]); /* NULL for the panicked and the empty one */
+    if (rt_held() != leaf_bytes(m->i, largest) && !m->failed_at)
+        m->failed_at = 5;
+    return got[largest];
+}
+
+START_TEST(results_passed_up_a_tree_of_joins_count_against_exactly_their_joiner)
+{
+    struct tree_mid mids[TREE_MID];
+    rt_task *t[TREE_MID];
+    size_t held = 0;
+    init_fixed(64 * KIB);
+    for (size_t i = 0; i < TREE_MID; i++) {
+        mids[i] = (struct tree_mid){.i = i};
+        t[i] = rt_spawn(tree_middle, &mids[i]);
+        ck_assert_ptr_nonnull(t[i]);
+    }
+    void *got[TREE_MID];
+    for (size_t i = 0; i < TREE_MID; i++) {
+        ck_assert_int_eq(rt_join(t[i], &got[i]), RT_OK);
+        ck_assert_msg(mids[i].failed_at == 0, "middle task %zu: check %d", i, mids[i].failed_at);
+        size_t n = leaf_bytes(i, TREE_LEAVES - 1);
+        ck_assert(filled_bytes(got[i], n, (unsigned char)(i * TREE_LEAVES + TREE_LEAVES)));
+        held += n;
+        ck_assert_uint_eq(rt_held(), held);
+    }
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+    for (size_t i = 0; i < TREE_MID; i++)
+        rt_free(got[i]);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
+/* A task spawned and joined inside an RT_OWNED door: its result counts
+** against the joining task, not the value's block (rt_join: "whose bytes
+** now count against the joiner"; D5: the door's block holds what was
+** allocated in its doors and stored into it), and may then be stored into
+** the value, which moves its bytes there exactly; a task joined in the door
+** that panicked returns RT_PANICKED and poisons nothing (D11: a panic
+** inside fn poisons; that one was another task's). The stored value comes
+** back with rt_unstore in a later door, the task's again. */
+struct join_in_door {
+    size_t task_before, value_before;
+    size_t task_after_join, value_after_join, task_after_store, value_after_store;
+    rt_status ok, panicked;
+    void *result;
+    rt_shared *s;
+    int failed;
+};
+
+static void *returns_500(void *unused)
+{
+    (void)unused;
+    unsigned char *v = rt_alloc_outside(500);
+    memset(v, 0x50, 500);
+    return v;
+}
+
+static void *just_panics(void *unused)
+{
+    (void)unused;
+    rt_panic("in a task a door joins");
+}
+
+static void joins_in_the_door(void *value, void *ctx)
+{
+    struct join_in_door *x = ctx;
+    rt_shared *s = x->s;
+    (void)value;
+    x->task_before = rt_held();
+    x->value_before = rt_shared_held(s);
+    x->panicked = rt_join(rt_spawn(just_panics, NULL), NULL);
+    x->ok = rt_join(rt_spawn(returns_500, NULL), &x->result);
+    x->task_after_join = rt_held();
+    x->value_after_join = rt_shared_held(s);
+    if (x->result == NULL || rt_store(s, x->result) != RT_OK)
+        x->failed = 1;
+    x->task_after_store = rt_held();
+    x->value_after_store = rt_shared_held(s);
+}
+
+static void unstores_it(void *value, void *ctx)
+{
+    struct join_in_door *x = ctx;
+    rt_shared *s = x->s;
+    (void)value;
+    if (rt_unstore(s, x->result) != x->result)
+        x->failed = 2;
+}
+
+START_TEST(a_result_joined_inside_a_door_is_the_tasks_and_can_be_stored)
+{
+    struct join_in_door x = {0};
+    init_fixed(64 * KIB);
+    void *keep = rt_alloc_outside(40);
+    int zero = 0;
+    rt_shared *s = x.s = rt_shared_new(RT_OWNED, sizeof zero, &zero, 4 * KIB);
+    size_t value_base = rt_shared_held(s);
+    ck_assert_int_eq(rt_update(s, joins_in_the_door, &x), RT_OK);
+    ck_assert_int_eq(x.failed, 0);
+    ck_assert_int_eq(x.panicked, RT_PANICKED);
+    ck_assert_int_eq(x.ok, RT_OK);
+    ck_assert(!rt_poisoned(s));
+    ck_assert_uint_eq(x.task_before, 40);
+    ck_assert_uint_eq(x.value_before, value_base);
+    ck_assert_uint_eq(x.task_after_join, 40 + 500);
+    ck_assert_uint_eq(x.value_after_join, value_base);
+    ck_assert_uint_eq(x.task_after_store, 40);
+    ck_assert_uint_eq(x.value_after_store, value_base + 500);
+    ck_assert_uint_eq(rt_held(), 40);
+    ck_assert_uint_eq(rt_shared_held(s), value_base + 500);
+    ck_assert_int_eq(rt_update(s, unstores_it, &x), RT_OK);
+    ck_assert_int_eq(x.failed, 0);
+    ck_assert_uint_eq(rt_held(), 40 + 500);
+    ck_assert_uint_eq(rt_shared_held(s), value_base);
+    ck_assert(filled_bytes(x.result, 500, 0x50));
+    rt_free(x.result);
+    rt_free(keep);
+    ck_assert_uint_eq(rt_held(), 0);
+    ck_assert_uint_eq(rt__blocks_live(), 2); /* main's and the value's */
+    rt_shared_free(s);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("budgets");
@@ -3193,6 +3524,9 @@ Suite *make_suite(void)
     suite_add_test(s, values_inside_doors_stay_where_they_belong);
     suite_add_test(s, a_realloc_past_a_door_block_panics);
     suite_add_test(s, rt_held_and_rt_budget_are_the_tasks_in_every_door);
+    suite_add_test(s, a_value_received_or_joined_fits_up_to_the_room_left_and_panics_one_byte_past);
+    suite_add_test(s, results_passed_up_a_tree_of_joins_count_against_exactly_their_joiner);
+    suite_add_test(s, a_result_joined_inside_a_door_is_the_tasks_and_can_be_stored);
     suite_add_test(s, misuse_gets_the_contracts_error);
     suite_add_test(s, a_received_values_bytes_are_room_again_in_every_door);
     suite_add_test(s, a_task_that_returns_a_value_it_no_longer_holds_is_a_violation);

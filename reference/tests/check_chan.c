@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "task.h"
 #include "refrt.h"
 #include "testutil.h"
 
@@ -1241,6 +1242,602 @@ START_TEST(freeing_a_wrapped_channel_frees_exactly_what_is_queued)
 END_TEST
 
 
+/* ---- exact figures across tasks (tw14c) ------------------------------------ */
+
+/* A receiver refused a value (its budget cannot take it) leaves the channel
+** as full as it was: a sender waiting for room goes on waiting (rt_send
+** "blocks while full"), and the next receive that takes the head makes the
+** room it sends into. Figures exact on main, the one receiving. */
+struct waiting_sender {
+    rt_chan *c;
+    pid_t tid;
+    int sent;       /* 1 once rt_send returned, with its status in status */
+    rt_status status;
+    size_t held_before; /* its held figure right before the send */
+};
+
+static void *sends_100_into_a_full_channel(void *arg)
+{
+    struct waiting_sender *w = arg;
+    unsigned char *v = rt_alloc_outside(100);
+    memset(v, 0x5A, 100);
+    w->held_before = rt_held();
+    __atomic_store_n(&w->tid, gettid(), __ATOMIC_RELEASE);
+    w->status = rt_send(w->c, v);
+    __atomic_store_n(&w->sent, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+START_TEST(a_receiver_refused_on_a_full_channel_leaves_the_waiting_sender_waiting)
+{
+    struct waiting_sender w = {0};
+    struct sleeper r = {NULL, 0};
+    init_fixed(64 * KIB);
+    w.c = r.c = rt_chan_new(1);
+    unsigned char *big = rt_alloc_outside(20 * KIB);
+    memset(big, 0x3D, 20 * KIB);
+    ck_assert_int_eq(rt_send(w.c, big), RT_OK); /* full */
+    rt_task *ts = rt_spawn(sends_100_into_a_full_channel, &w);
+    ck_assert_ptr_nonnull(ts);
+    while (__atomic_load_n(&w.tid, __ATOMIC_ACQUIRE) == 0)
+        sched_yield();
+    thread_wait_asleep(w.tid); /* in rt_send, waiting for room */
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    rt_task *tr = rt_spawn(receives_in_vain, &r); /* 20 KiB into 16: refused */
+    ck_assert_ptr_nonnull(tr);
+    ck_assert_int_eq(rt_join(tr, NULL), RT_PANICKED);
+    thread_wait_asleep(w.tid); /* a wakeup, if any, found no room again */
+    ck_assert_int_eq(__atomic_load_n(&w.sent, __ATOMIC_ACQUIRE), 0);
+    ck_assert_uint_eq(rt_held(), 20 * KIB); /* still in flight, still main's */
+    ck_assert_ptr_eq(rt_recv(w.c), big);    /* the head, where the refusal left it */
+    ck_assert(filled(big, 20 * KIB, 0x3D));
+    ck_assert_uint_eq(rt_held(), 20 * KIB); /* its own value: no second charge */
+    unsigned char *v = rt_recv(w.c);        /* the room made let the sender in */
+    ck_assert_int_eq(rt_join(ts, NULL), RT_OK);
+    ck_assert_int_eq(w.sent, 1);
+    ck_assert_int_eq(w.status, RT_OK);
+    ck_assert_uint_eq(w.held_before, 100);
+    ck_assert(v != NULL && filled(v, 100, 0x5A));
+    ck_assert_uint_eq(rt_held(), 20 * KIB + 100);
+    rt_free(v);
+    rt_free(big);
+    ck_assert_uint_eq(rt_held(), 0);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    rt_chan_free(w.c);
+}
+END_TEST
+
+/* rt_chan_free frees the values still queued, and they stop counting
+** against their senders ("against nobody" once freed: the sender no longer
+** holds them): a sender still running, on another thread, sees its held
+** figure drop by exactly the bytes of its queued values, while a value it
+** holds and never sent stays counted. Two senders at once, and main's own
+** value queued between theirs. */
+struct queued_sender {
+    rt_chan *c;
+    pthread_barrier_t *sent, *freed;
+    size_t bytes[3];
+    size_t kept;              /* a value it holds and never sends */
+    size_t held_after_send, held_after_free;
+};
+
+static void *sends_three_and_waits_for_the_free(void *arg)
+{
+    struct queued_sender *q = arg;
+    void *keep = rt_alloc_outside(q->kept);
+    for (int i = 0; i < 3; i++)
+        ck_require(rt_send(q->c, rt_alloc_outside(q->bytes[i])) == RT_OK);
+    q->held_after_send = rt_held(); /* nobody receives from c */
+    pthread_barrier_wait(q->sent);
+    pthread_barrier_wait(q->freed); /* main freed c */
+    q->held_after_free = rt_held();
+    rt_free(keep);
+    return NULL;
+}
+
+START_TEST(freeing_a_channel_gives_each_running_sender_back_exactly_its_queued_bytes)
+{
+    pthread_barrier_t sent, freed;
+    struct queued_sender q[2];
+    rt_task *t[2];
+    init_fixed(64 * KIB);
+    rt_chan *c = rt_chan_new(8);
+    pthread_barrier_init(&sent, NULL, 3);
+    pthread_barrier_init(&freed, NULL, 3);
+    for (int k = 0; k < 2; k++) {
+        q[k] = (struct queued_sender){.c = c, .sent = &sent, .freed = &freed,
+                                      .bytes = {1 + 100 * (size_t)k, 777, 4096 + (size_t)k},
+                                      .kept = 50 + (size_t)k};
+        t[k] = rt_spawn(sends_three_and_waits_for_the_free, &q[k]);
+        ck_assert_ptr_nonnull(t[k]);
+    }
+    ck_assert_int_eq(rt_send(c, rt_alloc_outside(300)), RT_OK);
+    pthread_barrier_wait(&sent);
+    ck_assert_uint_eq(rt_held(), 300);
+    rt_chan_free(c);
+    ck_assert_uint_eq(rt_held(), 0); /* main's own queued value too */
+    pthread_barrier_wait(&freed);
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(rt_join(t[k], NULL), RT_OK);
+        ck_assert_uint_eq(q[k].held_after_send,
+                          q[k].kept + q[k].bytes[0] + q[k].bytes[1] + q[k].bytes[2]);
+        ck_assert_uint_eq(q[k].held_after_free, q[k].kept);
+    }
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+    pthread_barrier_destroy(&sent);
+    pthread_barrier_destroy(&freed);
+}
+END_TEST
+
+/* A value outlives two tasks on its way: made by one that ends, received
+** by a second that sends it on and then panics, received by main. At each
+** hop its bytes count against exactly the task that holds it (or in
+** flight, against its last sender until received), the panic frees what
+** the second still holds and not the value it sent, and main reads every
+** byte. Figures taken by the second task itself, exact at each step. */
+struct relay {
+    rt_chan *in, *out;
+    size_t held[5];
+};
+
+#define RELAYED 3000
+#define RELAY_KEPT 200
+
+static void *makes_the_value_and_ends(void *arg)
+{
+    struct relay *x = arg;
+    unsigned char *v = rt_alloc_outside(RELAYED);
+    memset(v, 0x6B, RELAYED);
+    ck_require(rt_send(x->in, v) == RT_OK);
+    return NULL;
+}
+
+static void *relays_and_panics(void *arg)
+{
+    struct relay *x = arg;
+    x->held[0] = rt_held();
+    void *kept = rt_alloc_outside(RELAY_KEPT); /* still held at the panic */
+    (void)kept;
+    x->held[1] = rt_held();
+    unsigned char *v = rt_recv(x->in); /* its maker has ended */
+    x->held[2] = rt_held();
+    ck_require(v != NULL && filled(v, RELAYED, 0x6B));
+    ck_require(rt_send(x->out, v) == RT_OK);
+    x->held[3] = rt_held(); /* in flight: still this task's */
+    x->held[4] = 1;
+    rt_panic("after relaying");
+}
+
+/* One relay, main's strategy 64 KiB; everything made is gone at its end.
+** Returns the first step that was not as the contract says, 0 if none:
+** no ck_assert inside, as Check's asserts allocate (testutil.h). */
+static int relay_once(void)
+{
+    struct relay x = {0};
+    int failed_at = 0;
+#define RELAY_CHECK(cond, step)                                                \
+    do {                                                                       \
+        if (!(cond) && failed_at == 0)                                         \
+            failed_at = (step);                                                \
+    } while (0)
+    x.in = rt_chan_new(1);
+    x.out = rt_chan_new(1);
+    rt_task *maker = rt_spawn(makes_the_value_and_ends, &x);
+    RELAY_CHECK(rt_join(maker, NULL) == RT_OK, 1);
+    RELAY_CHECK(rt__blocks_live() == 1, 2); /* the maker's block is gone */
+    rt_set_strategy(rt_fixed_strategy(8 * KIB));
+    rt_task *relayer = rt_spawn(relays_and_panics, &x);
+    rt_set_strategy(rt_fixed_strategy(64 * KIB));
+    RELAY_CHECK(rt_join(relayer, NULL) == RT_PANICKED, 3);
+    RELAY_CHECK(x.held[0] == 0, 4);
+    RELAY_CHECK(x.held[1] == RELAY_KEPT, 5);
+    RELAY_CHECK(x.held[2] == RELAY_KEPT + RELAYED, 6);
+    RELAY_CHECK(x.held[3] == RELAY_KEPT + RELAYED, 7); /* in flight: still its own */
+    RELAY_CHECK(x.held[4] == 1, 8);
+    RELAY_CHECK(rt__blocks_live() == 1, 9);
+    RELAY_CHECK(rt_held() == 0, 10);
+    unsigned char *v = rt_recv(x.out);
+    RELAY_CHECK(v != NULL && filled(v, RELAYED, 0x6B), 11);
+    RELAY_CHECK(rt_held() == RELAYED, 12);
+    rt_free(v);
+    RELAY_CHECK(rt_held() == 0, 13);
+    rt_chan_free(x.in);
+    rt_chan_free(x.out);
+#undef RELAY_CHECK
+    return failed_at;
+}
+
+/* The second relay leaves allocated exactly what the first left (main's
+** table, made once and kept): the relayer's kept value, block and record,
+** the maker's record the queued value kept, the value and the channels
+** all went. */
+START_TEST(a_value_relayed_by_a_task_that_then_panics_reaches_the_next_receiver_whole)
+{
+    init_fixed(64 * KIB);
+    int first = relay_once();
+    long before = allocs_live();
+    int second = relay_once();
+    long after = allocs_live();
+    ck_assert_msg(first == 0, "first relay: step %d", first);
+    ck_assert_msg(second == 0, "second relay: step %d", second);
+    ck_assert_int_eq(after, before);
+    ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+}
+END_TEST
+
+/* Races of sends, receives, a panicking sender, a receiver refused a value
+** and a close, between ten tasks and main; afterwards every figure is
+** exact. Four senders send RACE_SENT numbered values each (17 to 113
+** bytes), the first panicking halfway with one value unsent; main sends one
+** of its own first. Four receivers take values until the channel is closed
+** and empty, keep every third and forward the others to main on a second
+** channel nobody reads until all are joined: each receiver's held figure
+** is, after every step, exactly what it keeps plus what it forwarded (in
+** flight, still its own). A fifth receiver, whose budget is full but for
+** 16 bytes, is refused whatever it is offered: it panics with the value at
+** the head (nothing lost), or sees the channel closed and empty. Every
+** value sent is seen by exactly one receiver, once; main then holds
+** exactly the forwarded bytes, and after it frees them nothing is left. */
+#define RACE_SENDERS 4
+#define RACE_RECEIVERS 4
+#define RACE_SENT 200
+
+struct race {
+    rt_chan *c, *forward;
+    /* seen[k][i]: the receiver (1 + its index) that took sender k's value
+    ** i; row RACE_SENDERS is main's one value. Each element written by one
+    ** receiver at most, read by main after the joins. */
+    unsigned char seen[RACE_SENDERS + 1][RACE_SENT];
+};
+
+static struct race race;
+
+static size_t race_bytes(size_t k, size_t i)
+{
+    return 17 + (k * RACE_SENT + i) % 97;
+}
+
+/* A value: its bytes all (k << 8 | i) mod 251 + 1, read back whole. */
+static unsigned char race_fill(size_t k, size_t i)
+{
+    return (unsigned char)((k << 8 | i) % 251 + 1);
+}
+
+static void *race_value(size_t k, size_t i)
+{
+    unsigned char *v = rt_alloc_outside(race_bytes(k, i));
+    memset(v, race_fill(k, i), race_bytes(k, i));
+    v[0] = (unsigned char)k;
+    v[1] = (unsigned char)i;
+    v[2] = (unsigned char)(i >> 8);
+    return v;
+}
+
+static void *race_sends(void *arg)
+{
+    size_t k = (size_t)(uintptr_t)arg;
+    for (size_t i = 0; i < RACE_SENT; i++) {
+        void *v = race_value(k, i);
+        if (k == 0 && i == RACE_SENT / 2)
+            rt_panic("a sender panics halfway"); /* v, unsent, is freed */
+        ck_require(rt_send(race.c, v) == RT_OK);
+    }
+    return NULL;
+}
+
+struct race_receiver {
+    int index;
+    size_t kept, forwarded, received;
+    int failed_at; /* 0: every figure as the contract says */
+};
+
+static void *race_receives(void *arg)
+{
+    struct race_receiver *r = arg;
+    unsigned char *v;
+    while ((v = rt_recv(race.c)) != NULL) {
+        size_t k = v[0], i = (size_t)v[1] | (size_t)v[2] << 8;
+        size_t n = k <= RACE_SENDERS && i < RACE_SENT ? race_bytes(k, i) : 0;
+        if (n == 0 || !filled(v + 3, n - 3, race_fill(k, i)) || race.seen[k][i] != 0) {
+            r->failed_at = r->failed_at ? r->failed_at : 1;
+            break;
+        }
+        race.seen[k][i] = (unsigned char)(1 + r->index);
+        r->received++;
+        if (rt_held() != r->kept + r->forwarded + n && !r->failed_at)
+            r->failed_at = 2;
+        if (r->received % 3 == 0) {
+            r->kept += n; /* kept until the task ends */
+        } else {
+            if (rt_send(race.forward, v) != RT_OK && !r->failed_at)
+                r->failed_at = 3;
+            r->forwarded += n;
+        }
+        if (rt_held() != r->kept + r->forwarded && !r->failed_at)
+            r->failed_at = 4;
+    }
+    return NULL;
+}
+
+static void *race_refused(void *arg)
+{
+    struct race_receiver *r = arg;
+    (void)rt_alloc_outside(rt_budget() - 16);
+    r->received = rt_recv(race.c) != NULL; /* every value is 17 bytes or more */
+    return NULL;
+}
+
+START_TEST(every_figure_is_exact_after_sends_receives_panics_refusals_and_a_close_race)
+{
+    struct race_receiver r[RACE_RECEIVERS + 1];
+    rt_task *senders[RACE_SENDERS], *receivers[RACE_RECEIVERS + 1];
+    init_fixed(256 * KIB);
+    memset(&race, 0, sizeof race);
+    race.c = rt_chan_new(4);
+    race.forward = rt_chan_new(RACE_SENDERS * RACE_SENT + 1);
+    ck_assert_int_eq(rt_send(race.c, race_value(RACE_SENDERS, 0)), RT_OK);
+    ck_assert_uint_eq(rt_held(), race_bytes(RACE_SENDERS, 0));
+    rt_set_strategy(rt_fixed_strategy(2 * KIB));
+    r[RACE_RECEIVERS] = (struct race_receiver){.index = RACE_RECEIVERS};
+    receivers[RACE_RECEIVERS] = rt_spawn(race_refused, &r[RACE_RECEIVERS]);
+    rt_set_strategy(rt_fixed_strategy(256 * KIB));
+    for (int j = 0; j < RACE_RECEIVERS; j++) {
+        r[j] = (struct race_receiver){.index = j};
+        receivers[j] = rt_spawn(race_receives, &r[j]);
+    }
+    for (uintptr_t k = 0; k < RACE_SENDERS; k++)
+        senders[k] = rt_spawn(race_sends, (void *)k);
+    for (int k = 0; k < RACE_SENDERS; k++)
+        ck_assert_int_eq(rt_join(senders[k], NULL), k == 0 ? RT_PANICKED : RT_OK);
+    rt_chan_close(race.c); /* receivers may be asleep on it, or taking the last values */
+    for (int j = 0; j < RACE_RECEIVERS; j++) {
+        ck_assert_int_eq(rt_join(receivers[j], NULL), RT_OK);
+        ck_assert_msg(r[j].failed_at == 0, "receiver %d: check %d", j, r[j].failed_at);
+    }
+    rt_status refused = rt_join(receivers[RACE_RECEIVERS], NULL);
+    ck_assert_uint_eq(r[RACE_RECEIVERS].received, 0);
+    ck_assert(refused == RT_PANICKED || refused == RT_OK);
+    /* every value sent seen once, by a receiver that kept it or forwarded it */
+    size_t seen = 0, forwarded = 0, received = 0, forwarded_count = 0;
+    for (size_t k = 0; k <= RACE_SENDERS; k++)
+        for (size_t i = 0; i < RACE_SENT; i++) {
+            size_t sent = k == RACE_SENDERS ? i == 0 : k == 0 ? i < RACE_SENT / 2 : 1;
+            ck_require((race.seen[k][i] != 0) == (sent != 0));
+            ck_require(race.seen[k][i] <= RACE_RECEIVERS);
+            seen += sent;
+        }
+    for (int j = 0; j < RACE_RECEIVERS; j++) {
+        forwarded += r[j].forwarded;
+        received += r[j].received;
+        forwarded_count += r[j].received - r[j].received / 3;
+    }
+    ck_assert_uint_eq(seen, (RACE_SENDERS - 1) * RACE_SENT + RACE_SENT / 2 + 1);
+    ck_assert_uint_eq(received, seen);
+    /* main's own value was received: it counts against main no more */
+    ck_assert_uint_eq(rt_held(), 0);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+    /* the forwarded values, from ended receivers: main's now */
+    rt_chan_close(race.forward);
+    size_t got = 0;
+    unsigned char *v;
+    void **all = malloc(seen * sizeof *all);
+    size_t count = 0;
+    while ((v = rt_recv(race.forward)) != NULL) {
+        size_t k = v[0], i = (size_t)v[1] | (size_t)v[2] << 8;
+        got += race_bytes(k, i);
+        ck_require(rt_held() == got);
+        all[count++] = v;
+    }
+    ck_assert_uint_eq(got, forwarded);
+    ck_assert_uint_eq(count, forwarded_count);
+    for (size_t i = 0; i < count; i++)
+        rt_free(all[i]);
+    free(all);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(race.c);
+    rt_chan_free(race.forward);
+}
+END_TEST
+
+
+/* Each wakeup, one at a time: two receivers asleep on an empty channel;
+** one send lets exactly one of them return, with the value and its bytes
+** counted against it, while the other goes on waiting (the channel is not
+** closed: it does not return NULL); a second send lets the other in. Then
+** the mirror: two senders asleep on a full channel; one receive lets
+** exactly one of them in, the other still waits; the next receive gets the
+** value that was queued first, then the one that got in. */
+struct one_waiter {
+    rt_chan *c;
+    pid_t tid;
+    void *value;     /* a sender's value; what a receiver got */
+    size_t held;     /* a receiver's figure right after its receive */
+    rt_status status; /* a sender's */
+    int done;
+    pthread_mutex_t *lock;
+    pthread_cond_t *cond;
+};
+
+static void mark_done(struct one_waiter *w)
+{
+    pthread_mutex_lock(w->lock);
+    w->done = 1;
+    pthread_cond_broadcast(w->cond);
+    pthread_mutex_unlock(w->lock);
+}
+
+static void *waits_to_receive(void *arg)
+{
+    struct one_waiter *w = arg;
+    __atomic_store_n(&w->tid, gettid(), __ATOMIC_RELEASE);
+    w->value = rt_recv(w->c);
+    w->held = rt_held();
+    mark_done(w);
+    return w->value; /* to main, counted there after the join */
+}
+
+static void *waits_to_send(void *arg)
+{
+    struct one_waiter *w = arg;
+    w->value = rt_alloc_outside(64);
+    memset(w->value, 0x64, 64);
+    __atomic_store_n(&w->tid, gettid(), __ATOMIC_RELEASE);
+    w->status = rt_send(w->c, w->value);
+    mark_done(w);
+    return NULL;
+}
+
+/* Waits until one of the two is done; returns its index. */
+static int one_is_done(struct one_waiter w[2])
+{
+    pthread_mutex_lock(w[0].lock);
+    while (!w[0].done && !w[1].done)
+        pthread_cond_wait(w[0].cond, w[0].lock);
+    int first = w[0].done ? 0 : 1, both = w[0].done && w[1].done;
+    pthread_mutex_unlock(w[0].lock);
+    ck_assert_msg(!both, "one value, or one slot, let both waiters return");
+    return first;
+}
+
+static void both_asleep(struct one_waiter w[2])
+{
+    for (int i = 0; i < 2; i++) {
+        pid_t tid;
+        while ((tid = __atomic_load_n(&w[i].tid, __ATOMIC_ACQUIRE)) == 0)
+            sched_yield();
+        thread_wait_asleep(tid);
+    }
+}
+
+START_TEST(each_send_or_receive_wakes_exactly_one_waiter_on_the_other_side)
+{
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+    init_fixed(64 * KIB);
+
+    /* receivers on an empty channel */
+    struct one_waiter r[2];
+    rt_task *tr[2];
+    rt_chan *empty = rt_chan_new(2);
+    for (int i = 0; i < 2; i++) {
+        r[i] = (struct one_waiter){.c = empty, .lock = &lock, .cond = &cond};
+        tr[i] = rt_spawn(waits_to_receive, &r[i]);
+        ck_assert_ptr_nonnull(tr[i]);
+    }
+    both_asleep(r);
+    unsigned char *a = rt_alloc_outside(111), *b = rt_alloc_outside(222);
+    memset(a, 0xAA, 111);
+    memset(b, 0xBB, 222);
+    ck_assert_int_eq(rt_send(empty, a), RT_OK);
+    int first = one_is_done(r), second = 1 - first;
+    thread_wait_asleep(r[second].tid); /* still in rt_recv */
+    pthread_mutex_lock(&lock);
+    int second_done = r[second].done;
+    pthread_mutex_unlock(&lock);
+    ck_assert_int_eq(second_done, 0);
+    ck_assert_uint_eq(rt_held(), 222); /* a is the first receiver's now */
+    ck_assert_int_eq(rt_send(empty, b), RT_OK);
+    void *res[2];
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(rt_join(tr[i], &res[i]), RT_OK);
+    ck_assert_ptr_eq(r[first].value, a);
+    ck_assert_uint_eq(r[first].held, 111);
+    ck_assert_ptr_eq(r[second].value, b);
+    ck_assert_uint_eq(r[second].held, 222);
+    ck_assert(filled(a, 111, 0xAA) && filled(b, 222, 0xBB));
+    ck_assert_uint_eq(rt_held(), 333); /* both results, joined */
+    rt_free(res[0]);
+    rt_free(res[1]);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(empty);
+
+    /* senders on a full channel */
+    struct one_waiter s[2];
+    rt_task *ts[2];
+    rt_chan *full = rt_chan_new(1);
+    unsigned char *queued = rt_alloc_outside(10);
+    ck_assert_int_eq(rt_send(full, queued), RT_OK);
+    for (int i = 0; i < 2; i++) {
+        s[i] = (struct one_waiter){.c = full, .lock = &lock, .cond = &cond};
+        ts[i] = rt_spawn(waits_to_send, &s[i]);
+        ck_assert_ptr_nonnull(ts[i]);
+    }
+    both_asleep(s);
+    ck_assert_ptr_eq(rt_recv(full), queued); /* makes room for one */
+    first = one_is_done(s);
+    second = 1 - first;
+    thread_wait_asleep(s[second].tid); /* still in rt_send */
+    pthread_mutex_lock(&lock);
+    second_done = s[second].done;
+    pthread_mutex_unlock(&lock);
+    ck_assert_int_eq(second_done, 0);
+    ck_assert_int_eq(s[first].status, RT_OK);
+    ck_assert_ptr_eq(rt_recv(full), s[first].value); /* the one that got in */
+    ck_assert_uint_eq(rt_held(), 10 + 64);
+    ck_assert_ptr_eq(rt_recv(full), s[second].value); /* the room let the other in */
+    ck_assert_uint_eq(rt_held(), 10 + 128);
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(rt_join(ts[i], NULL), RT_OK);
+    ck_assert_int_eq(s[second].status, RT_OK);
+    ck_assert(filled(s[0].value, 64, 0x64) && filled(s[1].value, 64, 0x64));
+    rt_free(queued);
+    rt_free(s[0].value);
+    rt_free(s[1].value);
+    ck_assert_uint_eq(rt_held(), 0);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    rt_chan_free(full);
+}
+END_TEST
+
+
+/* A closed channel still gives what it has (NULL only "once the channel is
+** closed and empty"), and a receiver whose budget cannot take its head
+** panics there as on an open one: the value stays at the head, the next
+** receiver gets it, and only then is it NULL. The sender, main, counts the
+** value until then, and not twice once it has it back. */
+static void *receives_from_a_closed_channel(void *arg)
+{
+    return rt_recv(arg); /* 20 KiB into 16: panics here */
+}
+
+START_TEST(a_refused_receiver_of_a_closed_channel_leaves_the_head_for_the_next)
+{
+    init_fixed(64 * KIB);
+    rt_chan *c = rt_chan_new(2);
+    unsigned char *big = rt_alloc_outside(20 * KIB), *small = rt_alloc_outside(30);
+    memset(big, 0x2B, 20 * KIB);
+    memset(small, 0x2C, 30);
+    ck_assert_int_eq(rt_send(c, big), RT_OK);
+    ck_assert_int_eq(rt_send(c, small), RT_OK);
+    rt_chan_close(c);
+    rt_set_strategy(rt_fixed_strategy(16 * KIB));
+    for (int i = 0; i < 2; i++) /* refused twice: nothing moves */
+        ck_assert_int_eq(rt_join(rt_spawn(receives_from_a_closed_channel, c), NULL),
+                         RT_PANICKED);
+    ck_assert_uint_eq(rt_held(), 20 * KIB + 30);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    ck_assert_ptr_eq(rt_recv(c), big);
+    ck_assert(filled(big, 20 * KIB, 0x2B));
+    ck_assert_uint_eq(rt_held(), 20 * KIB + 30);
+    /* the second value fits a 16 KiB receiver: it moves there */
+    void *got = NULL;
+    ck_assert_int_eq(rt_join(rt_spawn(receives_from_a_closed_channel, c), &got), RT_OK);
+    ck_assert_ptr_eq(got, small);
+    ck_assert(filled(small, 30, 0x2C));
+    ck_assert_uint_eq(rt_held(), 20 * KIB + 30); /* sent, received, joined back */
+    ck_assert_ptr_null(rt_recv(c));
+    void *none = (void *)1;
+    ck_assert_int_eq(rt_join(rt_spawn(receives_from_a_closed_channel, c), &none), RT_OK);
+    ck_assert_ptr_null(none); /* closed and empty */
+    rt_free(big);
+    rt_free(small);
+    ck_assert_uint_eq(rt_held(), 0);
+    rt_chan_free(c);
+}
+END_TEST
+
 /* ---- misuse ---------------------------------------------------------------- */
 
 static void *plain_thread_sends(void *c)
@@ -1399,6 +1996,12 @@ Suite *make_suite(void)
     suite_add_test(s, sixty_four_tasks_exchanging_values_lose_nothing_and_leak_nothing);
     suite_add_test(s, a_ring_that_wraps_keeps_each_values_bytes_order_and_sender);
     suite_add_test(s, freeing_a_wrapped_channel_frees_exactly_what_is_queued);
+    suite_add_test(s, a_receiver_refused_on_a_full_channel_leaves_the_waiting_sender_waiting);
+    suite_add_test(s, freeing_a_channel_gives_each_running_sender_back_exactly_its_queued_bytes);
+    suite_add_test(s, a_value_relayed_by_a_task_that_then_panics_reaches_the_next_receiver_whole);
+    suite_add_test(s, every_figure_is_exact_after_sends_receives_panics_refusals_and_a_close_race);
+    suite_add_test(s, each_send_or_receive_wakes_exactly_one_waiter_on_the_other_side);
+    suite_add_test(s, a_refused_receiver_of_a_closed_channel_leaves_the_head_for_the_next);
     suite_add_test(s, channel_misuse_gets_the_contracts_error);
     return s;
 }

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -778,6 +779,100 @@ END_TEST
 
 #endif /* RT_TESTING */
 
+/* ---- a spawn that fails inside a task (tw14c) ------------------------------ */
+
+/* rt_spawn called by a spawned task, its Nth allocation or its thread made
+** to fail, each N in turn until it succeeds: NULL with errno set (ENOMEM
+** or EAGAIN, the contract's "NULL with errno set when no thread can be
+** made"), and the calling task's figures untouched (its held figure, its
+** budget), no block made (main's and its own live), no task left to join
+** but itself. No failed spawn counts among the tasks running: the strategy
+** of the spawn that succeeds is told 3 (main, the spawner, the new task:
+** docs/budgets.md, "tasks_running counts the running tasks including the
+** one being made"), and once both have ended, main's next spawn 2. */
+static atomic_size_t running_told;
+
+static size_t records_running(void *ctx, size_t running)
+{
+    (void)ctx;
+    atomic_store(&running_told, running);
+    return 64 * KIB;
+}
+
+struct inner_spawn {
+    int failed_at; /* 0: every figure as the contract says */
+    unsigned long failures;
+    pthread_barrier_t done; /* main joins only after the failures: until
+                               then the spawner is a task not yet joined */
+    size_t running_at_success, child_budget;
+};
+
+static void *spawns_with_failures(void *arg)
+{
+    struct inner_spawn *x = arg;
+    void *out = rt_alloc_outside(100), *in = rt_alloc(100);
+    size_t held = rt_held(), budget = rt_budget();
+    rt_task *t = NULL;
+    for (unsigned long n = 1; t == NULL && n < 100; n++) {
+        fail_nth(n);
+        errno = 0;
+        t = rt_spawn(report_budget, NULL);
+        int err = errno;
+        fail_nth(0);
+        if (t != NULL)
+            break;
+        x->failures++;
+        if (err != ENOMEM && err != EAGAIN && !x->failed_at)
+            x->failed_at = 1;
+        if ((rt_held() != held || rt_budget() != budget) && !x->failed_at)
+            x->failed_at = 2;
+        if (rt__blocks_live() != 2 && !x->failed_at)
+            x->failed_at = 3;
+        if (rt__tasks_unjoined() != 1 && !x->failed_at)
+            x->failed_at = 4;
+    }
+    x->running_at_success = atomic_load(&running_told);
+    pthread_barrier_wait(&x->done);
+    if (t == NULL)
+        return NULL;
+    size_t *b = NULL;
+    if (rt_join(t, (void **)&b) != RT_OK && !x->failed_at)
+        x->failed_at = 5;
+    x->child_budget = b != NULL ? *b : 0;
+    rt_free(b);
+    if (rt_held() != held && !x->failed_at)
+        x->failed_at = 6;
+    rt_free(in);
+    rt_free(out);
+    return NULL;
+}
+
+START_TEST(a_spawn_that_fails_inside_a_task_leaves_its_figures_and_the_running_count_exact)
+{
+    struct inner_spawn x = {0};
+    rt_set_strategy((rt_strategy){records_running, NULL});
+    rt_init();
+    ck_assert_uint_eq(rt_held(), 0);
+    pthread_barrier_init(&x.done, NULL, 2);
+    rt_task *t = rt_spawn(spawns_with_failures, &x);
+    ck_assert_ptr_nonnull(t);
+    pthread_barrier_wait(&x.done);
+    ck_assert_int_eq(rt_join(t, NULL), RT_OK);
+    pthread_barrier_destroy(&x.done);
+    ck_assert_msg(x.failed_at == 0, "check %d", x.failed_at);
+    ck_assert_uint_gt(x.failures, 0); /* at least its thread (pthread_create) could not be made */
+    ck_assert_uint_eq(x.running_at_success, 3);
+    ck_assert_uint_eq(x.child_budget, 64 * KIB);
+    ck_assert_uint_eq(rt__blocks_live(), 1);
+    ck_assert_uint_eq(rt__tasks_unjoined(), 0);
+    size_t *b = NULL;
+    ck_assert_int_eq(rt_join(rt_spawn(report_budget, NULL), (void **)&b), RT_OK);
+    ck_assert_uint_eq(atomic_load(&running_told), 2);
+    rt_free(b);
+    ck_assert_uint_eq(rt_held(), 0);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("task_faults");
@@ -791,6 +886,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_channel_that_cannot_be_made_traps);
     suite_add_test(s, an_overflowing_capacity_traps_before_anything_is_allocated);
     suite_add_test(s, a_main_block_that_cannot_be_made_is_rt_inits_violation);
+    suite_add_test(s, a_spawn_that_fails_inside_a_task_leaves_its_figures_and_the_running_count_exact);
 #if RT_TESTING
     suite_add_test(s, a_strategy_without_block_bytes_is_refused_at_once_while_the_strategy_lock_is_held);
     suite_add_test(s, a_panics_line_is_flushed_before_its_doors_unwind);
