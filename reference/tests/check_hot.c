@@ -456,6 +456,162 @@ START_TEST(the_keys_either_side_of_32_take_their_path)
 }
 END_TEST
 
+/* The slot search at indices across those the runtime's key can take below 32,
+** in a descriptor full of the program's own values: the search finds the
+** one word that follows the runtime's key (docs/hot-path.md, "Where the
+** slot is") whatever its place among glibc's first 32, leaves every other
+** key's value as it was (prim.h: it "Leaves the slot NULL", its own slot
+** only), and a fresh thread whose own program keys are all set publishes
+** its own state. A program key made, set, deleted and made again after
+** rt_init takes its old index back (glibc: the lowest free key) and
+** changes nothing the runtime reads. Each index in a child: the keys
+** below it are made by the program first (an index some library took
+** before the child started cannot be reached: exit 7, and only below the
+** first index reached). */
+static pthread_key_t program_keys[32];
+static char program_values[2][32];
+static unsigned program_count;
+
+static void set_program_keys(int who)
+{
+    for (unsigned i = 0; i < program_count; i++)
+        if (pthread_setspecific(program_keys[i], &program_values[who][i]) != 0)
+            _exit(20);
+}
+
+static bool program_keys_hold(int who)
+{
+    for (unsigned i = 0; i < program_count; i++)
+        if (pthread_getspecific(program_keys[i]) != &program_values[who][i])
+            return false;
+    return true;
+}
+
+static void *program_thread(void *arg)
+{
+    struct fresh *f = arg;
+    set_program_keys(1);
+    fresh_thread(f);
+    if (!program_keys_hold(1))
+        f->mine = NULL;
+    return NULL;
+}
+
+static void init_at_index(void *arg)
+{
+    pthread_key_t want = (pthread_key_t)(uintptr_t)arg, k, again, reused;
+    struct fresh f;
+
+    program_count = 0;
+    for (;;) {
+        if (pthread_key_create(&k, NULL) != 0)
+            _exit(2);
+        if (k >= want)
+            break;
+        program_keys[program_count++] = k;
+    }
+    if (k != want)
+        _exit(7); /* taken before the child began */
+    pthread_key_delete(k); /* never set: rt_init takes it back */
+    set_program_keys(0);
+    rt_init();
+    if (rt_key() != want)
+        _exit(3);
+    struct rt_hot *h = rt_hot();
+    if (rt_hot_direct() != (RT_PRIM_DIRECT != 0))
+        _exit(4);
+    if (RT_PRIM_DIRECT && direct_read() != h)
+        _exit(5);
+    if (pthread_getspecific(rt_key()) != h || rt_hot() != h)
+        _exit(6);
+    if (!program_keys_hold(0))
+        _exit(8); /* the search left another key's value changed */
+    run_thread(program_thread, &f);
+    if (f.mine == NULL || f.mine == h || f.before_direct != NULL || f.before_get != NULL ||
+        f.after_get != f.mine)
+        _exit(9);
+    if (f.direct_after != (RT_PRIM_DIRECT != 0) || (RT_PRIM_DIRECT && f.after_direct != f.mine))
+        _exit(10);
+    if (pthread_key_create(&again, NULL) != 0 ||
+        pthread_setspecific(again, &program_values[0][0]) != 0 ||
+        pthread_key_delete(again) != 0 || pthread_key_create(&reused, NULL) != 0)
+        _exit(11);
+    if (reused != again || pthread_getspecific(reused) != NULL)
+        _exit(12);
+    if (rt_hot() != h || (RT_PRIM_DIRECT && direct_read() != h) ||
+        pthread_getspecific(rt_key()) != h || !program_keys_hold(0) ||
+        rt_hot_direct() != (RT_PRIM_DIRECT != 0))
+        _exit(13);
+    _exit(0);
+}
+
+START_TEST(the_slot_is_found_at_indices_across_the_first_32_among_the_programs_keys)
+{
+    /* Each index costs a fork (about 5 ms on the 2-core machine here), so
+    ** the ends and both sides of the middle; the search itself is run at
+    ** every index in one process by the test below, and 29 to 34 by
+    ** the_keys_either_side_of_32_take_their_path. */
+    static const uintptr_t indices[] = {0, 1, 15, 16, 31};
+    int reached = 0;
+    for (size_t i = 0; i < sizeof indices / sizeof indices[0]; i++) {
+        struct death d = run_child(init_at_index, (void *)indices[i]);
+        if (reached == 0 && d.signal == 0 && d.exit_status == 7)
+            continue; /* below the first index a child can reach */
+        ck_assert_msg(d.signal == 0 && d.exit_status == 0,
+                      "key %lu: expected exit 0, got signal %d exit %d; stderr: %s",
+                      (unsigned long)indices[i], d.signal, d.exit_status, d.err);
+        reached++;
+    }
+    ck_assert_int_ge(reached, 3); /* 15, 16 and 31 at least */
+}
+END_TEST
+
+/* prim.h's search on its own, at every index below 32 in one process (no
+** rt_init: the search needs none): with every other key of the program
+** set on this thread, it finds the one word that follows the key it is
+** given, a different word for each key, and leaves that key's slot NULL and
+** every other key's value as it was ("Leaves the slot NULL"; the direct
+** read then follows pthread_setspecific for that key). Where no direct
+** read is known it finds nothing, at any index. */
+START_TEST(the_search_finds_a_word_of_its_own_for_each_of_the_first_32_keys)
+{
+    pthread_key_t k;
+    intptr_t found_at[32];
+    unsigned made = 0;
+
+    program_count = 0;
+    while (pthread_key_create(&k, NULL) == 0 && k < 32) {
+        program_keys[program_count++] = k;
+        made++;
+    }
+    ck_assert_uint_ge(made, 30);
+    set_program_keys(0);
+    for (unsigned i = 0; i < program_count; i++) {
+        pthread_key_t key = program_keys[i];
+        intptr_t off = -1;
+        ck_assert_int_eq(pthread_setspecific(key, NULL), 0);
+        bool found = rt_prim_slot_find(key, &off);
+        ck_assert_msg(found == (RT_PRIM_DIRECT != 0), "key %u: found %d", (unsigned)key, found);
+        ck_assert_ptr_null(pthread_getspecific(key));
+        for (unsigned j = 0; j < program_count; j++)
+            if (j != i)
+                ck_require(pthread_getspecific(program_keys[j]) == &program_values[0][j]);
+        found_at[i] = off;
+#if RT_PRIM_DIRECT
+        ck_assert_ptr_null(rt_prim_slot_read(off));
+        ck_assert_int_eq(pthread_setspecific(key, &program_values[1][i]), 0);
+        ck_assert_ptr_eq(rt_prim_slot_read(off), &program_values[1][i]);
+        for (unsigned j = 0; j < i; j++)
+            ck_require(found_at[j] != off); /* two keys, one word */
+#else
+        ck_assert_int_eq(off, -1); /* nothing found, nothing written */
+#endif
+        ck_assert_int_eq(pthread_setspecific(key, &program_values[0][i]), 0);
+    }
+    ck_assert(program_keys_hold(0));
+}
+END_TEST
+
 START_TEST(before_init_there_is_no_state_and_no_direct_path)
 {
     ck_assert_ptr_null(rt__hot_or_null());
@@ -893,6 +1049,8 @@ Suite *make_suite(void)
     suite_add_test(s, disable_after_the_path_opened_is_for_good);
     suite_add_test(s, a_key_of_32_or_more_takes_the_fallback_from_the_start);
     suite_add_test(s, the_keys_either_side_of_32_take_their_path);
+    suite_add_test(s, the_slot_is_found_at_indices_across_the_first_32_among_the_programs_keys);
+    suite_add_test(s, the_search_finds_a_word_of_its_own_for_each_of_the_first_32_keys);
     suite_add_test(s, before_init_there_is_no_state_and_no_direct_path);
     suite_add_test(s, the_runtime_uses_no_pthread_key_but_the_one_rt_init_made);
     suite_add_test(s, the_first_publish_may_be_a_plain_threads_or_a_tasks);
