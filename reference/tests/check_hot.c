@@ -982,6 +982,81 @@ START_TEST(a_later_publish_whose_get_disagrees_latches)
 }
 END_TEST
 
+/* ---- at a thread's end: a key destructor before the runtime's ---------- */
+
+/* A key the program made before rt_init has the lower index, so glibc runs
+** its destructor before the runtime's at a thread's end (glibc runs them in
+** key order; check_region_cache_more.c has the one after the runtime's).
+** There the thread's state still exists, and every call of the hot path
+** must answer it: rt_hot() is this thread's runtime state ("its chunk
+** stack, its task, ..."), so the chunks it keeps (3) are still counted,
+** through the direct read with the path open and through
+** pthread_getspecific once latched. No new state is made there (a call
+** that missed it would publish a fresh one with 0 kept). */
+struct ending {
+    struct rt_hot *in_body, *in_destructor;
+    void *direct_in_destructor, *get_in_destructor;
+    unsigned kept_in_destructor;
+    int destructor_ran;
+};
+
+static pthread_key_t early_key;
+static struct ending ending;
+
+static void early_destructor(void *value)
+{
+    (void)value;
+    ending.direct_in_destructor = direct_read();
+    ending.get_in_destructor = pthread_getspecific(rt_key());
+    ending.in_destructor = rt_hot();
+    ending.kept_in_destructor = rt_chunk_kept();
+    ending.destructor_ran++;
+}
+
+static void *keeps_three_then_ends(void *unused)
+{
+    void *c[3];
+    (void)unused;
+    ending.in_body = rt_hot();
+    for (int i = 0; i < 3; i++)
+        c[i] = rt_chunk_take();
+    for (int i = 0; i < 3; i++)
+        rt_chunk_give(c[i], c[i]);
+    pthread_setspecific(early_key, &early_key);
+    return NULL;
+}
+
+START_TEST(a_destructor_before_the_runtimes_finds_the_threads_own_state)
+{
+    ck_assert_int_eq(pthread_key_create(&early_key, early_destructor), 0);
+    rt_init();
+    ck_assert_uint_lt(early_key, rt_key());
+    ck_assert_ptr_nonnull(rt_hot()); /* main's publish: the path opens */
+    for (int latched = 0; latched < 2; latched++) {
+        if (latched)
+            rt_hot_disable();
+        memset(&ending, 0, sizeof ending);
+        chunks_reset();
+        run_thread(keeps_three_then_ends, NULL);
+        struct chunk_counts n = chunks_counted();
+        ck_assert_int_eq(ending.destructor_ran, 1);
+        ck_assert_ptr_nonnull(ending.in_body);
+        ck_assert_msg(ending.in_destructor == ending.in_body,
+                      "%s: the destructor's rt_hot() is not the thread's state",
+                      latched ? "latched" : "open");
+        ck_assert_ptr_eq(ending.get_in_destructor, ending.in_body);
+        ck_assert_ptr_eq(ending.direct_in_destructor,
+                         RT_PRIM_DIRECT && !latched ? (void *)ending.in_body : NULL);
+        ck_assert_uint_eq(ending.kept_in_destructor, 3);
+        /* then the runtime's destructor freed the 3, made no other */
+        ck_assert_uint_eq(n.mallocs, 3);
+        ck_assert_uint_eq(n.frees, 3);
+        ck_assert_uint_eq(n.frees_dirty, 0);
+        ck_assert_int_eq(rt_hot_direct(), RT_PRIM_DIRECT && !latched);
+    }
+}
+END_TEST
+
 /* ---- a key's slot left by a key the program deleted --------------------- */
 
 /* RUNTIME BUG (found 6 Dec 2026, tw14b; left out of the build with #if 0
@@ -1060,6 +1135,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_first_marker_found_in_two_words_takes_neither);
     suite_add_test(s, a_publish_whose_get_disagrees_latches_first_or_later);
     suite_add_test(s, a_later_publish_whose_get_disagrees_latches);
+    suite_add_test(s, a_destructor_before_the_runtimes_finds_the_threads_own_state);
 #if 0 /* RUNTIME BUG, above */
     suite_add_test(s, a_value_a_deleted_key_left_on_main_is_never_its_state);
 #endif
