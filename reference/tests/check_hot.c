@@ -191,6 +191,81 @@ START_TEST(a_thread_older_than_the_first_publish_reads_it_through_its_release)
 }
 END_TEST
 
+/* A thread made before rt_init (docs/hot-path.md, check-dlopen: "A thread
+** made before the dlopen and four made after, before rt_init ... none
+** before rt_init"): before rt_init it has no state and the cache is off (a
+** chunk given back is freed, 0 kept, contract "Start-up"); after it (a
+** barrier orders rt_init before its next call) its first call is the
+** process's first publish, which opens the path on it, and main, which
+** called nothing yet, publishes later, each its own state. */
+struct older {
+    pthread_barrier_t *inited, *published;
+    void *hot_before, *direct_before;
+    unsigned kept_before, kept_after;
+    unsigned long freed_before;
+    struct fresh f;
+};
+
+static void *older_than_init(void *arg)
+{
+    struct older *o = arg;
+    chunks_reset();
+    void *c = rt_chunk_take();
+    rt_chunk_give(c, c);
+    o->freed_before = chunks_counted().frees;
+    o->kept_before = rt_chunk_kept();
+    o->hot_before = rt__hot_or_null();
+    o->direct_before = direct_read();
+    pthread_barrier_wait(o->inited);
+    fresh_thread(&o->f); /* the process's first publish */
+    c = rt_chunk_take();
+    rt_chunk_give(c, c);
+    o->kept_after = rt_chunk_kept();
+    pthread_barrier_wait(o->published);
+    pthread_barrier_wait(o->inited); /* main has published and checked */
+    return NULL;
+}
+
+START_TEST(a_thread_made_before_rt_init_has_no_state_then_may_publish_first)
+{
+    pthread_barrier_t inited, published;
+    struct older o = {0};
+    pthread_t t;
+
+    ck_assert_int_eq(pthread_barrier_init(&inited, NULL, 2), 0);
+    ck_assert_int_eq(pthread_barrier_init(&published, NULL, 2), 0);
+    o.inited = &inited;
+    o.published = &published;
+    ck_assert_int_eq(pthread_create(&t, NULL, older_than_init, &o), 0);
+    rt_init();
+    pthread_barrier_wait(&inited);
+    pthread_barrier_wait(&published);
+    ck_assert_int_eq(rt_hot_direct(), RT_PRIM_DIRECT); /* opened on the thread */
+    struct rt_hot *h = rt_hot(); /* main: a later publish */
+    ck_assert_ptr_eq(pthread_getspecific(rt_key()), h);
+    if (RT_PRIM_DIRECT)
+        ck_assert_ptr_eq(direct_read(), h);
+    ck_assert_int_eq(rt_hot_direct(), RT_PRIM_DIRECT);
+    pthread_barrier_wait(&inited);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    pthread_barrier_destroy(&inited);
+    pthread_barrier_destroy(&published);
+    ck_assert_uint_eq(o.freed_before, 1);
+    ck_assert_uint_eq(o.kept_before, 0);
+    ck_assert_ptr_null(o.hot_before);
+    ck_assert_ptr_null(o.direct_before);
+    ck_assert_ptr_null(o.f.before_direct);
+    ck_assert_ptr_null(o.f.before_get);
+    ck_assert_ptr_nonnull(o.f.mine);
+    ck_assert_ptr_ne(o.f.mine, h);
+    ck_assert_ptr_eq(o.f.after_get, o.f.mine);
+    ck_assert_int_eq(o.f.direct_after, RT_PRIM_DIRECT);
+    if (RT_PRIM_DIRECT)
+        ck_assert_ptr_eq(o.f.after_direct, o.f.mine);
+    ck_assert_uint_eq(o.kept_after, 1);
+}
+END_TEST
+
 /* ---- the latch ---------------------------------------------------------- */
 
 #define READERS 4
@@ -1117,6 +1192,7 @@ Suite *make_suite(void)
     suite_add_test(s, direct_read_matches_getspecific_on_many_threads);
     suite_add_test(s, a_fresh_thread_publishes_its_own_slot);
     suite_add_test(s, a_thread_older_than_the_first_publish_reads_it_through_its_release);
+    suite_add_test(s, a_thread_made_before_rt_init_has_no_state_then_may_publish_first);
     suite_add_test(s, readers_race_the_latch_and_every_read_is_right);
     suite_add_test(s, a_forced_mismatch_latches_and_every_thread_reverts);
     suite_add_test(s, a_mismatch_at_the_first_publish_never_opens_the_path);
