@@ -194,8 +194,9 @@ END_TEST
 /* A thread made before rt_init (docs/hot-path.md, check-dlopen: "A thread
 ** made before the dlopen and four made after, before rt_init ... none
 ** before rt_init"): before rt_init it has no state and the cache is off (a
-** chunk given back is freed, 0 kept, contract "Start-up"); after it (a
-** barrier orders rt_init before its next call) its first call is the
+** chunk given back is freed, 0 kept, contract "Start-up"); after it (
+** barriers order its calls before rt_init and rt_init before its next
+** call: a call racing rt_init is the program's race) its first call is the
 ** process's first publish, which opens the path on it, and main, which
 ** called nothing yet, publishes later, each its own state. */
 struct older {
@@ -216,7 +217,8 @@ static void *older_than_init(void *arg)
     o->kept_before = rt_chunk_kept();
     o->hot_before = rt__hot_or_null();
     o->direct_before = direct_read();
-    pthread_barrier_wait(o->inited);
+    pthread_barrier_wait(o->inited); /* done before rt_init: main may call it */
+    pthread_barrier_wait(o->inited); /* rt_init has returned */
     fresh_thread(&o->f); /* the process's first publish */
     c = rt_chunk_take();
     rt_chunk_give(c, c);
@@ -237,6 +239,7 @@ START_TEST(a_thread_made_before_rt_init_has_no_state_then_may_publish_first)
     o.inited = &inited;
     o.published = &published;
     ck_assert_int_eq(pthread_create(&t, NULL, older_than_init, &o), 0);
+    pthread_barrier_wait(&inited);
     rt_init();
     pthread_barrier_wait(&inited);
     pthread_barrier_wait(&published);
