@@ -540,14 +540,15 @@ END_TEST
 ** slot is") whatever its place among glibc's first 32, leaves every other
 ** key's value as it was (prim.h: it "Leaves the slot NULL", its own slot
 ** only), and a fresh thread whose own program keys are all set publishes
-** its own state. A program key made, set, deleted and made again after
+** its own state, also with as many keys made after rt_init, set on both
+** (many past 32). A program key made, set, deleted and made again after
 ** rt_init takes its old index back (glibc: the lowest free key) and
 ** changes nothing the runtime reads. Each index in a child: the keys
 ** below it are made by the program first (an index some library took
 ** before the child started cannot be reached: exit 7, and only below the
 ** first index reached). */
-static pthread_key_t program_keys[32];
-static char program_values[2][32];
+static pthread_key_t program_keys[64];
+static char program_values[2][64];
 static unsigned program_count;
 
 static void set_program_keys(int who)
@@ -604,6 +605,16 @@ static void init_at_index(void *arg)
         _exit(6);
     if (!program_keys_hold(0))
         _exit(8); /* the search left another key's value changed */
+    /* keys made after rt_init, above the runtime's, past 32 too (glibc's
+    ** second-level blocks), set on main and on the thread */
+    while (program_count < 32 + want) {
+        if (pthread_key_create(&program_keys[program_count++], NULL) != 0)
+            _exit(2);
+    }
+    set_program_keys(0);
+    if (rt_hot() != h || (RT_PRIM_DIRECT && direct_read() != h) ||
+        pthread_getspecific(rt_key()) != h)
+        _exit(15);
     run_thread(program_thread, &f);
     if (f.mine == NULL || f.mine == h || f.before_direct != NULL || f.before_get != NULL ||
         f.after_get != f.mine)
