@@ -628,6 +628,76 @@ START_TEST(a_later_publish_reads_the_slot_the_first_one_published)
 }
 END_TEST
 
+/* The process's first publish checks the slot it found (the direct read
+** against pthread_getspecific) with hot_lock still held, and opens nothing
+** before that check agrees (docs/hot-path.md, "Validation": the offset
+** becomes the slot only when the first publish has set the slot to the
+** new state and seen the direct read return that state; "The latch": the
+** states change only under one mutex). A is parked inside its check (the
+** test's read hook, which validation calls and discovery does not): the
+** state is not DIRECT and rt__hot_off is still the NULL word's offset; a
+** latch (B) and a second first publish (C) both wait for A. Released, A
+** opens the path and the latch, which waited, closes it for good; C
+** publishes as a later thread. A first publish that let its lock go
+** before the check (or stored DIRECT or the offset before it) fails here
+** at once, with no race to win: the other hot.c lock tests park at
+** hot.first_publish.locked, before the slot is even found. */
+#if RT_PRIM_DIRECT
+static void *read_parked_in_validation(intptr_t off)
+{
+    on_point("test.hot.validation_read"); /* the watches below park A here */
+    return rt_prim_slot_read(off);
+}
+#endif
+
+START_TEST(the_first_publish_holds_its_lock_through_its_check_of_the_slot)
+{
+#if RT_PRIM_DIRECT
+    struct actor a = {0}, b = {0}, c = {0};
+    struct watch *checking = watch("test.hot.validation_read", "A", 1);
+    struct watch *inside_c = watch("hot.first_publish.locked", "C", 0);
+    struct watch *before_b = watch("hot.disable.before_lock", "B", 0);
+    struct watch *locked_b = watch("hot.disable.locked", "B", 0);
+
+    rt_init(); /* publishes nothing: A's is the first publish */
+    rt__hot_test_read = read_parked_in_validation; /* before any thread reads it */
+    intptr_t null_off = __atomic_load_n(&rt__hot_off, __ATOMIC_RELAXED);
+    start_plain(&a, "A", publish_body, NULL);
+    wait_parked(checking);
+    /* in the check: nothing opened yet, for A or anyone */
+    ck_assert_msg(!rt_hot_direct(), "the path opened before its slot was checked");
+    ck_assert_msg(__atomic_load_n(&rt__hot_off, __ATOMIC_RELAXED) == null_off,
+                  "the fast path reads the found slot before it was checked");
+    start_plain(&b, "B", disable_body, NULL);
+    WAIT_FOR(passed(before_b) == 1, "B never reached rt_hot_disable");
+    ck_assert_msg(blocks(&b), "a latch did not wait for the first publish's check");
+    ck_assert_int_eq(passed(locked_b), 0);
+    start_plain(&c, "C", publish_body, NULL);
+    ck_assert_msg(blocks(&c), "a second first publish did not wait for the first's check");
+    ck_assert_int_eq(passed(inside_c), 0);
+    ck_assert(!rt_hot_direct());
+    release(checking);
+    join_plain(&a);
+    join_plain(&b);
+    join_plain(&c);
+    rt__hot_test_read = NULL;
+    ck_assert_int_eq(passed(checking), 1);
+    ck_assert_int_eq(passed(locked_b), 1);
+    ck_assert_int_eq(passed(inside_c), 1); /* it got in, after A: not first */
+    ck_assert_ptr_nonnull(a.got[0]);
+    ck_assert_ptr_eq(a.got[0], a.got[1]);
+    ck_assert_ptr_nonnull(c.got[0]);
+    ck_assert_ptr_eq(c.got[0], c.got[1]);
+    ck_assert_ptr_ne(a.got[0], c.got[0]);
+    ck_assert_msg(!rt_hot_direct(), "the latch that waited for the check did not win");
+    ck_assert_int_eq(__atomic_load_n(&rt__hot_off, __ATOMIC_RELAXED), null_off);
+    struct rt_hot *h = rt_hot(); /* main: after the latch, its own state */
+    ck_assert_ptr_eq(pthread_getspecific((pthread_key_t)(rt__key_plus_one - 1)), h);
+    ck_assert_ptr_null(direct_read());
+#endif
+}
+END_TEST
+
 /* ---- chan.c: send, receive, close ----------------------------------------- */
 
 struct chan_ctx {
@@ -3638,6 +3708,7 @@ Suite *make_suite(void)
     add_case(s, a_second_first_publish_waits_for_the_first);
     add_case(s, a_publish_that_waited_for_the_first_checks_its_own_slot);
     add_case(s, a_later_publish_reads_the_slot_the_first_one_published);
+    add_case(s, the_first_publish_holds_its_lock_through_its_check_of_the_slot);
     add_case(s, a_watchpoint_traps_after_each_access_to_its_bytes_and_no_other);
     if (!UNDER_TSAN)
         add_case(s, a_publish_the_moment_the_direct_path_opens_reads_its_slot);

@@ -830,6 +830,94 @@ START_TEST(each_check_holds_with_another_inner_lock_held)
 }
 END_TEST
 
+/* A mutex another thread holds is not this thread's: an unlock, a wait and
+** a wake of it fire on this thread as for one nobody holds (locks.h: "an
+** unlock of a mutex this thread does not hold; a wait on a condition
+** without its mutex, and a signal or broadcast without it"). The record is
+** this thread's (a _Thread_local, locks.h) and glibc's error-checking
+** mutex knows its owner, so neither takes the other thread's hold for this
+** one's: for a mutex made by rt__mutex_init and for a static one (plain
+** where the record alone answers). The holder takes the lock through the
+** same checked call and keeps it until the process ends; waits are made
+** spurious, so a wait the check let through returns and fails the test. */
+static pthread_mutex_t *held_elsewhere;
+static int elsewhere_holds;
+
+static void *holds_it_for_good(void *unused)
+{
+    (void)unused;
+    rt__lock(held_elsewhere);
+    __atomic_store_n(&elsewhere_holds, 1, __ATOMIC_RELEASE);
+    for (;;)
+        pause(); /* the process ends with the scenario */
+    return NULL;
+}
+
+static void another_thread_holds(pthread_mutex_t *mx)
+{
+    pthread_t t;
+    held_elsewhere = mx;
+    NEED(pthread_create(&t, NULL, holds_it_for_good, NULL) == 0);
+    while (!__atomic_load_n(&elsewhere_holds, __ATOMIC_ACQUIRE))
+        sched_yield();
+    __atomic_store_n(&rt__spurious_wakeups, 1, __ATOMIC_RELAXED);
+}
+
+static void unlock_held_elsewhere(void)
+{
+    rt__mutex_init(&m);
+    another_thread_holds(&m);
+    rt__unlock(&m);
+}
+
+static void wait_held_elsewhere(void)
+{
+    rt__mutex_init(&m);
+    another_thread_holds(&m);
+    rt__cond_wait(&cv, &m);
+}
+
+static void signal_held_elsewhere(void)
+{
+    rt__mutex_init(&m);
+    another_thread_holds(&m);
+    rt__cond_signal(&cv, &m);
+}
+
+static void broadcast_held_elsewhere(void)
+{
+    another_thread_holds(&static_target);
+    rt__cond_broadcast(&cv, &static_target);
+}
+
+static void unlock_static_held_elsewhere(void)
+{
+    another_thread_holds(&static_target);
+    rt__unlock(&static_target);
+}
+
+static void wait_static_held_elsewhere(void)
+{
+    another_thread_holds(&static_target);
+    rt__cond_wait(&cv, &static_target);
+}
+
+START_TEST(a_mutex_another_thread_holds_is_not_held_by_this_one)
+{
+    fires(unlock_held_elsewhere, "unlock_held_elsewhere",
+          "unlock of a mutex this thread does not hold\n");
+    fires(wait_held_elsewhere, "wait_held_elsewhere",
+          "cond wait of a mutex this thread does not hold\n");
+    fires(signal_held_elsewhere, "signal_held_elsewhere", "cond wake without its mutex held\n");
+    fires(broadcast_held_elsewhere, "broadcast_held_elsewhere",
+          "cond wake without its mutex held\n");
+    fires(unlock_static_held_elsewhere, "unlock_static_held_elsewhere",
+          "unlock of a mutex this thread does not hold\n");
+    fires(wait_static_held_elsewhere, "wait_static_held_elsewhere",
+          "cond wait of a mutex this thread does not hold\n");
+}
+END_TEST
+
 /* Only where the mutexes are error-checking ones: elsewhere the static
 ** ones are plain, and the record checks them. */
 #if defined(__GLIBC__) && !RECORD_ONLY_PROMISED
@@ -1949,6 +2037,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_trylocked_lock_held_into_the_next_call_fires);
     suite_add_test(s, a_lock_held_into_the_next_call_fires);
     suite_add_test(s, each_check_holds_with_another_inner_lock_held);
+    suite_add_test(s, a_mutex_another_thread_holds_is_not_held_by_this_one);
     suite_add_test(s, the_nesting_message_names_the_function_that_holds_the_lock);
     suite_add_test(s, a_lock_held_into_any_call_fires_on_either_path);
     suite_add_test(s, a_lock_held_past_its_task_fires);
