@@ -5815,6 +5815,306 @@ START_TEST(a_value_a_store_cannot_fit_is_mains_again_and_counted_at_its_exit)
 }
 END_TEST
 
+/* ---- the task's figures inside every door ------------------------------ */
+
+/* Inside every door's fn (rt_update and rt_access of either kind,
+** rt_update_all over each pair of kinds) and inside a supervised value's
+** first build and its rebuild, rt_budget and rt_held answer for the task:
+** "the current task's budget: its block's size" and "bytes the current
+** task holds now" (the contract), whatever block the door allocates from.
+** An allocation and its growth move the figure of the block they come from
+** alone (docs/poisoning.md: an update over an RT_OWNED value, rt_update_all
+** with one, and an RT_OWNED build use the value's block; every other door,
+** the task's); a value of the task's block made before the door grows and
+** is freed in the task's block wherever it is called (docs/budgets.md, "The
+** door hook"); an outside value made, cloned, sent to the task itself and
+** received, handed over, joined from a task spawned in the door, stored and
+** unstored moves the task's figure by exactly its bytes and a value's only
+** while stored in it (D9); and the values the door is open on are not
+** poisoned in fn. When the door closes, every figure is the one before it. */
+struct fig_where {
+    rt_shared *vals[2];   /* the door's values that can be read here */
+    rt_shared *in_block;  /* the one whose block rt_alloc uses; NULL: the task's, or unknown */
+    rt_shared *store_into; /* an RT_OWNED value writable here, NULL none */
+    bool tasks_block;     /* rt_alloc takes from the task's block */
+    bool in_fn;           /* fn, not a build: the values are not poisoned */
+};
+
+struct fig {
+    struct fig_where build, fn;
+    size_t budget, held; /* the task's when the door was entered, mine included */
+    void *mine;          /* 16 bytes of the task's block, made before the door */
+    int probes;
+};
+
+#define FIG_CHUNK(n) (((n) + 8 + 15) / 16 * 16)
+
+static void *fig_returns_56(void *unused)
+{
+    (void)unused;
+    void *p = rt_alloc_outside(56);
+    memset(p, 0x56, 56);
+    return p;
+}
+
+static size_t fig_of(rt_shared *s)
+{
+    return s != NULL ? rt_shared_held(s) : 0;
+}
+
+static void fig_probe(struct fig *f, const struct fig_where *w)
+{
+    size_t held = f->held, v[2] = {fig_of(w->vals[0]), fig_of(w->vals[1])};
+    size_t moved = w->tasks_block ? FIG_CHUNK(100) : 0;
+
+    NEED(rt_budget() == f->budget);
+    NEED(rt_held() == held);
+    for (int i = 0; w->in_fn && i < 2; i++)
+        NEED(w->vals[i] == NULL || !rt_poisoned(w->vals[i]));
+    char *p = rt_alloc(100);
+    memset(p, 1, 100);
+    NEED(rt_held() == held + moved);
+    for (int i = 0; i < 2; i++)
+        NEED(fig_of(w->vals[i]) == v[i] + (w->vals[i] != NULL && w->vals[i] == w->in_block &&
+                                               !w->tasks_block
+                                               ? FIG_CHUNK(100) : 0));
+    p = rt_realloc(p, 200); /* grows where it is */
+    NEED(p[99] == 1);
+    moved = w->tasks_block ? FIG_CHUNK(200) : 0;
+    NEED(rt_held() == held + moved);
+    for (int i = 0; i < 2; i++)
+        NEED(fig_of(w->vals[i]) == v[i] + (w->vals[i] != NULL && w->vals[i] == w->in_block &&
+                                               !w->tasks_block
+                                               ? FIG_CHUNK(200) : 0));
+    size_t base = held + moved, vb[2] = {fig_of(w->vals[0]), fig_of(w->vals[1])};
+    if (f->mine != NULL) { /* the task's block value: the task's, in any door */
+        f->mine = rt_realloc(f->mine, 300);
+        NEED(rt_held() == base - FIG_CHUNK(16) + FIG_CHUNK(300));
+        rt_free(f->mine);
+        f->mine = NULL;
+        f->held -= FIG_CHUNK(16);
+        held -= FIG_CHUNK(16);
+        base -= FIG_CHUNK(16);
+        NEED(rt_held() == base);
+    }
+    char *o = rt_alloc_outside(40);
+    NEED(rt_held() == base + 40);
+    char *c = rt_clone_outside(o, 24);
+    NEED(rt_held() == base + 64);
+    rt_chan *ch = rt_chan_new(1);
+    NEED(rt_send(ch, c) == RT_OK && rt_held() == base + 64); /* in flight: still the task's */
+    NEED(rt_recv(ch) == c && rt_held() == base + 64);       /* its own: counted once */
+    rt_chan_free(ch);
+    NEED(rt_hand_over(c) == c && rt_held() == base + 40);
+    free(c);
+    if (w->store_into != NULL) {
+        size_t s0 = rt_shared_held(w->store_into);
+        NEED(rt_store(w->store_into, o) == RT_OK);
+        NEED(rt_held() == base && rt_shared_held(w->store_into) == s0 + 40);
+        NEED(rt_unstore(w->store_into, o) == o);
+        NEED(rt_held() == base + 40 && rt_shared_held(w->store_into) == s0);
+    }
+    void *r = NULL;
+    rt_task *t = rt_spawn(fig_returns_56, NULL);
+    NEED(t != NULL && rt_join(t, &r) == RT_OK && r != NULL);
+    NEED(rt_held() == base + 96); /* the joiner is the task, not the value */
+    rt_free(r);
+    rt_free(o);
+    NEED(rt_held() == base);
+    for (int i = 0; i < 2; i++)
+        NEED(fig_of(w->vals[i]) == vb[i]);
+    rt_free(p);
+    NEED(rt_held() == held);
+    for (int i = 0; i < 2; i++)
+        NEED(fig_of(w->vals[i]) == v[i]);
+    NEED(rt_budget() == f->budget);
+    f->probes++;
+}
+
+static void fig_build(void *value, void *ctx)
+{
+    (void)value;
+    fig_probe(ctx, &((struct fig *)ctx)->build);
+}
+
+static void fig_update(void *value, void *ctx)
+{
+    (void)value;
+    fig_probe(ctx, &((struct fig *)ctx)->fn);
+}
+
+static void fig_access(const void *value, void *ctx)
+{
+    (void)value;
+    fig_probe(ctx, &((struct fig *)ctx)->fn);
+}
+
+static void fig_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb;
+    fig_probe(ctx, &((struct fig *)ctx)->fn);
+}
+
+static void fig_panics_in_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb, (void)ctx;
+    rt_panic("poison the pair");
+}
+
+static void *fig_poison(void *arg)
+{
+    rt_shared **sp = arg;
+    rt_update_all(sp[0], sp[1], fig_panics_in_pair, NULL);
+    return NULL;
+}
+
+/* Poisons s (either kind) by a panic in an rt_update_all beside an owned
+** value made for it. */
+static void fig_poisons(rt_shared *s)
+{
+    int64_t zero = 0;
+    rt_shared *o = rt_shared_new(RT_OWNED, sizeof zero, &zero, 1 * KIB);
+    rt_shared *pair[2] = {s, o};
+    NEED(run_task(fig_poison, pair) == RT_PANICKED && rt_poisoned(s) && rt_poisoned(o));
+    rt_shared_free(o);
+}
+
+static const struct fig_where fig_nowhere = {{NULL, NULL}, NULL, NULL, true, true};
+
+/* Enters the door, its figures before it set, and checks them after. */
+static void fig_begin(struct fig *f)
+{
+    f->mine = rt_alloc(16);
+    f->budget = rt_budget();
+    f->held = rt_held();
+    f->probes = 0;
+}
+
+static void fig_end(struct fig *f, size_t held_before, int probes)
+{
+    NEED(f->probes == probes && f->mine == NULL);
+    NEED(rt_held() == held_before && rt_budget() == f->budget);
+}
+
+static void figures_in_every_door(void)
+{
+    struct fig f;
+    int64_t zero = 0;
+    size_t held0 = rt_held();
+
+    for (int kc = 0; kc < 4; kc++) { /* the kinds of a and b: CC, OC, CO, OO */
+        rt_kind ka = kc & 1 ? RT_OWNED : RT_COPY, kb = kc & 2 ? RT_OWNED : RT_COPY;
+        rt_shared *a = rt_shared_new(ka, sizeof zero, &zero, 1 * KIB);
+        rt_shared *b = rt_shared_new(kb, sizeof zero, &zero, 1 * KIB);
+        size_t fa = rt_shared_held(a), fb = rt_shared_held(b);
+        /* rt_update and rt_access of a */
+        f.fn = (struct fig_where){{a, NULL}, ka == RT_OWNED ? a : NULL,
+                                  ka == RT_OWNED ? a : NULL, ka != RT_OWNED, true};
+        fig_begin(&f);
+        NEED(rt_update(a, fig_update, &f) == RT_OK);
+        fig_end(&f, held0, 1);
+        f.fn = (struct fig_where){{a, NULL}, NULL, NULL, true, true};
+        fig_begin(&f);
+        NEED(rt_access(a, fig_access, &f) == RT_OK);
+        fig_end(&f, held0, 1);
+        /* rt_update_all, in both argument orders: the first argument's block
+        ** if it is owned, else the second's; either owned value takes a
+        ** store (the one whose block is not used is the store's target
+        ** when there is one, else the other) */
+        for (int swap = 0; swap < 2; swap++) {
+            rt_shared *x = swap ? b : a, *y = swap ? a : b;
+            rt_kind kx = swap ? kb : ka, ky = swap ? ka : kb;
+            rt_shared *blk = kx == RT_OWNED ? x : ky == RT_OWNED ? y : NULL;
+            rt_shared *into = ky == RT_OWNED ? y : kx == RT_OWNED ? x : NULL;
+            f.fn = (struct fig_where){{x, y}, blk, into, blk == NULL, true};
+            fig_begin(&f);
+            NEED(rt_update_all(x, y, fig_pair, &f) == RT_OK);
+            fig_end(&f, held0, 1);
+        }
+        NEED(rt_shared_held(a) == fa && rt_shared_held(b) == fb);
+        NEED(!rt_poisoned(a) && !rt_poisoned(b));
+        rt_shared_free(a);
+        rt_shared_free(b);
+    }
+
+    for (int k = 0; k < 2; k++) { /* supervised values of either kind */
+        rt_kind kind = k ? RT_OWNED : RT_COPY;
+        /* the first build: the value is nobody's yet, its figure unread */
+        f.build = fig_nowhere;
+        f.build.tasks_block = kind == RT_COPY;
+        f.build.in_fn = false;
+        fig_begin(&f);
+        rt_shared *s = rt_shared_supervised(kind, sizeof zero, fig_build, &f, 1 * KIB);
+        fig_end(&f, held0, 1);
+        size_t fs = rt_shared_held(s);
+        /* a rebuild in each door, then its fn */
+        for (int door = 0; door < 4; door++) {
+            int64_t other = 0;
+            rt_shared *p = door >= 2 ? rt_shared_new(RT_COPY, sizeof other, &other, 1 * KIB)
+                                     : NULL;
+            fig_poisons(s);
+            f.build = (struct fig_where){{s, NULL}, kind == RT_OWNED ? s : NULL,
+                                         kind == RT_OWNED ? s : NULL, kind == RT_COPY, false};
+            fig_begin(&f);
+            switch (door) {
+            case 0: /* rt_update: in place if owned */
+                f.fn = (struct fig_where){{s, NULL}, kind == RT_OWNED ? s : NULL,
+                                          kind == RT_OWNED ? s : NULL, kind == RT_COPY, true};
+                NEED(rt_update(s, fig_update, &f) == RT_OK);
+                break;
+            case 1: /* rt_access: the task's block */
+                f.fn = (struct fig_where){{s, NULL}, NULL, NULL, true, true};
+                NEED(rt_access(s, fig_access, &f) == RT_OK);
+                break;
+            case 2: /* rt_update_all(s, copy): s's block if owned */
+                f.fn = (struct fig_where){{s, p}, kind == RT_OWNED ? s : NULL,
+                                          kind == RT_OWNED ? s : NULL, kind == RT_COPY, true};
+                NEED(rt_update_all(s, p, fig_pair, &f) == RT_OK);
+                break;
+            default: /* rt_update_all(copy, s): s's block if owned */
+                f.fn = (struct fig_where){{p, s}, kind == RT_OWNED ? s : NULL,
+                                          kind == RT_OWNED ? s : NULL, kind == RT_COPY, true};
+                NEED(rt_update_all(p, s, fig_pair, &f) == RT_OK);
+                break;
+            }
+            fig_end(&f, held0, 2); /* the build's probe, then fn's */
+            NEED(!rt_poisoned(s) && rt_shared_held(s) == fs);
+            if (p != NULL) {
+                NEED(!rt_poisoned(p));
+                rt_shared_free(p);
+            }
+        }
+        rt_shared_free(s);
+    }
+    NEED(rt_held() == held0);
+}
+
+static void *figures_in_every_door_on_a_task(void *unused)
+{
+    (void)unused;
+    figures_in_every_door();
+    return NULL;
+}
+
+static void figures_in_every_door_on_main_and_a_task(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK); /* what a first task makes, made */
+    rt_free(rt_alloc_outside(8));           /* and main's table of outside values */
+    long allocations = allocs_live();
+    figures_in_every_door();
+    NEED(run_task(figures_in_every_door_on_a_task, NULL) == RT_OK);
+    NEED(rt_held() == 0);
+    NEED(allocs_live() == allocations);
+}
+
+START_TEST(the_tasks_budget_and_held_answer_for_the_task_in_every_door_and_build)
+{
+    RUN_OK(figures_in_every_door_on_main_and_a_task, NULL);
+}
+END_TEST
+
 #define ADD_TEST(s, t)                                                               \
     do {                                                                             \
         TCase *tc_ = tcase_create(#t);                                               \
@@ -5899,6 +6199,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_value_of_any_open_doors_block_is_refused_in_every_door_inside_it);
     ADD_TEST(s, a_value_that_stored_and_unstored_leaves_nothing_when_it_goes);
     ADD_TEST(s, a_value_a_store_cannot_fit_is_mains_again_and_counted_at_its_exit);
+    ADD_TEST(s, the_tasks_budget_and_held_answer_for_the_task_in_every_door_and_build);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
