@@ -6115,6 +6115,251 @@ START_TEST(the_tasks_budget_and_held_answer_for_the_task_in_every_door_and_build
 }
 END_TEST
 
+/* ---- poisoning at the edge of a value's block --------------------------- */
+
+/* D6 and D9 at the boundary: inside an update in place (rt_update of an
+** RT_OWNED value, rt_update_all with one) and in a rebuild's build, an
+** allocation whose chunk is exactly the room the value's block has left,
+** and a stored value of exactly that room, fit: the door returns RT_OK,
+** the block is exactly full (rt_shared_held is block_bytes) and nothing is
+** poisoned. One byte more does not fit: the task panics in the door and
+** the value is poisoned (both values of an rt_update_all; a build's value
+** stays poisoned), its figure what the door left, the refused store's value
+** freed with the task. On the task's side, an outside value of exactly the
+** task's room made in an RT_COPY update fits and poisons nothing; one byte
+** more panics, and the copy keeps its old value unpoisoned (D11); an
+** rt_unstore of exactly the task's room fits, one byte more panics with the
+** value still stored. A chunk is its bytes and an 8-byte header in 16-byte
+** granules (docs/budgets.md, "The block"), so rt_alloc(room - 8) takes
+** exactly room bytes when room is a multiple of 16, and rt_alloc(room - 7)
+** needs 16 more. */
+#define EDGE_BLOCK (1 * KIB)
+
+struct edge_value {
+    void *p, *q;
+};
+
+enum edge_how { EDGE_ALLOC, EDGE_STORE, EDGE_FREE, EDGE_UNSTORE, EDGE_OUTSIDE };
+
+struct edge {
+    rt_shared *s, *other; /* other: the second value of an rt_update_all, or NULL */
+    rt_shared *full;      /* the value whose block is filled */
+    enum edge_how how;
+    size_t over;          /* 0: exactly the room; 1: a byte more (7 for an allocation) */
+    void *stored;         /* what a store stored, for the next door's unstore */
+    int builds;
+    bool build_stores;
+};
+
+/* The room left in s's block, read inside a door on it. */
+static size_t edge_room(rt_shared *s)
+{
+    return EDGE_BLOCK - rt_shared_held(s);
+}
+
+static void edge_fill(struct edge *e, rt_shared *s, struct edge_value *v)
+{
+    size_t room = edge_room(s), task_held = rt_held();
+    NEED(e->how >= EDGE_FREE || (room % 16 == 0 && room >= 64));
+    switch (e->how) {
+    case EDGE_ALLOC:
+        v->p = rt_alloc(room - 8 + e->over * 7);
+        NEED(e->over == 0 && rt_shared_held(s) == EDGE_BLOCK && rt_held() == task_held);
+        break;
+    case EDGE_STORE:
+        e->stored = rt_alloc_outside(room + e->over);
+        NEED(rt_held() == task_held + room + e->over);
+        NEED(rt_store(s, e->stored) == RT_OK);
+        NEED(e->over == 0 && rt_shared_held(s) == EDGE_BLOCK && rt_held() == task_held);
+        v->q = e->stored;
+        break;
+    case EDGE_FREE:
+        rt_free(v->p);
+        v->p = NULL;
+        break;
+    case EDGE_UNSTORE: {
+        size_t task_room = rt_budget() - rt_held(), bytes = EDGE_BLOCK - 16 - 16;
+        /* the task made to have exactly the stored value's room, or a byte less */
+        void *fill = rt_alloc_outside(task_room - bytes + e->over);
+        NEED(rt_held() == rt_budget() - bytes + e->over);
+        NEED(rt_unstore(s, v->q) == v->q);
+        NEED(e->over == 0 && rt_held() == rt_budget());
+        rt_free(v->q);
+        rt_free(fill);
+        v->q = NULL;
+        e->stored = NULL;
+        break;
+    }
+    case EDGE_OUTSIDE: {
+        size_t task_room = rt_budget() - rt_held();
+        void *p = rt_alloc_outside(task_room + e->over);
+        NEED(e->over == 0 && rt_held() == rt_budget());
+        rt_free(p);
+        *(int64_t *)v = -1; /* the copy changed: kept only if the door returns */
+        break;
+    }
+    }
+}
+
+static void edge_update(void *value, void *ctx)
+{
+    struct edge *e = ctx;
+    NEED(!rt_poisoned(e->s));
+    edge_fill(e, e->full, value);
+}
+
+static void edge_pair(void *va, void *vb, void *ctx)
+{
+    struct edge *e = ctx;
+    edge_fill(e, e->full, e->full == e->s ? va : vb);
+}
+
+static void *edge_update_on_a_task(void *arg)
+{
+    struct edge *e = arg;
+    if (e->other != NULL)
+        rt_update_all(e->s, e->other, edge_pair, e);
+    else
+        rt_update(e->s, edge_update, e);
+    return NULL;
+}
+
+static void edge_build(void *value, void *ctx)
+{
+    struct edge *e = ctx;
+    e->builds++;
+    if (e->build_stores)
+        edge_fill(e, e->full, value);
+}
+
+static void edge_nothing(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+}
+
+static void poisoning_at_the_edge(void *unused)
+{
+    struct edge_value zero = {NULL, NULL};
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    rt_free(rt_alloc_outside(8));
+    long allocations = allocs_live();
+
+    /* rt_update in place: an allocation and a store of exactly the room */
+    for (int how = EDGE_ALLOC; how <= EDGE_STORE; how++) {
+        rt_shared *s = rt_shared_new(RT_OWNED, sizeof zero, &zero, EDGE_BLOCK);
+        size_t chunk = rt_shared_held(s);
+        struct edge e = {s, NULL, s, how, 0, NULL, 0, false};
+        NEED(chunk == 32);
+        NEED(rt_update(s, edge_update, &e) == RT_OK);
+        NEED(!rt_poisoned(s) && rt_shared_held(s) == EDGE_BLOCK && rt_held() == 0);
+        if (how == EDGE_STORE) { /* and back out: exactly the task's room, then one byte less */
+            e.how = EDGE_UNSTORE;
+            NEED(rt_update(s, edge_update, &e) == RT_OK);
+            NEED(!rt_poisoned(s) && rt_shared_held(s) == chunk && rt_held() == 0);
+        } else {
+            e.how = EDGE_FREE;
+            NEED(rt_update(s, edge_update, &e) == RT_OK);
+            NEED(!rt_poisoned(s) && rt_shared_held(s) == chunk);
+        }
+        /* one byte more, on a task: the value is poisoned, its figure as left */
+        e.how = how;
+        e.over = 1;
+        NEED(run_task(edge_update_on_a_task, &e) == RT_PANICKED);
+        NEED(rt_poisoned(s) && rt_shared_held(s) == chunk && rt_held() == 0);
+        rt_shared_free(s);
+    }
+
+    /* an unstore a byte past the task's room: the value stays stored */
+    {
+        rt_shared *s = rt_shared_new(RT_OWNED, sizeof zero, &zero, EDGE_BLOCK);
+        struct edge e = {s, NULL, s, EDGE_STORE, 0, NULL, 0, false};
+        NEED(rt_update(s, edge_update, &e) == RT_OK && rt_shared_held(s) == EDGE_BLOCK);
+        e.how = EDGE_UNSTORE;
+        e.over = 1;
+        NEED(run_task(edge_update_on_a_task, &e) == RT_PANICKED);
+        NEED(rt_poisoned(s) && rt_shared_held(s) == EDGE_BLOCK && rt_held() == 0);
+        rt_shared_free(s); /* with its stored value */
+    }
+
+    /* rt_update_all: a's block for the allocation, b's for the store */
+    for (int how = EDGE_ALLOC; how <= EDGE_STORE; how++)
+        for (int kind_a = 0; kind_a < 2; kind_a++) {
+            rt_kind ka = kind_a ? RT_OWNED : RT_COPY;
+            rt_shared *a = rt_shared_new(ka, sizeof zero, &zero, EDGE_BLOCK);
+            rt_shared *b = rt_shared_new(RT_OWNED, sizeof zero, &zero, EDGE_BLOCK);
+            /* an allocation comes from a's block if a is owned, else b's */
+            rt_shared *full = how == EDGE_ALLOC && ka == RT_OWNED ? a : b;
+            struct edge e = {a, b, full, how, 0, NULL, 0, false};
+            NEED(run_task(edge_update_on_a_task, &e) == RT_OK);
+            NEED(!rt_poisoned(a) && !rt_poisoned(b));
+            NEED(rt_shared_held(full) == EDGE_BLOCK);
+            NEED(rt_shared_held(full == a ? b : a) == 32);
+            rt_shared_free(a);
+            rt_shared_free(b);
+            a = rt_shared_new(ka, sizeof zero, &zero, EDGE_BLOCK);
+            b = rt_shared_new(RT_OWNED, sizeof zero, &zero, EDGE_BLOCK);
+            full = how == EDGE_ALLOC && ka == RT_OWNED ? a : b;
+            e = (struct edge){a, b, full, how, 1, NULL, 0, false};
+            NEED(run_task(edge_update_on_a_task, &e) == RT_PANICKED);
+            NEED(rt_poisoned(a) && rt_poisoned(b)); /* in place: both */
+            NEED(rt_shared_held(a) == 32 && rt_shared_held(b) == 32);
+            rt_shared_free(a);
+            rt_shared_free(b);
+        }
+
+    /* a rebuild's build storing exactly the fresh block's room */
+    {
+        struct edge e = {NULL, NULL, NULL, EDGE_STORE, 0, NULL, 0, false};
+        rt_shared *s = rt_shared_supervised(RT_OWNED, sizeof zero, edge_build, &e, EDGE_BLOCK);
+        e.s = e.full = s;
+        NEED(run_task(poison_by_a_panic_in_place, s) == RT_PANICKED && rt_poisoned(s));
+        e.build_stores = true;
+        NEED(rt_update(s, edge_nothing, NULL) == RT_OK && e.builds == 2);
+        NEED(!rt_poisoned(s) && rt_shared_held(s) == EDGE_BLOCK && rt_held() == 0);
+        NEED(run_task(poison_by_a_panic_in_place, s) == RT_PANICKED && rt_poisoned(s));
+        e.over = 1; /* a byte more: the build panics, the value stays poisoned */
+        NEED(run_task(edge_update_on_a_task, &e) == RT_PANICKED && e.builds == 3);
+        NEED(rt_poisoned(s) && rt_shared_held(s) == EDGE_BLOCK); /* the old state's */
+        e.over = 0;
+        NEED(rt_update(s, edge_nothing, NULL) == RT_OK && e.builds == 4);
+        NEED(!rt_poisoned(s) && rt_shared_held(s) == EDGE_BLOCK);
+        rt_shared_free(s);
+    }
+
+    /* an RT_COPY update: the task's own room */
+    {
+        int64_t five = 5, out = 0;
+        rt_shared *s = rt_shared_new(RT_COPY, sizeof five, &five, EDGE_BLOCK);
+        struct edge e = {s, NULL, s, EDGE_OUTSIDE, 0, NULL, 0, false};
+        NEED(rt_update(s, edge_update, &e) == RT_OK && rt_held() == 0);
+        NEED(!rt_poisoned(s) && rt_get(s, &out) == RT_OK && out == -1);
+        NEED(run_task(edge_update_on_a_task, &e) == RT_OK);
+        out = 5;
+        NEED(rt_update(s, add_ctx, &out) == RT_OK); /* -1 + 5 */
+        e.over = 1;
+        NEED(run_task(edge_update_on_a_task, &e) == RT_PANICKED);
+        NEED(!rt_poisoned(s) && rt_get(s, &out) == RT_OK && out == 4);
+        rt_shared_free(s);
+    }
+    NEED(rt_held() == 0);
+    NEED(allocs_live() == allocations);
+}
+
+START_TEST(a_value_is_poisoned_by_what_does_not_fit_its_block_never_by_what_just_fits)
+{
+    static const char *const said[] = {
+        "panicked: an allocation of 991 bytes does not fit its budget\n",
+        "panicked: a stored value of 993 bytes does not fit shared value #",
+        "panicked: an unstored value of 992 bytes does not fit its budget\n",
+        "panicked: an outside value of 65537 bytes does not fit its budget\n"};
+    struct death d = run_ok_death(poisoning_at_the_edge, NULL);
+    for (size_t i = 0; i < sizeof said / sizeof *said; i++)
+        ck_assert_msg(strstr(d.err, said[i]) != NULL, "stderr lacks \"%s\": %s", said[i], d.err);
+}
+END_TEST
+
 #define ADD_TEST(s, t)                                                               \
     do {                                                                             \
         TCase *tc_ = tcase_create(#t);                                               \
@@ -6200,6 +6445,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_value_that_stored_and_unstored_leaves_nothing_when_it_goes);
     ADD_TEST(s, a_value_a_store_cannot_fit_is_mains_again_and_counted_at_its_exit);
     ADD_TEST(s, the_tasks_budget_and_held_answer_for_the_task_in_every_door_and_build);
+    ADD_TEST(s, a_value_is_poisoned_by_what_does_not_fit_its_block_never_by_what_just_fits);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
