@@ -6360,6 +6360,169 @@ START_TEST(a_value_is_poisoned_by_what_does_not_fit_its_block_never_by_what_just
 }
 END_TEST
 
+/* ---- racing stores ------------------------------------------------------ */
+
+/* Four tasks race on one RT_OWNED value, two by rt_update and two by
+** rt_update_all beside an RT_COPY counter, in opposite argument orders.
+** Each round a task stores an outside value of its own size and allocates
+** 24 bytes in the value's block (the door's block: the owned value's,
+** whether it is a or b); every odd round it also unstores and frees what it
+** stored in the round before and frees that round's allocation. Inside
+** every door the value's figure is exactly its chunk, the bytes stored in
+** it and the chunks allocated in it now (D5, D9: read under the lock the
+** door holds), and the task's own figure moves by exactly each stored
+** value's bytes; after the race the value holds exactly what the last
+** rounds left, the counter exactly the rt_update_all rounds, nothing is
+** poisoned, every task ended holding nothing, and freeing the value leaves
+** no allocation. Judged under TSan too. */
+#define RACE_TASKS 4
+#define RACE_ROUNDS 40
+
+struct race_value {
+    void *stored[RACE_TASKS * RACE_ROUNDS], *allocated[RACE_TASKS * RACE_ROUNDS];
+    size_t bytes[RACE_TASKS * RACE_ROUNDS];
+    size_t nstored, nallocated;
+};
+
+struct race {
+    rt_shared *s, *counter;
+    size_t chunk; /* s's own chunk */
+    pthread_barrier_t start;
+};
+
+struct racer {
+    struct race *race;
+    unsigned k, r;
+    void *last_stored, *last_allocated;
+    size_t held; /* the task's figure outside its doors */
+};
+
+static size_t race_size(unsigned k, unsigned r)
+{
+    return 1 + 100 * k + r;
+}
+
+static size_t race_figure(const struct race *race, const struct race_value *v)
+{
+    size_t f = race->chunk + v->nallocated * FIG_CHUNK(24);
+    for (size_t i = 0; i < v->nstored; i++)
+        f += v->bytes[i];
+    return f;
+}
+
+static void race_take(void **list, size_t *bytes, size_t *n, void *p)
+{
+    size_t i = 0;
+    while (i < *n && list[i] != p)
+        i++;
+    NEED(i < *n);
+    (*n)--;
+    list[i] = list[*n];
+    if (bytes != NULL)
+        bytes[i] = bytes[*n];
+}
+
+static void race_round(struct racer *me, struct race_value *v)
+{
+    struct race *race = me->race;
+    size_t size = race_size(me->k, me->r);
+
+    NEED(rt_budget() == 64 * KIB && rt_held() == me->held);
+    NEED(!rt_poisoned(race->s));
+    NEED(rt_shared_held(race->s) == race_figure(race, v));
+    void *o = rt_alloc_outside(size);
+    NEED(rt_held() == me->held + size);
+    NEED(rt_store(race->s, o) == RT_OK && rt_held() == me->held);
+    v->stored[v->nstored] = o;
+    v->bytes[v->nstored++] = size;
+    v->allocated[v->nallocated++] = rt_alloc(24);
+    NEED(rt_held() == me->held && rt_shared_held(race->s) == race_figure(race, v));
+    if (me->r % 2 == 1) {
+        race_take(v->stored, v->bytes, &v->nstored, me->last_stored);
+        NEED(rt_unstore(race->s, me->last_stored) == me->last_stored);
+        NEED(rt_held() == me->held + race_size(me->k, me->r - 1));
+        rt_free(me->last_stored);
+        race_take(v->allocated, NULL, &v->nallocated, me->last_allocated);
+        rt_free(me->last_allocated);
+        NEED(rt_held() == me->held && rt_shared_held(race->s) == race_figure(race, v));
+    }
+    me->last_stored = o;
+    me->last_allocated = v->allocated[v->nallocated - 1];
+}
+
+static void race_update(void *value, void *ctx)
+{
+    race_round(ctx, value);
+}
+
+static void race_pair(void *va, void *vb, void *ctx)
+{
+    struct racer *me = ctx;
+    bool s_is_a = me->k == 1;
+    *(int64_t *)(s_is_a ? vb : va) += 1;
+    race_round(me, s_is_a ? va : vb);
+}
+
+static void *racer(void *arg)
+{
+    struct racer *me = arg;
+    struct race *race = me->race;
+    me->held = rt_held();
+    NEED(me->held == 0);
+    int w = pthread_barrier_wait(&race->start);
+    NEED(w == 0 || w == PTHREAD_BARRIER_SERIAL_THREAD);
+    for (me->r = 0; me->r < RACE_ROUNDS; me->r++) {
+        rt_status st = me->k == 0 || me->k == 2 ? rt_update(race->s, race_update, me)
+                     : me->k == 1 ? rt_update_all(race->s, race->counter, race_pair, me)
+                                  : rt_update_all(race->counter, race->s, race_pair, me);
+        NEED(st == RT_OK && rt_held() == me->held);
+    }
+    return NULL;
+}
+
+static void tasks_racing_on_one_value(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    long allocations = allocs_live();
+    static struct race_value empty; /* zeroed */
+    int64_t zero = 0, count = -1;
+    struct race race;
+    race.s = rt_shared_new(RT_OWNED, sizeof empty, &empty, 64 * KIB);
+    race.counter = rt_shared_new(RT_COPY, sizeof zero, &zero, 1 * KIB);
+    race.chunk = rt_shared_held(race.s);
+    NEED(race.chunk == FIG_CHUNK(sizeof empty));
+    NEED(pthread_barrier_init(&race.start, NULL, RACE_TASKS) == 0);
+    struct racer rs[RACE_TASKS];
+    rt_task *t[RACE_TASKS];
+    for (unsigned k = 0; k < RACE_TASKS; k++) {
+        rs[k] = (struct racer){&race, k, 0, NULL, NULL, 0};
+        NEED((t[k] = rt_spawn(racer, &rs[k])) != NULL);
+    }
+    for (unsigned k = 0; k < RACE_TASKS; k++)
+        NEED(rt_join(t[k], NULL) == RT_OK);
+    pthread_barrier_destroy(&race.start);
+    /* kept: each task's odd rounds' stored values and allocations */
+    size_t expected = race.chunk;
+    for (unsigned k = 0; k < RACE_TASKS; k++)
+        for (unsigned r = 1; r < RACE_ROUNDS; r += 2)
+            expected += race_size(k, r) + FIG_CHUNK(24);
+    NEED(!rt_poisoned(race.s) && !rt_poisoned(race.counter));
+    NEED(rt_shared_held(race.s) == expected);
+    NEED(rt_get(race.counter, &count) == RT_OK && count == 2 * RACE_ROUNDS);
+    NEED(rt_held() == 0);
+    rt_shared_free(race.s);
+    rt_shared_free(race.counter);
+    NEED(allocs_live() == allocations);
+}
+
+START_TEST(tasks_racing_to_store_into_one_value_leave_its_figures_exact)
+{
+    RUN_OK(tasks_racing_on_one_value, NULL);
+}
+END_TEST
+
 #define ADD_TEST(s, t)                                                               \
     do {                                                                             \
         TCase *tc_ = tcase_create(#t);                                               \
@@ -6446,6 +6609,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_value_a_store_cannot_fit_is_mains_again_and_counted_at_its_exit);
     ADD_TEST(s, the_tasks_budget_and_held_answer_for_the_task_in_every_door_and_build);
     ADD_TEST(s, a_value_is_poisoned_by_what_does_not_fit_its_block_never_by_what_just_fits);
+    ADD_TEST(s, tasks_racing_to_store_into_one_value_leave_its_figures_exact);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
