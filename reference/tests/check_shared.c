@@ -6523,6 +6523,169 @@ START_TEST(tasks_racing_to_store_into_one_value_leave_its_figures_exact)
 }
 END_TEST
 
+/* ---- racing doors on a poisoned supervised value ------------------------ */
+
+/* "Once poisoned, the next door rebuilds it in a fresh block and then
+** runs" (the contract): eight tasks started together open every kind of
+** door on one poisoned supervised value at once (two rt_update, two
+** rt_access, two rt_get, two rt_update_all beside a copy, one with the value
+** as a and one as b). Exactly one of them rebuilds it, whichever gets in
+** first: build runs once, every door returns RT_OK, each fn runs once on
+** the rebuilt value, and the value ends holding the build's figure and the
+** four updates' change, not poisoned; the poisoned state's stored value and
+** allocation are freed with it. Either kind; judged under TSan too. */
+#define REBUILD_RACERS 8
+
+struct rebuild_value {
+    int64_t n;
+    void *kept; /* the build's allocation in the fresh block (RT_OWNED) */
+};
+
+struct rebuild_race {
+    rt_shared *s, *p;
+    rt_kind kind;
+    int builds; /* written by build, under s's lock */
+    pthread_barrier_t start;
+};
+
+struct rebuild_racer {
+    struct rebuild_race *race;
+    int door;
+    int64_t seen;
+};
+
+static void rebuild_race_build(void *value, void *ctx)
+{
+    struct rebuild_race *race = ctx;
+    struct rebuild_value *v = value;
+    NEED(v->n == 0 && v->kept == NULL);
+    race->builds++;
+    v->n = 1000;
+    if (race->kind == RT_OWNED)
+        v->kept = rt_alloc(40);
+}
+
+static void rebuild_race_add(void *value, void *ctx)
+{
+    struct rebuild_racer *me = ctx;
+    struct rebuild_value *v = value;
+    NEED(v->n >= 1000 && v->n < 1000 + REBUILD_RACERS);
+    me->seen = v->n++;
+}
+
+static void rebuild_race_read(const void *value, void *ctx)
+{
+    struct rebuild_racer *me = ctx;
+    me->seen = ((const struct rebuild_value *)value)->n;
+}
+
+static void rebuild_race_pair(void *va, void *vb, void *ctx)
+{
+    struct rebuild_racer *me = ctx;
+    rebuild_race_add(me->door == 6 ? va : vb, ctx);
+    *(int64_t *)(me->door == 6 ? vb : va) += 1;
+}
+
+static void *rebuild_racer(void *arg)
+{
+    struct rebuild_racer *me = arg;
+    struct rebuild_race *race = me->race;
+    struct rebuild_value out = {-1, NULL};
+    rt_status st = RT_CLOSED;
+    int w = pthread_barrier_wait(&race->start);
+    NEED(w == 0 || w == PTHREAD_BARRIER_SERIAL_THREAD);
+    switch (me->door) {
+    case 0: case 1: st = rt_update(race->s, rebuild_race_add, me); break;
+    case 2: case 3: st = rt_access(race->s, rebuild_race_read, me); break;
+    case 4: case 5:
+        st = rt_get(race->s, &out);
+        me->seen = out.n;
+        break;
+    case 6: st = rt_update_all(race->s, race->p, rebuild_race_pair, me); break;
+    default: st = rt_update_all(race->p, race->s, rebuild_race_pair, me); break;
+    }
+    NEED(st == RT_OK);
+    NEED(me->seen >= 1000 && me->seen < 1000 + REBUILD_RACERS); /* the rebuilt value */
+    NEED(rt_held() == 0);
+    return NULL;
+}
+
+static void poison_in_place_storing(void *value, void *ctx)
+{
+    struct rebuild_value *v = value;
+    (void)ctx;
+    v->n = -5;
+    void *o = rt_alloc_outside(300);
+    NEED(rt_store(ctx, o) == RT_OK);
+    rt_alloc(200);
+    rt_panic("poison it, half changed");
+}
+
+static void *poison_storing(void *s)
+{
+    rt_update(s, poison_in_place_storing, s);
+    return NULL;
+}
+
+static void racing_doors_on_a_poisoned_value(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    long allocations = allocs_live();
+    for (int k = 0; k < 2; k++) {
+        struct rebuild_race race;
+        int64_t zero = 0, partner = -1;
+        race.kind = k ? RT_OWNED : RT_COPY;
+        race.builds = 0;
+        race.p = rt_shared_new(RT_COPY, sizeof zero, &zero, 1 * KIB);
+        race.s = rt_shared_supervised(race.kind, sizeof(struct rebuild_value),
+                                      rebuild_race_build, &race, 1 * KIB);
+        size_t built = rt_shared_held(race.s);
+        NEED(race.builds == 1);
+        if (race.kind == RT_OWNED) {
+            NEED(built == FIG_CHUNK(sizeof(struct rebuild_value)) + FIG_CHUNK(40));
+            NEED(run_task(poison_storing, race.s) == RT_PANICKED);
+            NEED(rt_shared_held(race.s) == built + 300 + FIG_CHUNK(200));
+        } else {
+            NEED(built == FIG_CHUNK(sizeof(struct rebuild_value)));
+            fig_poisons(race.s);
+        }
+        NEED(rt_poisoned(race.s) && race.builds == 1);
+        NEED(pthread_barrier_init(&race.start, NULL, REBUILD_RACERS) == 0);
+        struct rebuild_racer rs[REBUILD_RACERS];
+        rt_task *t[REBUILD_RACERS];
+        for (int i = 0; i < REBUILD_RACERS; i++) {
+            rs[i] = (struct rebuild_racer){&race, i, -1};
+            NEED((t[i] = rt_spawn(rebuild_racer, &rs[i])) != NULL);
+        }
+        for (int i = 0; i < REBUILD_RACERS; i++)
+            NEED(rt_join(t[i], NULL) == RT_OK);
+        pthread_barrier_destroy(&race.start);
+        NEED(race.builds == 2); /* one rebuild, whoever came first */
+        NEED(!rt_poisoned(race.s) && !rt_poisoned(race.p));
+        NEED(rt_shared_held(race.s) == built); /* the poisoned state's bytes went */
+        struct rebuild_value v = {-1, NULL};
+        NEED(rt_get(race.s, &v) == RT_OK && v.n == 1004);
+        NEED(rt_get(race.p, &partner) == RT_OK && partner == 2);
+        /* the four updates each saw a different count: 1000 to 1003 */
+        unsigned seen = 0;
+        for (int i = 0; i < REBUILD_RACERS; i++)
+            if (i < 2 || i >= 6)
+                seen |= 1u << (rs[i].seen - 1000);
+        NEED(seen == 0xf);
+        rt_shared_free(race.s);
+        rt_shared_free(race.p);
+    }
+    NEED(allocs_live() == allocations);
+}
+
+START_TEST(doors_racing_on_a_poisoned_supervised_value_rebuild_it_once)
+{
+    RUN_OK(racing_doors_on_a_poisoned_value, NULL);
+}
+END_TEST
+
 #define ADD_TEST(s, t)                                                               \
     do {                                                                             \
         TCase *tc_ = tcase_create(#t);                                               \
@@ -6610,6 +6773,7 @@ Suite *make_suite(void)
     ADD_TEST(s, the_tasks_budget_and_held_answer_for_the_task_in_every_door_and_build);
     ADD_TEST(s, a_value_is_poisoned_by_what_does_not_fit_its_block_never_by_what_just_fits);
     ADD_TEST(s, tasks_racing_to_store_into_one_value_leave_its_figures_exact);
+    ADD_TEST(s, doors_racing_on_a_poisoned_supervised_value_rebuild_it_once);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
