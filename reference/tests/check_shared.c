@@ -6686,6 +6686,137 @@ START_TEST(doors_racing_on_a_poisoned_supervised_value_rebuild_it_once)
 }
 END_TEST
 
+/* ---- a panic after every kind of call in a door ------------------------- */
+
+/* A door's fn allocates 100 bytes, makes an outside value of 40 it keeps,
+** stores one of 24 into the owned value open there and unstores one of 16
+** stored by an earlier door, then panics, in rt_update and rt_access of
+** either kind and rt_update_all over each pair of kinds in both argument
+** orders, on a task. Poisoned exactly by the rows of D11: an update in
+** place poisons its value, rt_update_all with an owned value both, a copy's
+** update, an access and rt_update_all over two copies nothing. Each figure
+** stays where the door left it, nothing undone (the contract: "a change
+** made in an earlier door is not undone"; a store and an unstore are such
+** changes, made when they return): the block the door allocated from holds
+** the 100 bytes' chunk, the value stored into holds its 24 bytes and no
+** longer the 16 unstored. The 16 bytes unstored and the 40 kept are the
+** task's, freed with it (D4: a panic frees every outside value the task
+** still holds): once the values are freed no allocation is left. */
+struct after {
+    rt_shared *x, *y; /* the door's values, as passed (y NULL: one value) */
+    rt_shared *blk, *into; /* the block it allocates from, the owned value open */
+    int door;          /* 0 rt_update, 1 rt_access, 2 rt_update_all */
+    void *earlier;     /* 16 bytes stored into `into` by an earlier door */
+};
+
+static void after_calls(struct after *a)
+{
+    size_t held = rt_held();
+    NEED(rt_alloc(100) != NULL);
+    NEED(rt_held() == held + (a->blk == NULL ? FIG_CHUNK(100) : 0));
+    NEED(rt_alloc_outside(40) != NULL);
+    if (a->into != NULL) {
+        NEED(rt_store(a->into, rt_alloc_outside(24)) == RT_OK);
+        NEED(rt_unstore(a->into, a->earlier) == a->earlier);
+    }
+    rt_panic("after every kind of call");
+}
+
+static void after_update(void *value, void *ctx)
+{
+    (void)value;
+    after_calls(ctx);
+}
+
+static void after_access(const void *value, void *ctx)
+{
+    (void)value;
+    after_calls(ctx);
+}
+
+static void after_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb;
+    after_calls(ctx);
+}
+
+static void *after_door(void *arg)
+{
+    struct after *a = arg;
+    if (a->door == 0)
+        rt_update(a->x, after_update, a);
+    else if (a->door == 1)
+        rt_access(a->x, after_access, a);
+    else
+        rt_update_all(a->x, a->y, after_pair, a);
+    NEED(!"the door returned");
+    return NULL;
+}
+
+static void store_earlier(void *value, void *ctx)
+{
+    (void)value;
+    struct after *a = ctx;
+    a->earlier = rt_alloc_outside(16);
+    NEED(rt_store(a->into, a->earlier) == RT_OK);
+}
+
+static void panics_after_every_kind_of_call(void *unused)
+{
+    int64_t zero = 0;
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    rt_free(rt_alloc_outside(8));
+    long allocations = allocs_live();
+    for (int kc = 0; kc < 4; kc++)
+        for (int door = 0; door < 4; door++) { /* update, access, all(a, b), all(b, a) */
+            rt_kind ka = kc & 1 ? RT_OWNED : RT_COPY, kb = kc & 2 ? RT_OWNED : RT_COPY;
+            rt_shared *a = rt_shared_new(ka, sizeof zero, &zero, 1 * KIB);
+            rt_shared *b = rt_shared_new(kb, sizeof zero, &zero, 1 * KIB);
+            struct after at = {a, NULL, NULL, NULL, door < 2 ? door : 2, NULL};
+            bool poisons;
+            if (door == 0) {
+                at.blk = at.into = ka == RT_OWNED ? a : NULL;
+                poisons = ka == RT_OWNED;
+            } else if (door == 1) {
+                poisons = false;
+            } else {
+                rt_kind kx = door == 2 ? ka : kb, ky = door == 2 ? kb : ka;
+                at.x = door == 2 ? a : b;
+                at.y = door == 2 ? b : a;
+                at.blk = kx == RT_OWNED ? at.x : ky == RT_OWNED ? at.y : NULL;
+                at.into = ky == RT_OWNED ? at.y : kx == RT_OWNED ? at.x : NULL;
+                poisons = kx == RT_OWNED || ky == RT_OWNED;
+            }
+            if (at.into != NULL) /* the earlier door's store */
+                NEED(rt_update(at.into, store_earlier, &at) == RT_OK);
+            size_t fa = rt_shared_held(a), fb = rt_shared_held(b);
+            NEED(run_task(after_door, &at) == RT_PANICKED);
+            NEED(rt_poisoned(a) == poisons);
+            NEED(rt_poisoned(b) == (poisons && door >= 2));
+            for (int i = 0; i < 2; i++) {
+                rt_shared *v = i ? b : a;
+                size_t f = i ? fb : fa;
+                if (v == at.blk)
+                    f += FIG_CHUNK(100);
+                if (v == at.into)
+                    f = f + 24 - 16;
+                NEED(rt_shared_held(v) == f);
+            }
+            NEED(rt_held() == 0);
+            rt_shared_free(a);
+            rt_shared_free(b);
+            NEED(allocs_live() == allocations); /* the unstored 16 went with the task */
+        }
+}
+
+START_TEST(a_panic_after_stores_and_allocations_in_a_door_leaves_each_figure_and_poisons_by_its_row)
+{
+    run_ok_said(panics_after_every_kind_of_call, "panicked: after every kind of call\n", 16);
+}
+END_TEST
+
 #define ADD_TEST(s, t)                                                               \
     do {                                                                             \
         TCase *tc_ = tcase_create(#t);                                               \
@@ -6774,6 +6905,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_value_is_poisoned_by_what_does_not_fit_its_block_never_by_what_just_fits);
     ADD_TEST(s, tasks_racing_to_store_into_one_value_leave_its_figures_exact);
     ADD_TEST(s, doors_racing_on_a_poisoned_supervised_value_rebuild_it_once);
+    ADD_TEST(s, a_panic_after_stores_and_allocations_in_a_door_leaves_each_figure_and_poisons_by_its_row);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
