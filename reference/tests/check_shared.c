@@ -6817,6 +6817,215 @@ START_TEST(a_panic_after_stores_and_allocations_in_a_door_leaves_each_figure_and
 }
 END_TEST
 
+/* ---- each door fills only the block it allocates from ------------------- */
+
+/* D6 names the block that is full: "a full block panics the task (or
+** poisons the value)". A task whose own block is exactly full still
+** allocates in an update in place (the value's block: docs/poisoning.md)
+** and in a supervised RT_OWNED value's rebuild (its fresh block), and an
+** outside value of 0 bytes fits it; the first byte that must come from the
+** task's block panics: in an update in place (an outside value) it poisons
+** the value, in a copy's update, an access, and a rebuild's build of an
+** RT_COPY value (which allocates from the task's block) it poisons nothing
+** more (the rebuilt value stays poisoned). The other way round, a value
+** whose block is exactly full serves an access's allocation from the task
+** and an rt_update_all's from the owned value passed as a; an allocation
+** from it (an rt_update_all whose a copies) or a store into it panics, and
+** both values of the rt_update_all are poisoned. */
+enum full_how { FULL_ALLOC, FULL_ALLOC_1, FULL_OUTSIDE_0, FULL_OUTSIDE_1, FULL_STORE_1 };
+
+struct full {
+    rt_shared *s, *other;
+    enum full_how how;
+    int door; /* 0 rt_update, 1 rt_access, 2 rt_update_all(s, other), 3 (other, s) */
+    bool fill_task, build_allocates;
+    int builds;
+    size_t value_figure; /* the figure of the block the allocation should come from */
+    rt_shared *from;     /* that value, NULL: the task's */
+};
+
+static void full_calls(struct full *f)
+{
+    size_t held = rt_held(), vf = f->from != NULL ? rt_shared_held(f->from) : 0;
+    void *p;
+    switch (f->how) {
+    case FULL_ALLOC:
+        p = rt_alloc(100);
+        NEED(rt_held() == held + (f->from == NULL ? FIG_CHUNK(100) : 0));
+        NEED(f->from == NULL || rt_shared_held(f->from) == vf + FIG_CHUNK(100));
+        rt_free(p);
+        break;
+    case FULL_ALLOC_1:
+        rt_alloc(1);
+        NEED(!"one byte fitted");
+        break;
+    case FULL_OUTSIDE_0:
+        p = rt_alloc_outside(0);
+        NEED(rt_held() == held);
+        rt_free(p);
+        break;
+    case FULL_OUTSIDE_1:
+        rt_alloc_outside(1);
+        NEED(!"one byte fitted");
+        break;
+    case FULL_STORE_1:
+        rt_store(f->s, rt_alloc_outside(1));
+        NEED(!"one byte fitted");
+        break;
+    }
+    NEED(rt_held() == held);
+}
+
+static void full_update(void *value, void *ctx)
+{
+    (void)value;
+    full_calls(ctx);
+}
+
+static void full_access(const void *value, void *ctx)
+{
+    (void)value;
+    full_calls(ctx);
+}
+
+static void full_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb;
+    full_calls(ctx);
+}
+
+static void full_build(void *value, void *ctx)
+{
+    struct full *f = ctx;
+    (void)value;
+    f->builds++;
+    if (f->build_allocates) {
+        size_t held = rt_held();
+        NEED(rt_alloc(40) != NULL); /* kept: the value's (owned), or the task's (copy) */
+        NEED(rt_held() == held + (f->from == NULL ? FIG_CHUNK(40) : 0));
+    }
+}
+
+static rt_status full_door(struct full *f)
+{
+    switch (f->door) {
+    case 0: return rt_update(f->s, full_update, f);
+    case 1: return rt_access(f->s, full_access, f);
+    case 2: return rt_update_all(f->s, f->other, full_pair, f);
+    default: return rt_update_all(f->other, f->s, full_pair, f);
+    }
+}
+
+static void *full_on_a_task(void *arg)
+{
+    struct full *f = arg;
+    void *fill = NULL;
+    if (f->fill_task) {
+        fill = rt_alloc_outside(rt_budget() - rt_held());
+        NEED(rt_held() == rt_budget());
+    }
+    NEED(full_door(f) == RT_OK);
+    NEED(rt_held() == rt_budget() || !f->fill_task);
+    rt_free(fill);
+    return NULL;
+}
+
+/* Fills s's block exactly, in an update of it: its figure is then its block. */
+static void full_fill_value(void *value, void *ctx)
+{
+    (void)value;
+    rt_shared *s = ctx;
+    NEED(rt_alloc(1 * KIB - rt_shared_held(s) - 8) != NULL);
+    NEED(rt_shared_held(s) == 1 * KIB);
+}
+
+static void each_door_fills_its_own_block(void *unused)
+{
+    int64_t zero = 0, out = -1;
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    rt_free(rt_alloc_outside(8));
+    long allocations = allocs_live();
+
+    /* the task's block full */
+    for (int k = 0; k < 2; k++) {
+        rt_kind kind = k ? RT_OWNED : RT_COPY;
+        rt_shared *s = rt_shared_new(kind, sizeof zero, &zero, 1 * KIB);
+        size_t fs = rt_shared_held(s);
+        struct full f = {s, NULL, FULL_ALLOC, 0, true, false, 0, 0,
+                         kind == RT_OWNED ? s : NULL};
+        for (f.door = 0; f.door < 2; f.door++) {
+            f.from = kind == RT_OWNED && f.door == 0 ? s : NULL;
+            for (f.how = FULL_ALLOC; f.how <= FULL_OUTSIDE_1; f.how++) {
+                /* what comes from the task's block does not fit; the rest does */
+                bool panics = f.how == FULL_ALLOC_1 ? f.from == NULL
+                            : f.how == FULL_ALLOC ? f.from == NULL
+                            : f.how == FULL_OUTSIDE_1;
+                if (f.how == FULL_ALLOC_1 && f.from != NULL)
+                    continue; /* the value's block has room: it is the next part */
+                NEED(run_task(full_on_a_task, &f) == (panics ? RT_PANICKED : RT_OK));
+                NEED(rt_poisoned(s) == (panics && kind == RT_OWNED && f.door == 0));
+                NEED(rt_shared_held(s) == fs);
+                NEED(rt_get(s, &out) == (rt_poisoned(s) ? RT_POISONED : RT_OK));
+                if (rt_poisoned(s)) {
+                    rt_shared_free(s);
+                    s = f.s = rt_shared_new(kind, sizeof zero, &zero, 1 * KIB);
+                    if (f.from != NULL)
+                        f.from = s;
+                }
+            }
+        }
+        rt_shared_free(s);
+
+        /* a rebuild on a full task: an owned build's allocation is the fresh
+        ** block's; a copy's is the task's, and panics */
+        struct full b = {NULL, NULL, FULL_OUTSIDE_0, 0, true, false, 0, 0, NULL};
+        s = rt_shared_supervised(kind, sizeof zero, full_build, &b, 1 * KIB);
+        b.s = s;
+        b.from = kind == RT_OWNED ? s : NULL;
+        fig_poisons(s);
+        b.build_allocates = true;
+        NEED(run_task(full_on_a_task, &b) == (kind == RT_OWNED ? RT_OK : RT_PANICKED));
+        NEED(b.builds == 2 && rt_poisoned(s) == (kind == RT_COPY));
+        NEED(rt_shared_held(s) == fs + (kind == RT_OWNED ? FIG_CHUNK(40) : 0));
+        rt_shared_free(s);
+    }
+
+    /* a value's block full */
+    for (int door = 1; door < 4; door++) {
+        rt_shared *s = rt_shared_new(RT_OWNED, sizeof zero, &zero, 1 * KIB);
+        rt_shared *o = rt_shared_new(door == 2 ? RT_COPY : RT_OWNED, sizeof zero, &zero, 1 * KIB);
+        NEED(rt_update(s, full_fill_value, s) == RT_OK && !rt_poisoned(s));
+        size_t fo = rt_shared_held(o);
+        /* door 1: an access allocates from the task; door 3, rt_update_all(o
+        ** owned, s): from o; door 2, rt_update_all(s, o copy): from s, full */
+        struct full f = {s, o, FULL_ALLOC, door, false, false, 0, 0, door == 3 ? o : NULL};
+        if (door == 2)
+            f.door = 3; /* (o copy, s owned): s's block, a copies */
+        rt_status st = run_task(full_on_a_task, &f);
+        NEED(st == (door == 2 ? RT_PANICKED : RT_OK));
+        NEED(rt_poisoned(s) == (door == 2) && rt_poisoned(o) == (door == 2));
+        NEED(rt_shared_held(s) == 1 * KIB && rt_shared_held(o) == fo);
+        if (door == 3) { /* a store into the full one: both poisoned */
+            f.how = FULL_STORE_1;
+            NEED(run_task(full_on_a_task, &f) == RT_PANICKED);
+            NEED(rt_poisoned(s) && rt_poisoned(o));
+            NEED(rt_shared_held(s) == 1 * KIB && rt_shared_held(o) == fo);
+        }
+        rt_shared_free(s);
+        rt_shared_free(o);
+    }
+    NEED(rt_held() == 0);
+    NEED(allocs_live() == allocations);
+}
+
+START_TEST(a_door_is_stopped_only_by_the_full_block_it_allocates_from)
+{
+    RUN_OK(each_door_fills_its_own_block, "does not fit");
+}
+END_TEST
+
 #define ADD_TEST(s, t)                                                               \
     do {                                                                             \
         TCase *tc_ = tcase_create(#t);                                               \
@@ -6906,6 +7115,7 @@ Suite *make_suite(void)
     ADD_TEST(s, tasks_racing_to_store_into_one_value_leave_its_figures_exact);
     ADD_TEST(s, doors_racing_on_a_poisoned_supervised_value_rebuild_it_once);
     ADD_TEST(s, a_panic_after_stores_and_allocations_in_a_door_leaves_each_figure_and_poisons_by_its_row);
+    ADD_TEST(s, a_door_is_stopped_only_by_the_full_block_it_allocates_from);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
