@@ -7026,6 +7026,156 @@ START_TEST(a_door_is_stopped_only_by_the_full_block_it_allocates_from)
 }
 END_TEST
 
+/* ---- doors waiting on a door that panics -------------------------------- */
+
+/* Task A is in rt_update_all(a, b) in place (a a supervised RT_OWNED value,
+** b an RT_COPY one), has allocated in a's block and changed both, and
+** holds both locks; four tasks are asleep in doors waiting on them (two
+** rt_update of a, an rt_access of b, an rt_update_all(b, c) with c a healthy
+** supervised copy). A panics: its unwind poisons both (D11: in place, both)
+** and lets them in. Whichever update of a gets in first rebuilds it
+** (build runs once more, not twice) and both run fn on the fresh value;
+** the door on b and the pair (b, c) return RT_POISONED without running fn,
+** and c is not rebuilt, changed or poisoned. Exact: a ends at the build's 7
+** plus the two updates, its figure its chunk and the build's allocation (A's
+** allocation went with the poisoned state); b stays poisoned. */
+struct waiting {
+    rt_shared *a, *b, *c;
+    int builds_a, builds_c, ran;
+    atomic_int entered, go, tids[4];
+    rt_status st[4];
+};
+
+struct waiting_value {
+    int64_t n;
+    void *kept;
+};
+
+static void waiting_build_a(void *value, void *ctx)
+{
+    struct waiting *w = ctx;
+    struct waiting_value *v = value;
+    w->builds_a++;
+    v->n = 7;
+    v->kept = rt_alloc(40);
+}
+
+static void waiting_build_c(void *value, void *ctx)
+{
+    ((struct waiting *)ctx)->builds_c++;
+    *(int64_t *)value = 3;
+}
+
+static void waiting_panics(void *va, void *vb, void *ctx)
+{
+    struct waiting *w = ctx;
+    struct waiting_value *v = va;
+    v->kept = rt_alloc(100);
+    v->n = -1;
+    *(int64_t *)vb = -1;
+    atomic_store(&w->entered, 1);
+    while (!atomic_load(&w->go))
+        sched_yield();
+    rt_panic("the doors waiting on it");
+}
+
+static void *waiting_holder(void *arg)
+{
+    struct waiting *w = arg;
+    rt_update_all(w->a, w->b, waiting_panics, w);
+    return NULL;
+}
+
+static void waiting_add(void *value, void *ctx)
+{
+    struct waiting_value *v = value;
+    NEED(v->n == 7 || v->n == 8); /* the fresh value, never A's -1 */
+    v->n++;
+    ((struct waiting *)ctx)->ran++;
+}
+
+static void waiting_read(const void *value, void *ctx)
+{
+    (void)value;
+    ((struct waiting *)ctx)->ran += 100;
+}
+
+static void waiting_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb;
+    ((struct waiting *)ctx)->ran += 100;
+}
+
+struct waiter {
+    struct waiting *w;
+    int i;
+};
+
+static void *waiting_door(void *arg)
+{
+    struct waiter *me = arg;
+    struct waiting *w = me->w;
+    atomic_store(&w->tids[me->i], (int)gettid());
+    rt_status st = me->i < 2 ? rt_update(w->a, waiting_add, w)
+                 : me->i == 2 ? rt_access(w->b, waiting_read, w)
+                              : rt_update_all(w->b, w->c, waiting_pair, w);
+    w->st[me->i] = st;
+    NEED(rt_held() == 0);
+    return NULL;
+}
+
+static void doors_waiting_on_a_panic(void *unused)
+{
+    int64_t zero = 0, out = -1;
+    (void)unused;
+    init_fixed(64 * KIB);
+    die_of_alarm_after(30);
+    static struct waiting w; /* zeroed */
+    w.a = rt_shared_supervised(RT_OWNED, sizeof(struct waiting_value), waiting_build_a, &w,
+                               1 * KIB);
+    w.b = rt_shared_new(RT_COPY, sizeof zero, &zero, 1 * KIB);
+    w.c = rt_shared_supervised(RT_COPY, sizeof zero, waiting_build_c, &w, 1 * KIB);
+    size_t built = rt_shared_held(w.a), fc = rt_shared_held(w.c);
+    NEED(built == FIG_CHUNK(sizeof(struct waiting_value)) + FIG_CHUNK(40));
+    rt_task *holder = rt_spawn(waiting_holder, &w), *t[4];
+    NEED(holder != NULL);
+    while (!atomic_load(&w.entered))
+        sched_yield();
+    struct waiter ws[4];
+    for (int i = 0; i < 4; i++) {
+        ws[i] = (struct waiter){&w, i};
+        NEED((t[i] = rt_spawn(waiting_door, &ws[i])) != NULL);
+    }
+    for (int i = 0; i < 4; i++) {
+        while (atomic_load(&w.tids[i]) == 0)
+            sched_yield();
+        thread_wait_asleep(atomic_load(&w.tids[i])); /* in its door, waiting */
+    }
+    NEED(!rt_poisoned(w.a) && !rt_poisoned(w.b)); /* A's door is still open */
+    atomic_store(&w.go, 1);
+    NEED(rt_join(holder, NULL) == RT_PANICKED);
+    for (int i = 0; i < 4; i++)
+        NEED(rt_join(t[i], NULL) == RT_OK);
+    NEED(w.st[0] == RT_OK && w.st[1] == RT_OK);
+    NEED(w.st[2] == RT_POISONED && w.st[3] == RT_POISONED);
+    NEED(w.builds_a == 2 && w.builds_c == 1 && w.ran == 2);
+    NEED(!rt_poisoned(w.a) && rt_poisoned(w.b) && !rt_poisoned(w.c));
+    struct waiting_value v = {-1, NULL};
+    NEED(rt_get(w.a, &v) == RT_OK && v.n == 9);
+    NEED(rt_shared_held(w.a) == built);
+    NEED(rt_get(w.b, &out) == RT_POISONED);
+    NEED(rt_get(w.c, &out) == RT_OK && out == 3 && rt_shared_held(w.c) == fc);
+    rt_shared_free(w.a);
+    rt_shared_free(w.b);
+    rt_shared_free(w.c);
+}
+
+START_TEST(doors_waiting_on_a_door_that_panics_get_in_by_their_rows_after_the_unwind)
+{
+    RUN_OK(doors_waiting_on_a_panic, "panicked: the doors waiting on it\n");
+}
+END_TEST
+
 #define ADD_TEST(s, t)                                                               \
     do {                                                                             \
         TCase *tc_ = tcase_create(#t);                                               \
@@ -7116,6 +7266,7 @@ Suite *make_suite(void)
     ADD_TEST(s, doors_racing_on_a_poisoned_supervised_value_rebuild_it_once);
     ADD_TEST(s, a_panic_after_stores_and_allocations_in_a_door_leaves_each_figure_and_poisons_by_its_row);
     ADD_TEST(s, a_door_is_stopped_only_by_the_full_block_it_allocates_from);
+    ADD_TEST(s, doors_waiting_on_a_door_that_panics_get_in_by_their_rows_after_the_unwind);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
