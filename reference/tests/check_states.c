@@ -26,6 +26,10 @@
 **   after deletions: rt_held exact, each value freed or handed over.
 ** - Channels empty, full and closed with waiters on either side: the
 **   counts of sender and receiver exact at each step.
+** - Doors nested 1 to 17 deep (updates in place and accesses): a store
+**   into every update open at each level, rt_budget, rt_held and each
+**   value's figure exact at each level, after the doors close and after a
+**   panic at the innermost.
 **
 ** The figures come from refrt.h and the documented block layout
 ** (docs/budgets.md: an 8-byte header, chunks rounded up to 16).
@@ -1526,6 +1530,133 @@ START_TEST(closing_wakes_a_waiting_sender_and_a_waiting_receiver)
 }
 END_TEST
 
+/* ---- nested doors at every depth --------------------------------------- */
+
+/* Doors nested 1, 2, 3, 5, 16 and 17 deep on values made in that order:
+** level i an update in place of an RT_OWNED value when i is even, an
+** rt_access of one when i is odd. rt_store works in any update of the
+** value open in the task (refrt.h: "inside an open rt_update ... of s"),
+** however deep the doors opened inside it; so at each level the task
+** stores an outside value of 8 + j bytes into every value j <= i whose
+** update is open, and allocates 24 bytes where the innermost door says
+** (docs/poisoning.md: the update's value's block, the task's in an
+** access). At every level rt_budget is the task's, rt_held the task's
+** figure plus the accesses' allocations, and at the innermost each value's
+** figure is exact: chunk + 32 + (depth - j) * (8 + j) for an updated one,
+** its chunk for an accessed one. The doors then close (each level frees
+** its allocation: the stores stay, nothing poisoned) or the innermost
+** panics on a task (each updated value poisoned with what its doors left,
+** the accessed ones untouched, the task's allocations gone with it). */
+#define NEST_MAX 17
+
+struct nest {
+    rt_shared *v[NEST_MAX];
+    int depth;
+    bool panics;
+    size_t chunk, held0;
+};
+
+static size_t nest_task_extra(int levels) /* the accesses' allocations, levels 0..levels-1 */
+{
+    return (size_t)(levels / 2) * 32;
+}
+
+static int nest_entered;
+
+static void nest_enter(struct nest *n);
+
+static void nest_in_update(void *value, void *ctx)
+{
+    (void)value;
+    nest_enter(ctx);
+}
+
+static void nest_in_access(const void *value, void *ctx)
+{
+    (void)value;
+    nest_enter(ctx);
+}
+
+static void nest_enter(struct nest *n)
+{
+    int i = nest_entered++;
+    ck_assert_uint_eq(rt_budget(), 64 * KIB);
+    ck_assert_uint_eq(rt_held(), n->held0 + nest_task_extra(i));
+    char *p = rt_alloc(24);
+    ck_assert_uint_eq(rt_held(), n->held0 + nest_task_extra(i + 1));
+    for (int j = 0; j <= i; j += 2) {
+        size_t f = rt_shared_held(n->v[j]);
+        void *o = rt_alloc_outside((size_t)(8 + j));
+        ck_assert_uint_eq(rt_held(), n->held0 + nest_task_extra(i + 1) + (size_t)(8 + j));
+        ck_assert_int_eq(rt_store(n->v[j], o), RT_OK);
+        ck_assert_uint_eq(rt_shared_held(n->v[j]), f + (size_t)(8 + j));
+        ck_assert_uint_eq(rt_held(), n->held0 + nest_task_extra(i + 1));
+    }
+    if (i + 1 < n->depth) {
+        rt_status st = (i + 1) % 2 == 0 ? rt_update(n->v[i + 1], nest_in_update, n)
+                                        : rt_access(n->v[i + 1], nest_in_access, n);
+        ck_assert_int_eq(st, RT_OK);
+    } else {
+        for (int j = 0; j < n->depth; j++) {
+            size_t f = n->chunk;
+            if (j % 2 == 0)
+                f += 32 + (size_t)(n->depth - j) * (size_t)(8 + j);
+            ck_assert_uint_eq(rt_shared_held(n->v[j]), f);
+            ck_assert(!rt_poisoned(n->v[j]));
+        }
+        if (n->panics)
+            rt_panic("at the innermost door");
+    }
+    ck_assert_uint_eq(rt_held(), n->held0 + nest_task_extra(i + 1));
+    rt_free(p);
+    ck_assert_uint_eq(rt_held(), n->held0 + nest_task_extra(i));
+}
+
+static void *nest_run(void *arg)
+{
+    struct nest *n = arg;
+    n->held0 = rt_held();
+    nest_entered = 0;
+    ck_assert_int_eq(rt_update(n->v[0], nest_in_update, n), RT_OK);
+    ck_assert_uint_eq(rt_held(), n->held0);
+    return NULL;
+}
+
+START_TEST(stores_reach_every_open_update_at_every_depth_of_nested_doors)
+{
+    static const int depths[] = {1, 2, 3, 5, 16, 17};
+    int64_t zero = 0;
+    rt_set_strategy(rt_fixed_strategy(64 * KIB));
+    rt_init();
+    for (size_t k = 0; k < sizeof depths / sizeof *depths; k++)
+        for (int mode = 0; mode < 3; mode++) { /* on main, on a task, a task that panics */
+            static struct nest n;
+            memset(&n, 0, sizeof n);
+            n.depth = depths[k];
+            n.panics = mode == 2;
+            for (int j = 0; j < n.depth; j++)
+                n.v[j] = rt_shared_new(RT_OWNED, sizeof zero, &zero, 1 * KIB);
+            n.chunk = rt_shared_held(n.v[0]);
+            ck_assert_uint_eq(n.chunk, 16);
+            if (mode == 0)
+                nest_run(&n);
+            else
+                ck_assert_int_eq(rt_join(rt_spawn(nest_run, &n), NULL),
+                                 n.panics ? RT_PANICKED : RT_OK);
+            ck_assert_int_eq(nest_entered, n.depth);
+            for (int j = 0; j < n.depth; j++) {
+                size_t f = n.chunk;
+                if (j % 2 == 0)
+                    f += (size_t)(n.depth - j) * (size_t)(8 + j) + (n.panics ? 32 : 0);
+                ck_assert_uint_eq(rt_shared_held(n.v[j]), f);
+                ck_assert(rt_poisoned(n.v[j]) == (n.panics && j % 2 == 0));
+                rt_shared_free(n.v[j]);
+            }
+            ck_assert_uint_eq(rt_held(), 0);
+        }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("states");
@@ -1540,6 +1671,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_task_or_a_thread_that_ends_with_a_region_open_is_a_violation);
     suite_add_test(s, a_close_clears_exactly_what_its_region_handed_out_at_every_depth_on_every_thread);
     suite_add_test(s, a_panic_closes_exactly_the_regions_open_at_every_depth_in_every_door);
+    suite_add_test(s, stores_reach_every_open_update_at_every_depth_of_nested_doors);
     suite_add_test(s, the_block_is_reused_in_every_shape_of_its_free_lists);
     suite_add_test(s, freed_neighbours_merge_on_the_left_the_right_and_both_sides);
 #if RT_TESTING
