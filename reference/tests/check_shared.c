@@ -7176,6 +7176,127 @@ START_TEST(doors_waiting_on_a_door_that_panics_get_in_by_their_rows_after_the_un
 }
 END_TEST
 
+/* ---- at the end of a task's thread -------------------------------------- */
+
+/* Making a value, rt_poisoned, rt_shared_held and rt_shared_free need no
+** task (docs/poisoning.md: values_are_made_read_and_freed_outside_any_task),
+** so they serve a destructor of thread-specific data run on a task's
+** thread after the task ended, before the runtime's own destructor (a key
+** made before rt_init: glibc runs them in key order) and after it: the
+** figure of a value holding a stored value is exact, a value poisoned by
+** another task reads poisoned and one healthy not, a value made there
+** reads its chunk, and freeing values there (a poisoned one with its
+** allocation, a fresh one) leaves no allocation behind. The thread is no
+** task by then (check_budgets.c,
+** a_thread_whose_task_ended_is_no_task_in_its_destructors), so a door or
+** a store there is the contract's violation. */
+static pthread_key_t end_key;
+
+struct at_end {
+    rt_shared *s, *q;
+    size_t s_figure;
+    int door; /* 0 none, 1 rt_update, 2 rt_get, 3 rt_shared_supervised */
+    bool done;
+};
+
+static void at_end_nothing(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+}
+
+static void at_end_build(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+}
+
+static void at_end_destructor(void *arg)
+{
+    struct at_end *e = arg;
+    int64_t seven = 7, out = 0;
+    NEED(rt_shared_held(e->s) == e->s_figure);
+    NEED(!rt_poisoned(e->s) && rt_poisoned(e->q));
+    rt_shared *n = rt_shared_new(RT_OWNED, sizeof seven, &seven, 256);
+    NEED(rt_shared_held(n) == 16 && !rt_poisoned(n));
+    (rt_shared_free)(n);
+    (rt_shared_free)(e->q); /* poisoned, its block holding the panicked door's allocation */
+    e->q = NULL;
+    if (e->door == 1)
+        rt_update(e->s, at_end_nothing, NULL);
+    else if (e->door == 2)
+        rt_get(e->s, &out);
+    else if (e->door == 3)
+        rt_shared_supervised(RT_COPY, sizeof seven, at_end_build, NULL, 256);
+    e->done = true;
+}
+
+static void *at_end_task(void *arg)
+{
+    NEED(pthread_setspecific(end_key, arg) == 0);
+    return NULL;
+}
+
+static void at_end_stores(void *value, void *ctx)
+{
+    (void)value;
+    NEED(rt_store(ctx, rt_alloc_outside(40)) == RT_OK);
+}
+
+static void values_at_the_end_of_a_task(int key_before_init, int door)
+{
+    struct holder empty = {NULL, 0};
+    static struct at_end e;
+    if (key_before_init)
+        NEED(pthread_key_create(&end_key, at_end_destructor) == 0);
+    init_fixed(64 * KIB);
+    if (!key_before_init)
+        NEED(pthread_key_create(&end_key, at_end_destructor) == 0);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    rt_free(rt_alloc_outside(8));
+    long allocations = allocs_live();
+    e.s = rt_shared_new(RT_OWNED, sizeof empty, &empty, 1 * KIB);
+    e.q = rt_shared_new(RT_OWNED, sizeof empty, &empty, 1 * KIB);
+    untrack(e.q); /* freed by the destructor */
+    NEED(rt_update(e.s, at_end_stores, e.s) == RT_OK);
+    e.s_figure = rt_shared_held(e.s);
+    NEED(e.s_figure == 32 + 40);
+    NEED(run_task(poison_by_a_panic_in_place, e.q) == RT_PANICKED);
+    e.door = door;
+    e.done = false;
+    NEED(run_task(at_end_task, &e) == RT_OK);
+    NEED(e.done && e.q == NULL);
+    NEED(rt_shared_held(e.s) == e.s_figure && !rt_poisoned(e.s));
+    rt_shared_free(e.s);
+    NEED(allocs_live() == allocations);
+}
+
+static void at_end_key_before(void *unused)
+{
+    (void)unused;
+    values_at_the_end_of_a_task(1, 0);
+}
+
+static void at_end_key_after(void *unused)
+{
+    (void)unused;
+    values_at_the_end_of_a_task(0, 0);
+}
+
+static void at_end_update_before(void *unused) { (void)unused; values_at_the_end_of_a_task(1, 1); }
+static void at_end_update_after(void *unused) { (void)unused; values_at_the_end_of_a_task(0, 1); }
+static void at_end_get_after(void *unused) { (void)unused; values_at_the_end_of_a_task(0, 2); }
+static void at_end_supervised_before(void *unused) { (void)unused; values_at_the_end_of_a_task(1, 3); }
+
+START_TEST(values_are_made_read_and_freed_in_a_destructor_after_the_task_ended)
+{
+    RUN_OK(at_end_key_before, "panicked: poison it");
+    RUN_OK(at_end_key_after, "panicked: poison it");
+    violates(at_end_update_before, "refrt: rt_update: this thread is not a task");
+    violates(at_end_update_after, "refrt: rt_update: this thread is not a task");
+    violates(at_end_get_after, "refrt: rt_get: this thread is not a task");
+    violates(at_end_supervised_before, "refrt: rt_shared_supervised: this thread is not a task");
+}
+END_TEST
+
 #define ADD_TEST(s, t)                                                               \
     do {                                                                             \
         TCase *tc_ = tcase_create(#t);                                               \
@@ -7267,6 +7388,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_panic_after_stores_and_allocations_in_a_door_leaves_each_figure_and_poisons_by_its_row);
     ADD_TEST(s, a_door_is_stopped_only_by_the_full_block_it_allocates_from);
     ADD_TEST(s, doors_waiting_on_a_door_that_panics_get_in_by_their_rows_after_the_unwind);
+    ADD_TEST(s, values_are_made_read_and_freed_in_a_destructor_after_the_task_ended);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
