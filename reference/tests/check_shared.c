@@ -7297,6 +7297,117 @@ START_TEST(values_are_made_read_and_freed_in_a_destructor_after_the_task_ended)
 }
 END_TEST
 
+/* ---- a stored value changes hands --------------------------------------- */
+
+/* D9: a stored value is "reached through s in later doors, handed back with
+** rt_unstore" and "the task holds it again (to free it with rt_free, send
+** it or return it)": the task that unstores it, whoever stored it. Task A
+** stores 300 bytes into s and ends; task B unstores it (B's figure +300,
+** s's -300) and returns it, so the join charges main; main stores it into
+** t, unstores it again, sends it on a channel, and task C receives it
+** (main's figure falls, C's rises by 300) and stores it into s, where it
+** stays after C ended, counted by s alone; freeing s frees it. */
+struct hands {
+    rt_shared *s, *t;
+    void *v;
+    rt_chan *c;
+    size_t s0, t0;
+};
+
+static void hands_store(void *value, void *ctx)
+{
+    struct hands *h = ctx;
+    (void)value;
+    NEED(rt_store(h->s, h->v) == RT_OK);
+}
+
+static void hands_unstore(void *value, void *ctx)
+{
+    struct hands *h = ctx;
+    (void)value;
+    NEED(rt_unstore(h->s, h->v) == h->v);
+}
+
+static void hands_store_t(void *value, void *ctx)
+{
+    struct hands *h = ctx;
+    (void)value;
+    size_t held = rt_held();
+    NEED(rt_store(h->t, h->v) == RT_OK);
+    NEED(rt_held() == held - 300 && rt_shared_held(h->t) == h->t0 + 300);
+    NEED(rt_unstore(h->t, h->v) == h->v);
+    NEED(rt_held() == held && rt_shared_held(h->t) == h->t0);
+}
+
+static void *hands_a(void *arg)
+{
+    struct hands *h = arg;
+    h->v = rt_alloc_outside(300);
+    memset(h->v, 0x33, 300);
+    NEED(rt_held() == 300);
+    NEED(rt_update(h->s, hands_store, h) == RT_OK);
+    NEED(rt_held() == 0 && rt_shared_held(h->s) == h->s0 + 300);
+    return NULL;
+}
+
+static void *hands_b(void *arg)
+{
+    struct hands *h = arg;
+    NEED(rt_held() == 0);
+    NEED(rt_update(h->s, hands_unstore, h) == RT_OK);
+    NEED(rt_held() == 300 && rt_shared_held(h->s) == h->s0);
+    return h->v; /* an outside value B holds */
+}
+
+static void *hands_c(void *arg)
+{
+    struct hands *h = arg;
+    void *v = rt_recv(h->c);
+    NEED(v == h->v && rt_held() == 300);
+    NEED(rt_update(h->s, hands_store, h) == RT_OK);
+    NEED(rt_held() == 0 && rt_shared_held(h->s) == h->s0 + 300);
+    return NULL;
+}
+
+static void stored_value_changes_hands(void *unused)
+{
+    struct holder empty = {NULL, 0};
+    void *result = NULL;
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    rt_free(rt_alloc_outside(8));
+    long allocations = allocs_live();
+    static struct hands h;
+    h.s = rt_shared_new(RT_OWNED, sizeof empty, &empty, 1 * KIB);
+    h.t = rt_shared_new(RT_OWNED, sizeof empty, &empty, 1 * KIB);
+    h.s0 = rt_shared_held(h.s);
+    h.t0 = rt_shared_held(h.t);
+    NEED(run_task(hands_a, &h) == RT_OK);
+    NEED(rt_shared_held(h.s) == h.s0 + 300 && rt_held() == 0);
+    rt_task *b = rt_spawn(hands_b, &h);
+    NEED(b != NULL && rt_join(b, &result) == RT_OK && result == h.v);
+    NEED(rt_held() == 300 && rt_shared_held(h.s) == h.s0); /* the joiner's now */
+    NEED(rt_update(h.t, hands_store_t, &h) == RT_OK && rt_held() == 300);
+    h.c = rt_chan_new(1);
+    NEED(rt_send(h.c, h.v) == RT_OK);
+    rt_task *c = rt_spawn(hands_c, &h);
+    NEED(c != NULL && rt_join(c, NULL) == RT_OK);
+    NEED(rt_held() == 0); /* received by C: off main's count */
+    NEED(rt_shared_held(h.s) == h.s0 + 300 && rt_shared_held(h.t) == h.t0);
+    NEED(((unsigned char *)h.v)[299] == 0x33);
+    rt_chan_free(h.c);
+    rt_shared_free(h.t);
+    rt_shared_free(h.s); /* and the value stored in it */
+    NEED(allocs_live() == allocations);
+}
+
+START_TEST(a_stored_value_is_unstored_and_held_by_whichever_task_unstores_it)
+{
+    RUN_OK(stored_value_changes_hands, NULL);
+}
+END_TEST
+
 #define ADD_TEST(s, t)                                                               \
     do {                                                                             \
         TCase *tc_ = tcase_create(#t);                                               \
@@ -7389,6 +7500,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_door_is_stopped_only_by_the_full_block_it_allocates_from);
     ADD_TEST(s, doors_waiting_on_a_door_that_panics_get_in_by_their_rows_after_the_unwind);
     ADD_TEST(s, values_are_made_read_and_freed_in_a_destructor_after_the_task_ended);
+    ADD_TEST(s, a_stored_value_is_unstored_and_held_by_whichever_task_unstores_it);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
