@@ -5828,9 +5828,9 @@ END_TEST
 ** the task's); a value of the task's block made before the door grows and
 ** is freed in the task's block wherever it is called (docs/budgets.md, "The
 ** door hook"); an outside value made, cloned, sent to the task itself and
-** received, handed over, joined from a task spawned in the door, stored and
-** unstored moves the task's figure by exactly its bytes and a value's only
-** while stored in it (D9); and the values the door is open on are not
+** received, handed over, joined from a task spawned in the door, grown,
+** received from another task, stored and unstored moves the task's figure
+** by exactly its bytes and a value's only while stored in it (D9); and the values the door is open on are not
 ** poisoned in fn. When the door closes, every figure is the one before it. */
 struct fig_where {
     rt_shared *vals[2];   /* the door's values that can be read here */
@@ -5855,6 +5855,12 @@ static void *fig_returns_56(void *unused)
     void *p = rt_alloc_outside(56);
     memset(p, 0x56, 56);
     return p;
+}
+
+static void *fig_sends_72(void *ch)
+{
+    NEED(rt_send(ch, rt_alloc_outside(72)) == RT_OK);
+    return NULL;
 }
 
 static size_t fig_of(rt_shared *s)
@@ -5918,6 +5924,15 @@ static void fig_probe(struct fig *f, const struct fig_where *w)
     rt_task *t = rt_spawn(fig_returns_56, NULL);
     NEED(t != NULL && rt_join(t, &r) == RT_OK && r != NULL);
     NEED(rt_held() == base + 96); /* the joiner is the task, not the value */
+    rt_free(r);
+    o = rt_realloc(o, 64); /* an outside value grows outside, the task's */
+    NEED(rt_held() == base + 64);
+    ch = rt_chan_new(1); /* a value another task sent, received here */
+    t = rt_spawn(fig_sends_72, ch);
+    NEED(t != NULL && rt_join(t, NULL) == RT_OK && rt_held() == base + 64);
+    r = rt_recv(ch);
+    NEED(r != NULL && rt_held() == base + 64 + 72); /* the receiver is the task */
+    rt_chan_free(ch);
     rt_free(r);
     rt_free(o);
     NEED(rt_held() == base);
