@@ -7423,6 +7423,117 @@ START_TEST(a_stored_value_is_unstored_and_held_by_whichever_task_unstores_it)
 }
 END_TEST
 
+/* ---- a receive or a join in a door, at the task's edge ------------------ */
+
+/* rt_recv and rt_join inside a door charge the task (the receiver, the
+** joiner: the contract), never the value's block, so the task's budget is
+** what they must fit, at its edge: with exactly the value's bytes of room
+** they fit (rt_held is then the budget, the value's figure unchanged);
+** with one byte less the task panics in the door, which poisons the value
+** only in an update in place (D11): an RT_COPY update and an access leave
+** it unpoisoned. The received value stays at the head of the channel for
+** the next receiver (main, which sent it: its own value comes back counted
+** once); the joined one is freed with the panicking joiner. */
+#define EDGE_SENT 1000
+
+struct edge_io {
+    rt_shared *s;
+    rt_chan *c;
+    int door;   /* 0 update (in place if s is owned), 1 access */
+    bool join;  /* rt_join of a task returning EDGE_SENT bytes, else rt_recv */
+    size_t short_by; /* 0: exactly the room; 1: a byte less */
+    size_t figure;
+    bool fitted;
+};
+
+static void *edge_io_returns(void *unused)
+{
+    (void)unused;
+    return rt_alloc_outside(EDGE_SENT);
+}
+
+static void edge_io_calls(struct edge_io *e)
+{
+    size_t vf = rt_shared_held(e->s);
+    void *got = NULL;
+    rt_task *t = NULL;
+    if (e->join)
+        NEED((t = rt_spawn(edge_io_returns, NULL)) != NULL);
+    void *fill = rt_alloc_outside(rt_budget() - rt_held() - EDGE_SENT + e->short_by);
+    NEED(rt_held() == rt_budget() - EDGE_SENT + e->short_by);
+    if (e->join)
+        NEED(rt_join(t, &got) == RT_OK);
+    else
+        got = rt_recv(e->c);
+    NEED(got != NULL && rt_held() == rt_budget() && rt_shared_held(e->s) == vf);
+    e->fitted = true;
+    rt_free(got);
+    rt_free(fill);
+}
+
+static void edge_io_update(void *value, void *ctx)
+{
+    (void)value;
+    edge_io_calls(ctx);
+}
+
+static void edge_io_access(const void *value, void *ctx)
+{
+    (void)value;
+    edge_io_calls(ctx);
+}
+
+static void *edge_io_task(void *arg)
+{
+    struct edge_io *e = arg;
+    NEED((e->door == 0 ? rt_update(e->s, edge_io_update, e)
+                       : rt_access(e->s, edge_io_access, e)) == RT_OK);
+    return NULL;
+}
+
+static void receive_and_join_at_the_edge(void *unused)
+{
+    int64_t zero = 0;
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    rt_free(rt_alloc_outside(8));
+    long allocations = allocs_live();
+    for (int k = 0; k < 2; k++)
+        for (int door = 0; door < 2; door++)
+            for (int join = 0; join < 2; join++)
+                for (size_t short_by = 0; short_by < 2; short_by++) {
+                    rt_kind kind = k ? RT_OWNED : RT_COPY;
+                    struct edge_io e = {rt_shared_new(kind, sizeof zero, &zero, 1 * KIB),
+                                        rt_chan_new(1), door, join, short_by, 0, false};
+                    e.figure = rt_shared_held(e.s);
+                    void *sent = NULL;
+                    if (!join) {
+                        sent = rt_alloc_outside(EDGE_SENT);
+                        NEED(rt_send(e.c, sent) == RT_OK && rt_held() == EDGE_SENT);
+                    }
+                    rt_status st = run_task(edge_io_task, &e);
+                    NEED(st == (short_by ? RT_PANICKED : RT_OK) && e.fitted == !short_by);
+                    NEED(rt_poisoned(e.s) == (short_by && kind == RT_OWNED && door == 0));
+                    NEED(rt_shared_held(e.s) == e.figure);
+                    if (!join && short_by) { /* still at the head, main's own */
+                        NEED(rt_held() == EDGE_SENT);
+                        NEED(rt_recv(e.c) == sent && rt_held() == EDGE_SENT);
+                        rt_free(sent);
+                    }
+                    NEED(rt_held() == 0);
+                    rt_chan_free(e.c);
+                    rt_shared_free(e.s);
+                    NEED(allocs_live() == allocations);
+                }
+}
+
+START_TEST(a_receive_or_join_in_a_door_fits_the_task_at_its_edge_and_poisons_by_its_row)
+{
+    RUN_OK(receive_and_join_at_the_edge, "does not fit its budget");
+}
+END_TEST
+
 #define ADD_TEST(s, t)                                                               \
     do {                                                                             \
         TCase *tc_ = tcase_create(#t);                                               \
@@ -7516,6 +7627,7 @@ Suite *make_suite(void)
     ADD_TEST(s, doors_waiting_on_a_door_that_panics_get_in_by_their_rows_after_the_unwind);
     ADD_TEST(s, values_are_made_read_and_freed_in_a_destructor_after_the_task_ended);
     ADD_TEST(s, a_stored_value_is_unstored_and_held_by_whichever_task_unstores_it);
+    ADD_TEST(s, a_receive_or_join_in_a_door_fits_the_task_at_its_edge_and_poisons_by_its_row);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
