@@ -6324,9 +6324,9 @@ static void poisoning_at_the_edge(void *unused)
             rt_shared_free(b);
         }
 
-    /* a rebuild's build storing exactly the fresh block's room */
-    {
-        struct edge e = {NULL, NULL, NULL, EDGE_STORE, 0, NULL, 0, false};
+    /* a rebuild's build allocating, and storing, exactly the fresh block's room */
+    for (int how = EDGE_ALLOC; how <= EDGE_STORE; how++) {
+        struct edge e = {NULL, NULL, NULL, how, 0, NULL, 0, false};
         rt_shared *s = rt_shared_supervised(RT_OWNED, sizeof zero, edge_build, &e, EDGE_BLOCK);
         e.s = e.full = s;
         NEED(run_task(poison_by_a_panic_in_place, s) == RT_PANICKED && rt_poisoned(s));
