@@ -7534,6 +7534,75 @@ START_TEST(a_receive_or_join_in_a_door_fits_the_task_at_its_edge_and_poisons_by_
 }
 END_TEST
 
+/* ---- every door needs a task -------------------------------------------- */
+
+/* refrt.h: "A door is rt_update, rt_update_all, rt_access and rt_get; each
+** needs a task", and so do rt_store and rt_unstore (inside a door) and a
+** supervised value's build (the contract: calling the rest "on a thread
+** that is not a task is a contract violation"). Before rt_init, on main,
+** and after it on a plain thread, each is refused with its own name, on
+** values made there (which needs no task). */
+enum no_task_call { NT_UPDATE, NT_UPDATE_ALL, NT_ACCESS, NT_GET, NT_STORE, NT_UNSTORE,
+                    NT_SUPERVISED, NT_CALLS };
+static const char *const no_task_names[NT_CALLS] = {
+    "rt_update", "rt_update_all", "rt_access", "rt_get", "rt_store", "rt_unstore",
+    "rt_shared_supervised"};
+static int no_task_call;
+
+static void no_task_build(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+}
+
+static void *no_task_calls(void *unused)
+{
+    int64_t zero = 0, out;
+    char stack_byte = 0;
+    (void)unused;
+    rt_shared *o = (rt_shared_new)(RT_OWNED, sizeof zero, &zero, 256);
+    rt_shared *c = (rt_shared_new)(RT_COPY, sizeof zero, &zero, 256);
+    switch (no_task_call) {
+    case NT_UPDATE: rt_update(o, count_update, NULL); break;
+    case NT_UPDATE_ALL: rt_update_all(o, c, count_pair, NULL); break;
+    case NT_ACCESS: rt_access(c, count_access, NULL); break;
+    case NT_GET: rt_get(c, &out); break;
+    case NT_STORE: rt_store(o, &stack_byte); break;
+    case NT_UNSTORE: rt_unstore(o, &stack_byte); break;
+    default: rt_shared_supervised(RT_OWNED, sizeof zero, no_task_build, NULL, 256); break;
+    }
+    NEED(!"refused");
+    return NULL;
+}
+
+static void no_task_before_init(void *unused)
+{
+    (void)unused;
+    no_task_calls(NULL);
+}
+
+static void no_task_on_a_plain_thread(void *unused)
+{
+    pthread_t t;
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(pthread_create(&t, NULL, no_task_calls, NULL) == 0);
+    pthread_join(t, NULL);
+}
+
+START_TEST(every_door_store_and_build_needs_a_task_before_rt_init_and_on_a_plain_thread)
+{
+    char want[128];
+    for (no_task_call = 0; no_task_call < NT_CALLS; no_task_call++) {
+        snprintf(want, sizeof want, "refrt: %s: this thread is not a task (rt_init has not "
+                 "been called)\n", no_task_names[no_task_call]);
+        violates(no_task_before_init, want);
+        snprintf(want, sizeof want, "refrt: %s: this thread is not a task\n",
+                 no_task_names[no_task_call]);
+        violates(no_task_on_a_plain_thread, want);
+    }
+}
+END_TEST
+
 #define ADD_TEST(s, t)                                                               \
     do {                                                                             \
         TCase *tc_ = tcase_create(#t);                                               \
@@ -7628,6 +7697,7 @@ Suite *make_suite(void)
     ADD_TEST(s, values_are_made_read_and_freed_in_a_destructor_after_the_task_ended);
     ADD_TEST(s, a_stored_value_is_unstored_and_held_by_whichever_task_unstores_it);
     ADD_TEST(s, a_receive_or_join_in_a_door_fits_the_task_at_its_edge_and_poisons_by_its_row);
+    ADD_TEST(s, every_door_store_and_build_needs_a_task_before_rt_init_and_on_a_plain_thread);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
