@@ -7603,6 +7603,141 @@ START_TEST(every_door_store_and_build_needs_a_task_before_rt_init_and_on_a_plain
 }
 END_TEST
 
+/* Two RT_OWNED values x and y, four tasks started together, two calling
+** rt_update_all(x, y) and two rt_update_all(y, x), 50 rounds each: each
+** round stores an outside value of its own size into x and another into
+** y (whichever block the door allocates from: stores go to the value
+** named) and allocates 24 bytes in the door's block (the first argument's,
+** both being owned); every other round it unstores and frees the previous
+** pair. Inside every door both figures are exactly what the values list;
+** after the race each holds exactly what the odd rounds left, nothing is
+** poisoned and no task holds anything. Judged under TSan too. */
+#define OPP_TASKS 4
+#define OPP_ROUNDS 50
+
+struct pair_value {
+    void *stored[OPP_TASKS * OPP_ROUNDS], *allocated[OPP_TASKS * OPP_ROUNDS];
+    size_t bytes[OPP_TASKS * OPP_ROUNDS];
+    size_t nstored, nallocated;
+};
+
+struct pair_race {
+    rt_shared *x, *y;
+    size_t chunk;
+    pthread_barrier_t start;
+};
+
+struct pair_racer {
+    struct pair_race *race;
+    unsigned k, r;
+    void *last[2], *last_allocated;
+};
+
+static size_t pair_figure(const struct pair_race *race, const struct pair_value *v)
+{
+    size_t f = race->chunk + v->nallocated * FIG_CHUNK(24);
+    for (size_t i = 0; i < v->nstored; i++)
+        f += v->bytes[i];
+    return f;
+}
+
+static void pair_round(void *va, void *vb, void *ctx)
+{
+    struct pair_racer *me = ctx;
+    struct pair_race *race = me->race;
+    bool x_first = me->k % 2 == 0;
+    struct pair_value *v[2] = {x_first ? va : vb, x_first ? vb : va}; /* x's, y's */
+    rt_shared *s[2] = {race->x, race->y};
+    struct pair_value *blk = va; /* the first argument's block */
+
+    NEED(rt_held() == 0);
+    for (int i = 0; i < 2; i++) {
+        NEED(rt_shared_held(s[i]) == pair_figure(race, v[i]));
+        size_t size = 1 + 100 * me->k + 10 * (size_t)i + me->r;
+        void *o = rt_alloc_outside(size);
+        NEED(rt_held() == size && rt_store(s[i], o) == RT_OK && rt_held() == 0);
+        v[i]->stored[v[i]->nstored] = o;
+        v[i]->bytes[v[i]->nstored++] = size;
+        if (me->r % 2 == 1) {
+            race_take(v[i]->stored, v[i]->bytes, &v[i]->nstored, me->last[i]);
+            NEED(rt_unstore(s[i], me->last[i]) == me->last[i]);
+            rt_free(me->last[i]);
+        }
+        me->last[i] = o;
+        NEED(rt_held() == 0);
+    }
+    if (me->r % 2 == 1) {
+        /* last round's allocation lies in the block of that round's first argument,
+        ** the same value as now: each task always passes the same order */
+        race_take(blk->allocated, NULL, &blk->nallocated, me->last_allocated);
+        rt_free(me->last_allocated);
+    }
+    blk->allocated[blk->nallocated++] = me->last_allocated = rt_alloc(24);
+    NEED(rt_held() == 0);
+    for (int i = 0; i < 2; i++)
+        NEED(rt_shared_held(s[i]) == pair_figure(race, v[i]));
+}
+
+static void *pair_racer_task(void *arg)
+{
+    struct pair_racer *me = arg;
+    struct pair_race *race = me->race;
+    int w = pthread_barrier_wait(&race->start);
+    NEED(w == 0 || w == PTHREAD_BARRIER_SERIAL_THREAD);
+    for (me->r = 0; me->r < OPP_ROUNDS; me->r++) {
+        rt_status st = me->k % 2 == 0 ? rt_update_all(race->x, race->y, pair_round, me)
+                                      : rt_update_all(race->y, race->x, pair_round, me);
+        NEED(st == RT_OK && rt_held() == 0);
+    }
+    return NULL;
+}
+
+static void tasks_racing_on_a_pair(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    long allocations = allocs_live();
+    static struct pair_value empty;
+    struct pair_race race;
+    race.x = rt_shared_new(RT_OWNED, sizeof empty, &empty, 64 * KIB);
+    race.y = rt_shared_new(RT_OWNED, sizeof empty, &empty, 64 * KIB);
+    race.chunk = rt_shared_held(race.x);
+    NEED(race.chunk == FIG_CHUNK(sizeof empty));
+    NEED(pthread_barrier_init(&race.start, NULL, OPP_TASKS) == 0);
+    struct pair_racer rs[OPP_TASKS];
+    rt_task *t[OPP_TASKS];
+    for (unsigned k = 0; k < OPP_TASKS; k++) {
+        rs[k] = (struct pair_racer){&race, k, 0, {NULL, NULL}, NULL};
+        NEED((t[k] = rt_spawn(pair_racer_task, &rs[k])) != NULL);
+    }
+    for (unsigned k = 0; k < OPP_TASKS; k++)
+        NEED(rt_join(t[k], NULL) == RT_OK);
+    pthread_barrier_destroy(&race.start);
+    size_t fx = race.chunk, fy = race.chunk;
+    for (unsigned k = 0; k < OPP_TASKS; k++)
+        for (unsigned r = 1; r < OPP_ROUNDS; r += 2) {
+            fx += 1 + 100 * k + r;
+            fy += 1 + 100 * k + 10 + r;
+            if (k % 2 == 0)
+                fx += FIG_CHUNK(24);
+            else
+                fy += FIG_CHUNK(24);
+        }
+    NEED(!rt_poisoned(race.x) && !rt_poisoned(race.y));
+    NEED(rt_shared_held(race.x) == fx && rt_shared_held(race.y) == fy);
+    NEED(rt_held() == 0);
+    rt_shared_free(race.x);
+    rt_shared_free(race.y);
+    NEED(allocs_live() == allocations);
+}
+
+START_TEST(tasks_racing_opposite_update_alls_store_into_each_value_named_with_exact_figures)
+{
+    RUN_OK(tasks_racing_on_a_pair, NULL);
+}
+END_TEST
+
 #define ADD_TEST(s, t)                                                               \
     do {                                                                             \
         TCase *tc_ = tcase_create(#t);                                               \
@@ -7698,6 +7833,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_stored_value_is_unstored_and_held_by_whichever_task_unstores_it);
     ADD_TEST(s, a_receive_or_join_in_a_door_fits_the_task_at_its_edge_and_poisons_by_its_row);
     ADD_TEST(s, every_door_store_and_build_needs_a_task_before_rt_init_and_on_a_plain_thread);
+    ADD_TEST(s, tasks_racing_opposite_update_alls_store_into_each_value_named_with_exact_figures);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }
