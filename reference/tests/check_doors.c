@@ -442,6 +442,147 @@ START_TEST(update_all_runs_fn_on_a_and_b_in_argument_order_and_keeps_its_rules_i
 }
 END_TEST
 
+/* ---- rt_update and rt_access in every combination ----------------------- */
+
+/* The rows of docs/poisoning.md for a door on one value, in every
+** combination: either kind, supervised or not, poisoned or not, rt_update
+** or rt_access, fn returning or panicking once it changed the value (its
+** copy, in a copy's update; nothing, in an access) and allocated, on a
+** spawned task and (fn returning) on main. A poisoned value not supervised
+** is refused (RT_POISONED, fn not run, nothing rebuilt or changed);
+** otherwise a poisoned one is rebuilt first, and fn sees the fresh value,
+** not poisoned, the task's budget its block's; its allocation comes from
+** the value's block in an RT_OWNED update and from the task's everywhere
+** else. A return keeps an update's change; a panic poisons the value only
+** in an RT_OWNED update (its block as fn left it), and an RT_COPY update's
+** change is not written back. */
+struct one_run {
+    rt_shared *s;
+    rt_kind kind;
+    bool access, panics;
+    int ran;
+    int64_t seen;
+    unsigned gen;
+    bool poisoned_in_fn;
+    size_t budget_in, held_in, task_before, task_in;
+    rt_status st;
+};
+
+static void one_fn_body(struct one_run *r, struct tagged *t, const struct tagged *seen)
+{
+    void *p;
+    r->ran++;
+    r->seen = seen->tag;
+    r->gen = seen->generation;
+    r->poisoned_in_fn = rt_poisoned(r->s);
+    r->budget_in = rt_budget();
+    if (t != NULL)
+        t->tag += 1000;
+    r->task_before = rt_held();
+    p = rt_alloc(FN_ALLOC);
+    r->held_in = rt_shared_held(r->s);
+    r->task_in = rt_held();
+    if (t != NULL && r->kind == RT_OWNED)
+        t->kept[t->nkept++] = p;
+    else if (!r->panics)
+        rt_free(p); /* the task's: freed here, or with the task by the panic */
+    if (r->panics)
+        rt_panic("the door panics");
+}
+
+static void one_update_fn(void *value, void *ctx)
+{
+    one_fn_body(ctx, value, value);
+}
+
+static void one_access_fn(const void *value, void *ctx)
+{
+    one_fn_body(ctx, NULL, value);
+}
+
+static void *one_door(void *arg)
+{
+    struct one_run *r = arg;
+    r->st = r->access ? rt_access(r->s, one_access_fn, r) : rt_update(r->s, one_update_fn, r);
+    return NULL;
+}
+
+static void one_value(rt_kind kind, bool sup, bool poi, bool access, bool panics, bool on_main)
+{
+    struct model m;
+    long locks = rt__locks_live();
+
+    NEED(rt_held() == 0 && rt__blocks_live() == 1);
+    make_model(&m, kind, sup, 10);
+    if (poi) {
+        poison(m.s);
+        m.poisoned = true;
+    }
+    model_holds(&m);
+
+    struct one_run r;
+    memset(&r, 0, sizeof r);
+    r.s = m.s;
+    r.kind = kind;
+    r.access = access;
+    r.panics = panics;
+    r.st = (rt_status)-1;
+    rt_status joined = RT_OK;
+    if (on_main)
+        one_door(&r);
+    else
+        joined = run_task(one_door, &r);
+    NEED(!rt__shared_locked(m.s));
+
+    if (m.poisoned && !m.supervised) {
+        NEED(joined == RT_OK && r.st == RT_POISONED && r.ran == 0);
+    } else {
+        if (m.poisoned)
+            rebuilt(&m);
+        NEED(r.ran == 1 && r.seen == m.tag && r.gen == m.generation);
+        NEED(!r.poisoned_in_fn && r.budget_in == 64 * KIB);
+        if (kind == RT_OWNED && !access) {
+            NEED(r.held_in == m.held + chunk_for(FN_ALLOC) && r.task_in == r.task_before);
+            m.held += chunk_for(FN_ALLOC);
+        } else {
+            NEED(r.held_in == m.held && r.task_in == r.task_before + chunk_for(FN_ALLOC));
+        }
+        if (!panics) {
+            NEED(joined == RT_OK && r.st == RT_OK);
+            if (!access)
+                m.tag += 1000;
+        } else {
+            NEED(joined == RT_PANICKED);
+            if (kind == RT_OWNED && !access)
+                m.poisoned = true;
+        }
+    }
+    NEED(rt_held() == 0);
+    model_holds(&m);
+    next_door(&m);
+    rt_shared_free(m.s);
+    NEED(rt_held() == 0 && rt__blocks_live() == 1 && rt__locks_live() == locks);
+}
+
+static void one_value_matrix(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    quiet_panics();
+    for (int kind = 0; kind < 2; kind++)
+        for (int sup = 0; sup < 2; sup++)
+            for (int poi = 0; poi < 2; poi++)
+                for (int access = 0; access < 2; access++)
+                    for (int how = 0; how < 3; how++) /* main returning, task returning, task panicking */
+                        one_value(kind ? RT_OWNED : RT_COPY, sup, poi, access, how == 2, how == 0);
+}
+
+START_TEST(update_and_access_keep_their_rules_in_every_combination)
+{
+    run_ok(one_value_matrix, NULL);
+}
+END_TEST
+
 /* ---- rt_get on every kind and state ------------------------------------ */
 
 /* rt_get copies exactly the value's bytes out: for each size (none, one,
@@ -1621,6 +1762,7 @@ Suite *make_suite(void)
 {
     Suite *s = suite_create("doors");
     ADD_TEST(s, update_all_runs_fn_on_a_and_b_in_argument_order_and_keeps_its_rules_in_every_combination);
+    ADD_TEST(s, update_and_access_keep_their_rules_in_every_combination);
     ADD_TEST(s, get_copies_exactly_the_value_out_on_every_kind_size_and_state);
     ADD_TEST(s, a_value_fits_a_block_of_exactly_its_chunk_and_not_one_byte_less);
     ADD_TEST(s, an_argument_refused_on_sight_is_refused_before_the_call_changes_anything);

@@ -5815,6 +5815,1929 @@ START_TEST(a_value_a_store_cannot_fit_is_mains_again_and_counted_at_its_exit)
 }
 END_TEST
 
+/* ---- the task's figures inside every door ------------------------------ */
+
+/* Inside every door's fn (rt_update and rt_access of either kind,
+** rt_update_all over each pair of kinds) and inside a supervised value's
+** first build and its rebuild, rt_budget and rt_held answer for the task:
+** "the current task's budget: its block's size" and "bytes the current
+** task holds now" (the contract), whatever block the door allocates from.
+** An allocation and its growth move the figure of the block they come from
+** alone (docs/poisoning.md: an update over an RT_OWNED value, rt_update_all
+** with one, and an RT_OWNED build use the value's block; every other door,
+** the task's); a value of the task's block made before the door grows and
+** is freed in the task's block wherever it is called (docs/budgets.md, "The
+** door hook"); an outside value made, cloned, sent to the task itself and
+** received, handed over, joined from a task spawned in the door, grown,
+** received from another task, stored and unstored moves the task's figure
+** by exactly its bytes and a value's only while stored in it (D9); and the values the door is open on are not
+** poisoned in fn. When the door closes, every figure is the one before it. */
+struct fig_where {
+    rt_shared *vals[2];   /* the door's values that can be read here */
+    rt_shared *in_block;  /* the one whose block rt_alloc uses; NULL: the task's, or unknown */
+    rt_shared *store_into; /* an RT_OWNED value writable here, NULL none */
+    bool tasks_block;     /* rt_alloc takes from the task's block */
+    bool in_fn;           /* fn, not a build: the values are not poisoned */
+};
+
+struct fig {
+    struct fig_where build, fn;
+    size_t budget, held; /* the task's when the door was entered, mine included */
+    void *mine;          /* 16 bytes of the task's block, made before the door */
+    int probes;
+};
+
+#define FIG_CHUNK(n) (((n) + 8 + 15) / 16 * 16)
+
+static void *fig_returns_56(void *unused)
+{
+    (void)unused;
+    void *p = rt_alloc_outside(56);
+    memset(p, 0x56, 56);
+    return p;
+}
+
+static void *fig_sends_72(void *ch)
+{
+    NEED(rt_send(ch, rt_alloc_outside(72)) == RT_OK);
+    return NULL;
+}
+
+static size_t fig_of(rt_shared *s)
+{
+    return s != NULL ? rt_shared_held(s) : 0;
+}
+
+static void fig_probe(struct fig *f, const struct fig_where *w)
+{
+    size_t held = f->held, v[2] = {fig_of(w->vals[0]), fig_of(w->vals[1])};
+    size_t moved = w->tasks_block ? FIG_CHUNK(100) : 0;
+
+    NEED(rt_budget() == f->budget);
+    NEED(rt_held() == held);
+    for (int i = 0; w->in_fn && i < 2; i++)
+        NEED(w->vals[i] == NULL || !rt_poisoned(w->vals[i]));
+    char *p = rt_alloc(100);
+    memset(p, 1, 100);
+    NEED(rt_held() == held + moved);
+    for (int i = 0; i < 2; i++)
+        NEED(fig_of(w->vals[i]) == v[i] + (w->vals[i] != NULL && w->vals[i] == w->in_block &&
+                                               !w->tasks_block
+                                               ? FIG_CHUNK(100) : 0));
+    p = rt_realloc(p, 200); /* grows where it is */
+    NEED(p[99] == 1);
+    moved = w->tasks_block ? FIG_CHUNK(200) : 0;
+    NEED(rt_held() == held + moved);
+    for (int i = 0; i < 2; i++)
+        NEED(fig_of(w->vals[i]) == v[i] + (w->vals[i] != NULL && w->vals[i] == w->in_block &&
+                                               !w->tasks_block
+                                               ? FIG_CHUNK(200) : 0));
+    size_t base = held + moved, vb[2] = {fig_of(w->vals[0]), fig_of(w->vals[1])};
+    if (f->mine != NULL) { /* the task's block value: the task's, in any door */
+        f->mine = rt_realloc(f->mine, 300);
+        NEED(rt_held() == base - FIG_CHUNK(16) + FIG_CHUNK(300));
+        rt_free(f->mine);
+        f->mine = NULL;
+        f->held -= FIG_CHUNK(16);
+        held -= FIG_CHUNK(16);
+        base -= FIG_CHUNK(16);
+        NEED(rt_held() == base);
+    }
+    char *o = rt_alloc_outside(40);
+    NEED(rt_held() == base + 40);
+    char *c = rt_clone_outside(o, 24);
+    NEED(rt_held() == base + 64);
+    rt_chan *ch = rt_chan_new(1);
+    NEED(rt_send(ch, c) == RT_OK && rt_held() == base + 64); /* in flight: still the task's */
+    NEED(rt_recv(ch) == c && rt_held() == base + 64);       /* its own: counted once */
+    rt_chan_free(ch);
+    NEED(rt_hand_over(c) == c && rt_held() == base + 40);
+    free(c);
+    if (w->store_into != NULL) {
+        size_t s0 = rt_shared_held(w->store_into);
+        NEED(rt_store(w->store_into, o) == RT_OK);
+        NEED(rt_held() == base && rt_shared_held(w->store_into) == s0 + 40);
+        NEED(rt_unstore(w->store_into, o) == o);
+        NEED(rt_held() == base + 40 && rt_shared_held(w->store_into) == s0);
+    }
+    void *r = NULL;
+    rt_task *t = rt_spawn(fig_returns_56, NULL);
+    NEED(t != NULL && rt_join(t, &r) == RT_OK && r != NULL);
+    NEED(rt_held() == base + 96); /* the joiner is the task, not the value */
+    rt_free(r);
+    o = rt_realloc(o, 64); /* an outside value grows outside, the task's */
+    NEED(rt_held() == base + 64);
+    ch = rt_chan_new(1); /* a value another task sent, received here */
+    t = rt_spawn(fig_sends_72, ch);
+    NEED(t != NULL && rt_join(t, NULL) == RT_OK && rt_held() == base + 64);
+    r = rt_recv(ch);
+    NEED(r != NULL && rt_held() == base + 64 + 72); /* the receiver is the task */
+    rt_chan_free(ch);
+    rt_free(r);
+    rt_free(o);
+    NEED(rt_held() == base);
+    for (int i = 0; i < 2; i++)
+        NEED(fig_of(w->vals[i]) == vb[i]);
+    rt_free(p);
+    NEED(rt_held() == held);
+    for (int i = 0; i < 2; i++)
+        NEED(fig_of(w->vals[i]) == v[i]);
+    NEED(rt_budget() == f->budget);
+    f->probes++;
+}
+
+static void fig_build(void *value, void *ctx)
+{
+    (void)value;
+    fig_probe(ctx, &((struct fig *)ctx)->build);
+}
+
+static void fig_update(void *value, void *ctx)
+{
+    (void)value;
+    fig_probe(ctx, &((struct fig *)ctx)->fn);
+}
+
+static void fig_access(const void *value, void *ctx)
+{
+    (void)value;
+    fig_probe(ctx, &((struct fig *)ctx)->fn);
+}
+
+static void fig_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb;
+    fig_probe(ctx, &((struct fig *)ctx)->fn);
+}
+
+static void fig_panics_in_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb, (void)ctx;
+    rt_panic("poison the pair");
+}
+
+static void *fig_poison(void *arg)
+{
+    rt_shared **sp = arg;
+    rt_update_all(sp[0], sp[1], fig_panics_in_pair, NULL);
+    return NULL;
+}
+
+/* Poisons s (either kind) by a panic in an rt_update_all beside an owned
+** value made for it. */
+static void fig_poisons(rt_shared *s)
+{
+    int64_t zero = 0;
+    rt_shared *o = rt_shared_new(RT_OWNED, sizeof zero, &zero, 1 * KIB);
+    rt_shared *pair[2] = {s, o};
+    NEED(run_task(fig_poison, pair) == RT_PANICKED && rt_poisoned(s) && rt_poisoned(o));
+    rt_shared_free(o);
+}
+
+static const struct fig_where fig_nowhere = {{NULL, NULL}, NULL, NULL, true, true};
+
+/* Enters the door, its figures before it set, and checks them after. */
+static void fig_begin(struct fig *f)
+{
+    f->mine = rt_alloc(16);
+    f->budget = rt_budget();
+    f->held = rt_held();
+    f->probes = 0;
+}
+
+static void fig_end(struct fig *f, size_t held_before, int probes)
+{
+    NEED(f->probes == probes && f->mine == NULL);
+    NEED(rt_held() == held_before && rt_budget() == f->budget);
+}
+
+static void figures_in_every_door(void)
+{
+    struct fig f;
+    int64_t zero = 0;
+    size_t held0 = rt_held();
+
+    for (int kc = 0; kc < 4; kc++) { /* the kinds of a and b: CC, OC, CO, OO */
+        rt_kind ka = kc & 1 ? RT_OWNED : RT_COPY, kb = kc & 2 ? RT_OWNED : RT_COPY;
+        rt_shared *a = rt_shared_new(ka, sizeof zero, &zero, 1 * KIB);
+        rt_shared *b = rt_shared_new(kb, sizeof zero, &zero, 1 * KIB);
+        size_t fa = rt_shared_held(a), fb = rt_shared_held(b);
+        /* rt_update and rt_access of a */
+        f.fn = (struct fig_where){{a, NULL}, ka == RT_OWNED ? a : NULL,
+                                  ka == RT_OWNED ? a : NULL, ka != RT_OWNED, true};
+        fig_begin(&f);
+        NEED(rt_update(a, fig_update, &f) == RT_OK);
+        fig_end(&f, held0, 1);
+        f.fn = (struct fig_where){{a, NULL}, NULL, NULL, true, true};
+        fig_begin(&f);
+        NEED(rt_access(a, fig_access, &f) == RT_OK);
+        fig_end(&f, held0, 1);
+        /* rt_update_all, in both argument orders: the first argument's block
+        ** if it is owned, else the second's; either owned value takes a
+        ** store (the one whose block is not used is the store's target
+        ** when there is one, else the other) */
+        for (int swap = 0; swap < 2; swap++) {
+            rt_shared *x = swap ? b : a, *y = swap ? a : b;
+            rt_kind kx = swap ? kb : ka, ky = swap ? ka : kb;
+            rt_shared *blk = kx == RT_OWNED ? x : ky == RT_OWNED ? y : NULL;
+            rt_shared *into = ky == RT_OWNED ? y : kx == RT_OWNED ? x : NULL;
+            f.fn = (struct fig_where){{x, y}, blk, into, blk == NULL, true};
+            fig_begin(&f);
+            NEED(rt_update_all(x, y, fig_pair, &f) == RT_OK);
+            fig_end(&f, held0, 1);
+        }
+        NEED(rt_shared_held(a) == fa && rt_shared_held(b) == fb);
+        NEED(!rt_poisoned(a) && !rt_poisoned(b));
+        rt_shared_free(a);
+        rt_shared_free(b);
+    }
+
+    for (int k = 0; k < 2; k++) { /* supervised values of either kind */
+        rt_kind kind = k ? RT_OWNED : RT_COPY;
+        /* the first build: the value is nobody's yet, its figure unread */
+        f.build = fig_nowhere;
+        f.build.tasks_block = kind == RT_COPY;
+        f.build.in_fn = false;
+        fig_begin(&f);
+        rt_shared *s = rt_shared_supervised(kind, sizeof zero, fig_build, &f, 1 * KIB);
+        fig_end(&f, held0, 1);
+        size_t fs = rt_shared_held(s);
+        /* a rebuild in each door, then its fn */
+        for (int door = 0; door < 4; door++) {
+            int64_t other = 0;
+            rt_shared *p = door >= 2 ? rt_shared_new(RT_COPY, sizeof other, &other, 1 * KIB)
+                                     : NULL;
+            fig_poisons(s);
+            f.build = (struct fig_where){{s, NULL}, kind == RT_OWNED ? s : NULL,
+                                         kind == RT_OWNED ? s : NULL, kind == RT_COPY, false};
+            fig_begin(&f);
+            switch (door) {
+            case 0: /* rt_update: in place if owned */
+                f.fn = (struct fig_where){{s, NULL}, kind == RT_OWNED ? s : NULL,
+                                          kind == RT_OWNED ? s : NULL, kind == RT_COPY, true};
+                NEED(rt_update(s, fig_update, &f) == RT_OK);
+                break;
+            case 1: /* rt_access: the task's block */
+                f.fn = (struct fig_where){{s, NULL}, NULL, NULL, true, true};
+                NEED(rt_access(s, fig_access, &f) == RT_OK);
+                break;
+            case 2: /* rt_update_all(s, copy): s's block if owned */
+                f.fn = (struct fig_where){{s, p}, kind == RT_OWNED ? s : NULL,
+                                          kind == RT_OWNED ? s : NULL, kind == RT_COPY, true};
+                NEED(rt_update_all(s, p, fig_pair, &f) == RT_OK);
+                break;
+            default: /* rt_update_all(copy, s): s's block if owned */
+                f.fn = (struct fig_where){{p, s}, kind == RT_OWNED ? s : NULL,
+                                          kind == RT_OWNED ? s : NULL, kind == RT_COPY, true};
+                NEED(rt_update_all(p, s, fig_pair, &f) == RT_OK);
+                break;
+            }
+            fig_end(&f, held0, 2); /* the build's probe, then fn's */
+            NEED(!rt_poisoned(s) && rt_shared_held(s) == fs);
+            if (p != NULL) {
+                NEED(!rt_poisoned(p));
+                rt_shared_free(p);
+            }
+        }
+        rt_shared_free(s);
+    }
+    NEED(rt_held() == held0);
+}
+
+static void *figures_in_every_door_on_a_task(void *unused)
+{
+    (void)unused;
+    figures_in_every_door();
+    return NULL;
+}
+
+static void figures_in_every_door_on_main_and_a_task(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK); /* what a first task makes, made */
+    rt_free(rt_alloc_outside(8));           /* and main's table of outside values */
+    long allocations = allocs_live();
+    figures_in_every_door();
+    NEED(run_task(figures_in_every_door_on_a_task, NULL) == RT_OK);
+    NEED(rt_held() == 0);
+    NEED(allocs_live() == allocations);
+}
+
+START_TEST(the_tasks_budget_and_held_answer_for_the_task_in_every_door_and_build)
+{
+    RUN_OK(figures_in_every_door_on_main_and_a_task, NULL);
+}
+END_TEST
+
+/* ---- poisoning at the edge of a value's block --------------------------- */
+
+/* D6 and D9 at the boundary: inside an update in place (rt_update of an
+** RT_OWNED value, rt_update_all with one) and in a rebuild's build, an
+** allocation whose chunk is exactly the room the value's block has left,
+** and a stored value of exactly that room, fit: the door returns RT_OK,
+** the block is exactly full (rt_shared_held is block_bytes) and nothing is
+** poisoned. One byte more does not fit: the task panics in the door and
+** the value is poisoned (both values of an rt_update_all; a build's value
+** stays poisoned), its figure what the door left, the refused store's value
+** freed with the task. On the task's side, an outside value of exactly the
+** task's room made in an RT_COPY update fits and poisons nothing; one byte
+** more panics, and the copy keeps its old value unpoisoned (D11); an
+** rt_unstore of exactly the task's room fits, one byte more panics with the
+** value still stored. A chunk is its bytes and an 8-byte header in 16-byte
+** granules (docs/budgets.md, "The block"), so rt_alloc(room - 8) takes
+** exactly room bytes when room is a multiple of 16, and rt_alloc(room - 7)
+** needs 16 more. */
+#define EDGE_BLOCK (1 * KIB)
+
+struct edge_value {
+    void *p, *q;
+};
+
+enum edge_how { EDGE_ALLOC, EDGE_STORE, EDGE_FREE, EDGE_UNSTORE, EDGE_OUTSIDE };
+
+struct edge {
+    rt_shared *s, *other; /* other: the second value of an rt_update_all, or NULL */
+    rt_shared *full;      /* the value whose block is filled */
+    enum edge_how how;
+    size_t over;          /* 0: exactly the room; 1: a byte more (7 for an allocation) */
+    void *stored;         /* what a store stored, for the next door's unstore */
+    int builds;
+    bool build_stores;
+};
+
+/* The room left in s's block, read inside a door on it. */
+static size_t edge_room(rt_shared *s)
+{
+    return EDGE_BLOCK - rt_shared_held(s);
+}
+
+static void edge_fill(struct edge *e, rt_shared *s, struct edge_value *v)
+{
+    size_t room = edge_room(s), task_held = rt_held();
+    NEED(e->how >= EDGE_FREE || (room % 16 == 0 && room >= 64));
+    switch (e->how) {
+    case EDGE_ALLOC:
+        v->p = rt_alloc(room - 8 + e->over * 7);
+        NEED(e->over == 0 && rt_shared_held(s) == EDGE_BLOCK && rt_held() == task_held);
+        break;
+    case EDGE_STORE:
+        e->stored = rt_alloc_outside(room + e->over);
+        NEED(rt_held() == task_held + room + e->over);
+        NEED(rt_store(s, e->stored) == RT_OK);
+        NEED(e->over == 0 && rt_shared_held(s) == EDGE_BLOCK && rt_held() == task_held);
+        v->q = e->stored;
+        break;
+    case EDGE_FREE:
+        rt_free(v->p);
+        v->p = NULL;
+        break;
+    case EDGE_UNSTORE: {
+        size_t task_room = rt_budget() - rt_held(), bytes = EDGE_BLOCK - 16 - 16;
+        /* the task made to have exactly the stored value's room, or a byte less */
+        void *fill = rt_alloc_outside(task_room - bytes + e->over);
+        NEED(rt_held() == rt_budget() - bytes + e->over);
+        NEED(rt_unstore(s, v->q) == v->q);
+        NEED(e->over == 0 && rt_held() == rt_budget());
+        rt_free(v->q);
+        rt_free(fill);
+        v->q = NULL;
+        e->stored = NULL;
+        break;
+    }
+    case EDGE_OUTSIDE: {
+        size_t task_room = rt_budget() - rt_held();
+        void *p = rt_alloc_outside(task_room + e->over);
+        NEED(e->over == 0 && rt_held() == rt_budget());
+        rt_free(p);
+        *(int64_t *)v = -1; /* the copy changed: kept only if the door returns */
+        break;
+    }
+    }
+}
+
+static void edge_update(void *value, void *ctx)
+{
+    struct edge *e = ctx;
+    NEED(!rt_poisoned(e->s));
+    edge_fill(e, e->full, value);
+}
+
+static void edge_pair(void *va, void *vb, void *ctx)
+{
+    struct edge *e = ctx;
+    edge_fill(e, e->full, e->full == e->s ? va : vb);
+}
+
+static void *edge_update_on_a_task(void *arg)
+{
+    struct edge *e = arg;
+    if (e->other != NULL)
+        rt_update_all(e->s, e->other, edge_pair, e);
+    else
+        rt_update(e->s, edge_update, e);
+    return NULL;
+}
+
+static void edge_build(void *value, void *ctx)
+{
+    struct edge *e = ctx;
+    e->builds++;
+    if (e->build_stores)
+        edge_fill(e, e->full, value);
+}
+
+static void edge_nothing(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+}
+
+static void poisoning_at_the_edge(void *unused)
+{
+    struct edge_value zero = {NULL, NULL};
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    rt_free(rt_alloc_outside(8));
+    long allocations = allocs_live();
+
+    /* rt_update in place: an allocation and a store of exactly the room */
+    for (int how = EDGE_ALLOC; how <= EDGE_STORE; how++) {
+        rt_shared *s = rt_shared_new(RT_OWNED, sizeof zero, &zero, EDGE_BLOCK);
+        size_t chunk = rt_shared_held(s);
+        struct edge e = {s, NULL, s, how, 0, NULL, 0, false};
+        NEED(chunk == 32);
+        NEED(rt_update(s, edge_update, &e) == RT_OK);
+        NEED(!rt_poisoned(s) && rt_shared_held(s) == EDGE_BLOCK && rt_held() == 0);
+        if (how == EDGE_STORE) { /* and back out: exactly the task's room, then one byte less */
+            e.how = EDGE_UNSTORE;
+            NEED(rt_update(s, edge_update, &e) == RT_OK);
+            NEED(!rt_poisoned(s) && rt_shared_held(s) == chunk && rt_held() == 0);
+        } else {
+            e.how = EDGE_FREE;
+            NEED(rt_update(s, edge_update, &e) == RT_OK);
+            NEED(!rt_poisoned(s) && rt_shared_held(s) == chunk);
+        }
+        /* one byte more, on a task: the value is poisoned, its figure as left */
+        e.how = how;
+        e.over = 1;
+        NEED(run_task(edge_update_on_a_task, &e) == RT_PANICKED);
+        NEED(rt_poisoned(s) && rt_shared_held(s) == chunk && rt_held() == 0);
+        rt_shared_free(s);
+    }
+
+    /* an unstore a byte past the task's room: the value stays stored */
+    {
+        rt_shared *s = rt_shared_new(RT_OWNED, sizeof zero, &zero, EDGE_BLOCK);
+        struct edge e = {s, NULL, s, EDGE_STORE, 0, NULL, 0, false};
+        NEED(rt_update(s, edge_update, &e) == RT_OK && rt_shared_held(s) == EDGE_BLOCK);
+        e.how = EDGE_UNSTORE;
+        e.over = 1;
+        NEED(run_task(edge_update_on_a_task, &e) == RT_PANICKED);
+        NEED(rt_poisoned(s) && rt_shared_held(s) == EDGE_BLOCK && rt_held() == 0);
+        rt_shared_free(s); /* with its stored value */
+    }
+
+    /* rt_update_all: a's block for the allocation, b's for the store */
+    for (int how = EDGE_ALLOC; how <= EDGE_STORE; how++)
+        for (int kind_a = 0; kind_a < 2; kind_a++) {
+            rt_kind ka = kind_a ? RT_OWNED : RT_COPY;
+            rt_shared *a = rt_shared_new(ka, sizeof zero, &zero, EDGE_BLOCK);
+            rt_shared *b = rt_shared_new(RT_OWNED, sizeof zero, &zero, EDGE_BLOCK);
+            /* an allocation comes from a's block if a is owned, else b's */
+            rt_shared *full = how == EDGE_ALLOC && ka == RT_OWNED ? a : b;
+            struct edge e = {a, b, full, how, 0, NULL, 0, false};
+            NEED(run_task(edge_update_on_a_task, &e) == RT_OK);
+            NEED(!rt_poisoned(a) && !rt_poisoned(b));
+            NEED(rt_shared_held(full) == EDGE_BLOCK);
+            NEED(rt_shared_held(full == a ? b : a) == 32);
+            rt_shared_free(a);
+            rt_shared_free(b);
+            a = rt_shared_new(ka, sizeof zero, &zero, EDGE_BLOCK);
+            b = rt_shared_new(RT_OWNED, sizeof zero, &zero, EDGE_BLOCK);
+            full = how == EDGE_ALLOC && ka == RT_OWNED ? a : b;
+            e = (struct edge){a, b, full, how, 1, NULL, 0, false};
+            NEED(run_task(edge_update_on_a_task, &e) == RT_PANICKED);
+            NEED(rt_poisoned(a) && rt_poisoned(b)); /* in place: both */
+            NEED(rt_shared_held(a) == 32 && rt_shared_held(b) == 32);
+            rt_shared_free(a);
+            rt_shared_free(b);
+        }
+
+    /* a rebuild's build allocating, and storing, exactly the fresh block's room */
+    for (int how = EDGE_ALLOC; how <= EDGE_STORE; how++) {
+        struct edge e = {NULL, NULL, NULL, how, 0, NULL, 0, false};
+        rt_shared *s = rt_shared_supervised(RT_OWNED, sizeof zero, edge_build, &e, EDGE_BLOCK);
+        e.s = e.full = s;
+        NEED(run_task(poison_by_a_panic_in_place, s) == RT_PANICKED && rt_poisoned(s));
+        e.build_stores = true;
+        NEED(rt_update(s, edge_nothing, NULL) == RT_OK && e.builds == 2);
+        NEED(!rt_poisoned(s) && rt_shared_held(s) == EDGE_BLOCK && rt_held() == 0);
+        NEED(run_task(poison_by_a_panic_in_place, s) == RT_PANICKED && rt_poisoned(s));
+        e.over = 1; /* a byte more: the build panics, the value stays poisoned */
+        NEED(run_task(edge_update_on_a_task, &e) == RT_PANICKED && e.builds == 3);
+        NEED(rt_poisoned(s) && rt_shared_held(s) == EDGE_BLOCK); /* the old state's */
+        e.over = 0;
+        NEED(rt_update(s, edge_nothing, NULL) == RT_OK && e.builds == 4);
+        NEED(!rt_poisoned(s) && rt_shared_held(s) == EDGE_BLOCK);
+        rt_shared_free(s);
+    }
+
+    /* an RT_COPY update: the task's own room */
+    {
+        int64_t five = 5, out = 0;
+        rt_shared *s = rt_shared_new(RT_COPY, sizeof five, &five, EDGE_BLOCK);
+        struct edge e = {s, NULL, s, EDGE_OUTSIDE, 0, NULL, 0, false};
+        NEED(rt_update(s, edge_update, &e) == RT_OK && rt_held() == 0);
+        NEED(!rt_poisoned(s) && rt_get(s, &out) == RT_OK && out == -1);
+        NEED(run_task(edge_update_on_a_task, &e) == RT_OK);
+        out = 5;
+        NEED(rt_update(s, add_ctx, &out) == RT_OK); /* -1 + 5 */
+        e.over = 1;
+        NEED(run_task(edge_update_on_a_task, &e) == RT_PANICKED);
+        NEED(!rt_poisoned(s) && rt_get(s, &out) == RT_OK && out == 4);
+        rt_shared_free(s);
+    }
+    NEED(rt_held() == 0);
+    NEED(allocs_live() == allocations);
+}
+
+START_TEST(a_value_is_poisoned_by_what_does_not_fit_its_block_never_by_what_just_fits)
+{
+    static const char *const said[] = {
+        "panicked: an allocation of 991 bytes does not fit its budget\n",
+        "panicked: a stored value of 993 bytes does not fit shared value #",
+        "panicked: an unstored value of 992 bytes does not fit its budget\n",
+        "panicked: an outside value of 65537 bytes does not fit its budget\n"};
+    struct death d = run_ok_death(poisoning_at_the_edge, NULL);
+    for (size_t i = 0; i < sizeof said / sizeof *said; i++)
+        ck_assert_msg(strstr(d.err, said[i]) != NULL, "stderr lacks \"%s\": %s", said[i], d.err);
+}
+END_TEST
+
+/* ---- racing stores ------------------------------------------------------ */
+
+/* Four tasks race on one RT_OWNED value, two by rt_update and two by
+** rt_update_all beside an RT_COPY counter, in opposite argument orders.
+** Each round a task stores an outside value of its own size and allocates
+** 24 bytes in the value's block (the door's block: the owned value's,
+** whether it is a or b); every odd round it also unstores and frees what it
+** stored in the round before and frees that round's allocation. Inside
+** every door the value's figure is exactly its chunk, the bytes stored in
+** it and the chunks allocated in it now (D5, D9: read under the lock the
+** door holds), and the task's own figure moves by exactly each stored
+** value's bytes; after the race the value holds exactly what the last
+** rounds left, the counter exactly the rt_update_all rounds, nothing is
+** poisoned, every task ended holding nothing, and freeing the value leaves
+** no allocation. Judged under TSan too. */
+#define RACE_TASKS 4
+#define RACE_ROUNDS 40
+
+struct race_value {
+    void *stored[RACE_TASKS * RACE_ROUNDS], *allocated[RACE_TASKS * RACE_ROUNDS];
+    size_t bytes[RACE_TASKS * RACE_ROUNDS];
+    size_t nstored, nallocated;
+};
+
+struct race {
+    rt_shared *s, *counter;
+    size_t chunk; /* s's own chunk */
+    pthread_barrier_t start;
+};
+
+struct racer {
+    struct race *race;
+    unsigned k, r;
+    void *last_stored, *last_allocated;
+    size_t held; /* the task's figure outside its doors */
+};
+
+static size_t race_size(unsigned k, unsigned r)
+{
+    return 1 + 100 * k + r;
+}
+
+static size_t race_figure(const struct race *race, const struct race_value *v)
+{
+    size_t f = race->chunk + v->nallocated * FIG_CHUNK(24);
+    for (size_t i = 0; i < v->nstored; i++)
+        f += v->bytes[i];
+    return f;
+}
+
+static void race_take(void **list, size_t *bytes, size_t *n, void *p)
+{
+    size_t i = 0;
+    while (i < *n && list[i] != p)
+        i++;
+    NEED(i < *n);
+    (*n)--;
+    list[i] = list[*n];
+    if (bytes != NULL)
+        bytes[i] = bytes[*n];
+}
+
+static void race_round(struct racer *me, struct race_value *v)
+{
+    struct race *race = me->race;
+    size_t size = race_size(me->k, me->r);
+
+    NEED(rt_budget() == 64 * KIB && rt_held() == me->held);
+    NEED(!rt_poisoned(race->s));
+    NEED(rt_shared_held(race->s) == race_figure(race, v));
+    void *o = rt_alloc_outside(size);
+    NEED(rt_held() == me->held + size);
+    NEED(rt_store(race->s, o) == RT_OK && rt_held() == me->held);
+    v->stored[v->nstored] = o;
+    v->bytes[v->nstored++] = size;
+    v->allocated[v->nallocated++] = rt_alloc(24);
+    NEED(rt_held() == me->held && rt_shared_held(race->s) == race_figure(race, v));
+    if (me->r % 2 == 1) {
+        race_take(v->stored, v->bytes, &v->nstored, me->last_stored);
+        NEED(rt_unstore(race->s, me->last_stored) == me->last_stored);
+        NEED(rt_held() == me->held + race_size(me->k, me->r - 1));
+        rt_free(me->last_stored);
+        race_take(v->allocated, NULL, &v->nallocated, me->last_allocated);
+        rt_free(me->last_allocated);
+        NEED(rt_held() == me->held && rt_shared_held(race->s) == race_figure(race, v));
+    }
+    me->last_stored = o;
+    me->last_allocated = v->allocated[v->nallocated - 1];
+}
+
+static void race_update(void *value, void *ctx)
+{
+    race_round(ctx, value);
+}
+
+static void race_pair(void *va, void *vb, void *ctx)
+{
+    struct racer *me = ctx;
+    bool s_is_a = me->k == 1;
+    *(int64_t *)(s_is_a ? vb : va) += 1;
+    race_round(me, s_is_a ? va : vb);
+}
+
+static void *racer(void *arg)
+{
+    struct racer *me = arg;
+    struct race *race = me->race;
+    me->held = rt_held();
+    NEED(me->held == 0);
+    int w = pthread_barrier_wait(&race->start);
+    NEED(w == 0 || w == PTHREAD_BARRIER_SERIAL_THREAD);
+    for (me->r = 0; me->r < RACE_ROUNDS; me->r++) {
+        rt_status st = me->k == 0 || me->k == 2 ? rt_update(race->s, race_update, me)
+                     : me->k == 1 ? rt_update_all(race->s, race->counter, race_pair, me)
+                                  : rt_update_all(race->counter, race->s, race_pair, me);
+        NEED(st == RT_OK && rt_held() == me->held);
+    }
+    return NULL;
+}
+
+static void tasks_racing_on_one_value(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    long allocations = allocs_live();
+    static struct race_value empty; /* zeroed */
+    int64_t zero = 0, count = -1;
+    struct race race;
+    race.s = rt_shared_new(RT_OWNED, sizeof empty, &empty, 64 * KIB);
+    race.counter = rt_shared_new(RT_COPY, sizeof zero, &zero, 1 * KIB);
+    race.chunk = rt_shared_held(race.s);
+    NEED(race.chunk == FIG_CHUNK(sizeof empty));
+    NEED(pthread_barrier_init(&race.start, NULL, RACE_TASKS) == 0);
+    struct racer rs[RACE_TASKS];
+    rt_task *t[RACE_TASKS];
+    for (unsigned k = 0; k < RACE_TASKS; k++) {
+        rs[k] = (struct racer){&race, k, 0, NULL, NULL, 0};
+        NEED((t[k] = rt_spawn(racer, &rs[k])) != NULL);
+    }
+    for (unsigned k = 0; k < RACE_TASKS; k++)
+        NEED(rt_join(t[k], NULL) == RT_OK);
+    pthread_barrier_destroy(&race.start);
+    /* kept: each task's odd rounds' stored values and allocations */
+    size_t expected = race.chunk;
+    for (unsigned k = 0; k < RACE_TASKS; k++)
+        for (unsigned r = 1; r < RACE_ROUNDS; r += 2)
+            expected += race_size(k, r) + FIG_CHUNK(24);
+    NEED(!rt_poisoned(race.s) && !rt_poisoned(race.counter));
+    NEED(rt_shared_held(race.s) == expected);
+    NEED(rt_get(race.counter, &count) == RT_OK && count == 2 * RACE_ROUNDS);
+    NEED(rt_held() == 0);
+    rt_shared_free(race.s);
+    rt_shared_free(race.counter);
+    NEED(allocs_live() == allocations);
+}
+
+START_TEST(tasks_racing_to_store_into_one_value_leave_its_figures_exact)
+{
+    RUN_OK(tasks_racing_on_one_value, NULL);
+}
+END_TEST
+
+/* ---- racing doors on a poisoned supervised value ------------------------ */
+
+/* "Once poisoned, the next door rebuilds it in a fresh block and then
+** runs" (the contract): eight tasks started together open every kind of
+** door on one poisoned supervised value at once (two rt_update, two
+** rt_access, two rt_get, two rt_update_all beside a copy, one with the value
+** as a and one as b). Exactly one of them rebuilds it, whichever gets in
+** first: build runs once, every door returns RT_OK, each fn runs once on
+** the rebuilt value, and the value ends holding the build's figure and the
+** four updates' change, not poisoned; the poisoned state's stored value and
+** allocation are freed with it. Either kind; judged under TSan too. */
+#define REBUILD_RACERS 8
+
+struct rebuild_value {
+    int64_t n;
+    void *kept; /* the build's allocation in the fresh block (RT_OWNED) */
+};
+
+struct rebuild_race {
+    rt_shared *s, *p;
+    rt_kind kind;
+    int builds; /* written by build, under s's lock */
+    pthread_barrier_t start;
+};
+
+struct rebuild_racer {
+    struct rebuild_race *race;
+    int door;
+    int64_t seen;
+};
+
+static void rebuild_race_build(void *value, void *ctx)
+{
+    struct rebuild_race *race = ctx;
+    struct rebuild_value *v = value;
+    NEED(v->n == 0 && v->kept == NULL);
+    race->builds++;
+    v->n = 1000;
+    if (race->kind == RT_OWNED)
+        v->kept = rt_alloc(40);
+}
+
+static void rebuild_race_add(void *value, void *ctx)
+{
+    struct rebuild_racer *me = ctx;
+    struct rebuild_value *v = value;
+    NEED(v->n >= 1000 && v->n < 1000 + REBUILD_RACERS);
+    me->seen = v->n++;
+}
+
+static void rebuild_race_read(const void *value, void *ctx)
+{
+    struct rebuild_racer *me = ctx;
+    me->seen = ((const struct rebuild_value *)value)->n;
+}
+
+static void rebuild_race_pair(void *va, void *vb, void *ctx)
+{
+    struct rebuild_racer *me = ctx;
+    rebuild_race_add(me->door == 6 ? va : vb, ctx);
+    *(int64_t *)(me->door == 6 ? vb : va) += 1;
+}
+
+static void *rebuild_racer(void *arg)
+{
+    struct rebuild_racer *me = arg;
+    struct rebuild_race *race = me->race;
+    struct rebuild_value out = {-1, NULL};
+    rt_status st = RT_CLOSED;
+    int w = pthread_barrier_wait(&race->start);
+    NEED(w == 0 || w == PTHREAD_BARRIER_SERIAL_THREAD);
+    switch (me->door) {
+    case 0: case 1: st = rt_update(race->s, rebuild_race_add, me); break;
+    case 2: case 3: st = rt_access(race->s, rebuild_race_read, me); break;
+    case 4: case 5:
+        st = rt_get(race->s, &out);
+        me->seen = out.n;
+        break;
+    case 6: st = rt_update_all(race->s, race->p, rebuild_race_pair, me); break;
+    default: st = rt_update_all(race->p, race->s, rebuild_race_pair, me); break;
+    }
+    NEED(st == RT_OK);
+    NEED(me->seen >= 1000 && me->seen < 1000 + REBUILD_RACERS); /* the rebuilt value */
+    NEED(rt_held() == 0);
+    return NULL;
+}
+
+static void poison_in_place_storing(void *value, void *ctx)
+{
+    struct rebuild_value *v = value;
+    (void)ctx;
+    v->n = -5;
+    void *o = rt_alloc_outside(300);
+    NEED(rt_store(ctx, o) == RT_OK);
+    rt_alloc(200);
+    rt_panic("poison it, half changed");
+}
+
+static void *poison_storing(void *s)
+{
+    rt_update(s, poison_in_place_storing, s);
+    return NULL;
+}
+
+static void racing_doors_on_a_poisoned_value(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    long allocations = allocs_live();
+    for (int k = 0; k < 2; k++) {
+        struct rebuild_race race;
+        int64_t zero = 0, partner = -1;
+        race.kind = k ? RT_OWNED : RT_COPY;
+        race.builds = 0;
+        race.p = rt_shared_new(RT_COPY, sizeof zero, &zero, 1 * KIB);
+        race.s = rt_shared_supervised(race.kind, sizeof(struct rebuild_value),
+                                      rebuild_race_build, &race, 1 * KIB);
+        size_t built = rt_shared_held(race.s);
+        NEED(race.builds == 1);
+        if (race.kind == RT_OWNED) {
+            NEED(built == FIG_CHUNK(sizeof(struct rebuild_value)) + FIG_CHUNK(40));
+            NEED(run_task(poison_storing, race.s) == RT_PANICKED);
+            NEED(rt_shared_held(race.s) == built + 300 + FIG_CHUNK(200));
+        } else {
+            NEED(built == FIG_CHUNK(sizeof(struct rebuild_value)));
+            fig_poisons(race.s);
+        }
+        NEED(rt_poisoned(race.s) && race.builds == 1);
+        NEED(pthread_barrier_init(&race.start, NULL, REBUILD_RACERS) == 0);
+        struct rebuild_racer rs[REBUILD_RACERS];
+        rt_task *t[REBUILD_RACERS];
+        for (int i = 0; i < REBUILD_RACERS; i++) {
+            rs[i] = (struct rebuild_racer){&race, i, -1};
+            NEED((t[i] = rt_spawn(rebuild_racer, &rs[i])) != NULL);
+        }
+        for (int i = 0; i < REBUILD_RACERS; i++)
+            NEED(rt_join(t[i], NULL) == RT_OK);
+        pthread_barrier_destroy(&race.start);
+        NEED(race.builds == 2); /* one rebuild, whoever came first */
+        NEED(!rt_poisoned(race.s) && !rt_poisoned(race.p));
+        NEED(rt_shared_held(race.s) == built); /* the poisoned state's bytes went */
+        struct rebuild_value v = {-1, NULL};
+        NEED(rt_get(race.s, &v) == RT_OK && v.n == 1004);
+        NEED(rt_get(race.p, &partner) == RT_OK && partner == 2);
+        /* the four updates each saw a different count: 1000 to 1003 */
+        unsigned seen = 0;
+        for (int i = 0; i < REBUILD_RACERS; i++)
+            if (i < 2 || i >= 6)
+                seen |= 1u << (rs[i].seen - 1000);
+        NEED(seen == 0xf);
+        rt_shared_free(race.s);
+        rt_shared_free(race.p);
+    }
+    NEED(allocs_live() == allocations);
+}
+
+START_TEST(doors_racing_on_a_poisoned_supervised_value_rebuild_it_once)
+{
+    RUN_OK(racing_doors_on_a_poisoned_value, NULL);
+}
+END_TEST
+
+/* ---- a panic after every kind of call in a door ------------------------- */
+
+/* A door's fn allocates 100 bytes, makes an outside value of 40 it keeps,
+** stores one of 24 into the owned value open there and unstores one of 16
+** stored by an earlier door, then panics, in rt_update and rt_access of
+** either kind and rt_update_all over each pair of kinds in both argument
+** orders, on a task. Poisoned exactly by the rows of D11: an update in
+** place poisons its value, rt_update_all with an owned value both, a copy's
+** update, an access and rt_update_all over two copies nothing. Each figure
+** stays where the door left it, nothing undone (the contract: "a change
+** made in an earlier door is not undone"; a store and an unstore are such
+** changes, made when they return): the block the door allocated from holds
+** the 100 bytes' chunk, the value stored into holds its 24 bytes and no
+** longer the 16 unstored. The 16 bytes unstored and the 40 kept are the
+** task's, freed with it (D4: a panic frees every outside value the task
+** still holds): once the values are freed no allocation is left. */
+struct after {
+    rt_shared *x, *y; /* the door's values, as passed (y NULL: one value) */
+    rt_shared *blk, *into; /* the block it allocates from, the owned value open */
+    int door;          /* 0 rt_update, 1 rt_access, 2 rt_update_all */
+    void *earlier;     /* 16 bytes stored into `into` by an earlier door */
+};
+
+static void after_calls(struct after *a)
+{
+    size_t held = rt_held();
+    NEED(rt_alloc(100) != NULL);
+    NEED(rt_held() == held + (a->blk == NULL ? FIG_CHUNK(100) : 0));
+    NEED(rt_alloc_outside(40) != NULL);
+    if (a->into != NULL) {
+        NEED(rt_store(a->into, rt_alloc_outside(24)) == RT_OK);
+        NEED(rt_unstore(a->into, a->earlier) == a->earlier);
+    }
+    rt_panic("after every kind of call");
+}
+
+static void after_update(void *value, void *ctx)
+{
+    (void)value;
+    after_calls(ctx);
+}
+
+static void after_access(const void *value, void *ctx)
+{
+    (void)value;
+    after_calls(ctx);
+}
+
+static void after_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb;
+    after_calls(ctx);
+}
+
+static void *after_door(void *arg)
+{
+    struct after *a = arg;
+    if (a->door == 0)
+        rt_update(a->x, after_update, a);
+    else if (a->door == 1)
+        rt_access(a->x, after_access, a);
+    else
+        rt_update_all(a->x, a->y, after_pair, a);
+    NEED(!"the door returned");
+    return NULL;
+}
+
+static void store_earlier(void *value, void *ctx)
+{
+    (void)value;
+    struct after *a = ctx;
+    a->earlier = rt_alloc_outside(16);
+    NEED(rt_store(a->into, a->earlier) == RT_OK);
+}
+
+static void panics_after_every_kind_of_call(void *unused)
+{
+    int64_t zero = 0;
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    rt_free(rt_alloc_outside(8));
+    long allocations = allocs_live();
+    for (int kc = 0; kc < 4; kc++)
+        for (int door = 0; door < 4; door++) { /* update, access, all(a, b), all(b, a) */
+            rt_kind ka = kc & 1 ? RT_OWNED : RT_COPY, kb = kc & 2 ? RT_OWNED : RT_COPY;
+            rt_shared *a = rt_shared_new(ka, sizeof zero, &zero, 1 * KIB);
+            rt_shared *b = rt_shared_new(kb, sizeof zero, &zero, 1 * KIB);
+            struct after at = {a, NULL, NULL, NULL, door < 2 ? door : 2, NULL};
+            bool poisons;
+            if (door == 0) {
+                at.blk = at.into = ka == RT_OWNED ? a : NULL;
+                poisons = ka == RT_OWNED;
+            } else if (door == 1) {
+                poisons = false;
+            } else {
+                rt_kind kx = door == 2 ? ka : kb, ky = door == 2 ? kb : ka;
+                at.x = door == 2 ? a : b;
+                at.y = door == 2 ? b : a;
+                at.blk = kx == RT_OWNED ? at.x : ky == RT_OWNED ? at.y : NULL;
+                at.into = ky == RT_OWNED ? at.y : kx == RT_OWNED ? at.x : NULL;
+                poisons = kx == RT_OWNED || ky == RT_OWNED;
+            }
+            if (at.into != NULL) /* the earlier door's store */
+                NEED(rt_update(at.into, store_earlier, &at) == RT_OK);
+            size_t fa = rt_shared_held(a), fb = rt_shared_held(b);
+            NEED(run_task(after_door, &at) == RT_PANICKED);
+            NEED(rt_poisoned(a) == poisons);
+            NEED(rt_poisoned(b) == (poisons && door >= 2));
+            for (int i = 0; i < 2; i++) {
+                rt_shared *v = i ? b : a;
+                size_t f = i ? fb : fa;
+                if (v == at.blk)
+                    f += FIG_CHUNK(100);
+                if (v == at.into)
+                    f = f + 24 - 16;
+                NEED(rt_shared_held(v) == f);
+            }
+            NEED(rt_held() == 0);
+            rt_shared_free(a);
+            rt_shared_free(b);
+            NEED(allocs_live() == allocations); /* the unstored 16 went with the task */
+        }
+}
+
+START_TEST(a_panic_after_stores_and_allocations_in_a_door_leaves_each_figure_and_poisons_by_its_row)
+{
+    run_ok_said(panics_after_every_kind_of_call, "panicked: after every kind of call\n", 16);
+}
+END_TEST
+
+/* ---- each door fills only the block it allocates from ------------------- */
+
+/* D6 names the block that is full: "a full block panics the task (or
+** poisons the value)". A task whose own block is exactly full still
+** allocates in an update in place (the value's block: docs/poisoning.md)
+** and in a supervised RT_OWNED value's rebuild (its fresh block), and an
+** outside value of 0 bytes fits it; the first byte that must come from the
+** task's block panics: in an update in place (an outside value) it poisons
+** the value, in a copy's update, an access, and a rebuild's build of an
+** RT_COPY value (which allocates from the task's block) it poisons nothing
+** more (the rebuilt value stays poisoned). The other way round, a value
+** whose block is exactly full serves an access's allocation from the task
+** and an rt_update_all's from the owned value passed as a; an allocation
+** from it (an rt_update_all whose a copies) or a store into it panics, and
+** both values of the rt_update_all are poisoned. */
+enum full_how { FULL_ALLOC, FULL_ALLOC_1, FULL_OUTSIDE_0, FULL_OUTSIDE_1, FULL_STORE_1 };
+
+struct full {
+    rt_shared *s, *other;
+    enum full_how how;
+    int door; /* 0 rt_update, 1 rt_access, 2 rt_update_all(s, other), 3 (other, s) */
+    bool fill_task, build_allocates;
+    int builds;
+    size_t value_figure; /* the figure of the block the allocation should come from */
+    rt_shared *from;     /* that value, NULL: the task's */
+};
+
+static void full_calls(struct full *f)
+{
+    size_t held = rt_held(), vf = f->from != NULL ? rt_shared_held(f->from) : 0;
+    void *p;
+    switch (f->how) {
+    case FULL_ALLOC:
+        p = rt_alloc(100);
+        NEED(rt_held() == held + (f->from == NULL ? FIG_CHUNK(100) : 0));
+        NEED(f->from == NULL || rt_shared_held(f->from) == vf + FIG_CHUNK(100));
+        rt_free(p);
+        break;
+    case FULL_ALLOC_1:
+        rt_alloc(1);
+        NEED(!"one byte fitted");
+        break;
+    case FULL_OUTSIDE_0:
+        p = rt_alloc_outside(0);
+        NEED(rt_held() == held);
+        rt_free(p);
+        break;
+    case FULL_OUTSIDE_1:
+        rt_alloc_outside(1);
+        NEED(!"one byte fitted");
+        break;
+    case FULL_STORE_1:
+        rt_store(f->s, rt_alloc_outside(1));
+        NEED(!"one byte fitted");
+        break;
+    }
+    NEED(rt_held() == held);
+}
+
+static void full_update(void *value, void *ctx)
+{
+    (void)value;
+    full_calls(ctx);
+}
+
+static void full_access(const void *value, void *ctx)
+{
+    (void)value;
+    full_calls(ctx);
+}
+
+static void full_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb;
+    full_calls(ctx);
+}
+
+static void full_build(void *value, void *ctx)
+{
+    struct full *f = ctx;
+    (void)value;
+    f->builds++;
+    if (f->build_allocates) {
+        size_t held = rt_held();
+        NEED(rt_alloc(40) != NULL); /* kept: the value's (owned), or the task's (copy) */
+        NEED(rt_held() == held + (f->from == NULL ? FIG_CHUNK(40) : 0));
+    }
+}
+
+static rt_status full_door(struct full *f)
+{
+    switch (f->door) {
+    case 0: return rt_update(f->s, full_update, f);
+    case 1: return rt_access(f->s, full_access, f);
+    case 2: return rt_update_all(f->s, f->other, full_pair, f);
+    default: return rt_update_all(f->other, f->s, full_pair, f);
+    }
+}
+
+static void *full_on_a_task(void *arg)
+{
+    struct full *f = arg;
+    void *fill = NULL;
+    if (f->fill_task) {
+        fill = rt_alloc_outside(rt_budget() - rt_held());
+        NEED(rt_held() == rt_budget());
+    }
+    NEED(full_door(f) == RT_OK);
+    NEED(rt_held() == rt_budget() || !f->fill_task);
+    rt_free(fill);
+    return NULL;
+}
+
+/* Fills s's block exactly, in an update of it: its figure is then its block. */
+static void full_fill_value(void *value, void *ctx)
+{
+    (void)value;
+    rt_shared *s = ctx;
+    NEED(rt_alloc(1 * KIB - rt_shared_held(s) - 8) != NULL);
+    NEED(rt_shared_held(s) == 1 * KIB);
+}
+
+static void each_door_fills_its_own_block(void *unused)
+{
+    int64_t zero = 0, out = -1;
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    rt_free(rt_alloc_outside(8));
+    long allocations = allocs_live();
+
+    /* the task's block full */
+    for (int k = 0; k < 2; k++) {
+        rt_kind kind = k ? RT_OWNED : RT_COPY;
+        rt_shared *s = rt_shared_new(kind, sizeof zero, &zero, 1 * KIB);
+        size_t fs = rt_shared_held(s);
+        struct full f = {s, NULL, FULL_ALLOC, 0, true, false, 0, 0,
+                         kind == RT_OWNED ? s : NULL};
+        for (f.door = 0; f.door < 2; f.door++) {
+            f.from = kind == RT_OWNED && f.door == 0 ? s : NULL;
+            for (f.how = FULL_ALLOC; f.how <= FULL_OUTSIDE_1; f.how++) {
+                /* what comes from the task's block does not fit; the rest does */
+                bool panics = f.how == FULL_ALLOC_1 ? f.from == NULL
+                            : f.how == FULL_ALLOC ? f.from == NULL
+                            : f.how == FULL_OUTSIDE_1;
+                if (f.how == FULL_ALLOC_1 && f.from != NULL)
+                    continue; /* the value's block has room: it is the next part */
+                NEED(run_task(full_on_a_task, &f) == (panics ? RT_PANICKED : RT_OK));
+                NEED(rt_poisoned(s) == (panics && kind == RT_OWNED && f.door == 0));
+                NEED(rt_shared_held(s) == fs);
+                NEED(rt_get(s, &out) == (rt_poisoned(s) ? RT_POISONED : RT_OK));
+                if (rt_poisoned(s)) {
+                    rt_shared_free(s);
+                    s = f.s = rt_shared_new(kind, sizeof zero, &zero, 1 * KIB);
+                    if (f.from != NULL)
+                        f.from = s;
+                }
+            }
+        }
+        rt_shared_free(s);
+
+        /* a rebuild on a full task: an owned build's allocation is the fresh
+        ** block's; a copy's is the task's, and panics */
+        struct full b = {NULL, NULL, FULL_OUTSIDE_0, 0, true, false, 0, 0, NULL};
+        s = rt_shared_supervised(kind, sizeof zero, full_build, &b, 1 * KIB);
+        b.s = s;
+        b.from = kind == RT_OWNED ? s : NULL;
+        fig_poisons(s);
+        b.build_allocates = true;
+        NEED(run_task(full_on_a_task, &b) == (kind == RT_OWNED ? RT_OK : RT_PANICKED));
+        NEED(b.builds == 2 && rt_poisoned(s) == (kind == RT_COPY));
+        NEED(rt_shared_held(s) == fs + (kind == RT_OWNED ? FIG_CHUNK(40) : 0));
+        rt_shared_free(s);
+    }
+
+    /* a value's block full */
+    for (int door = 1; door < 4; door++) {
+        rt_shared *s = rt_shared_new(RT_OWNED, sizeof zero, &zero, 1 * KIB);
+        rt_shared *o = rt_shared_new(door == 2 ? RT_COPY : RT_OWNED, sizeof zero, &zero, 1 * KIB);
+        NEED(rt_update(s, full_fill_value, s) == RT_OK && !rt_poisoned(s));
+        size_t fo = rt_shared_held(o);
+        /* door 1: an access allocates from the task; door 3, rt_update_all(o
+        ** owned, s): from o; door 2, rt_update_all(s, o copy): from s, full */
+        struct full f = {s, o, FULL_ALLOC, door, false, false, 0, 0, door == 3 ? o : NULL};
+        if (door == 2)
+            f.door = 3; /* (o copy, s owned): s's block, a copies */
+        rt_status st = run_task(full_on_a_task, &f);
+        NEED(st == (door == 2 ? RT_PANICKED : RT_OK));
+        NEED(rt_poisoned(s) == (door == 2) && rt_poisoned(o) == (door == 2));
+        NEED(rt_shared_held(s) == 1 * KIB && rt_shared_held(o) == fo);
+        if (door == 3) { /* a store into the full one: both poisoned */
+            f.how = FULL_STORE_1;
+            NEED(run_task(full_on_a_task, &f) == RT_PANICKED);
+            NEED(rt_poisoned(s) && rt_poisoned(o));
+            NEED(rt_shared_held(s) == 1 * KIB && rt_shared_held(o) == fo);
+        }
+        rt_shared_free(s);
+        rt_shared_free(o);
+    }
+    NEED(rt_held() == 0);
+    NEED(allocs_live() == allocations);
+}
+
+START_TEST(a_door_is_stopped_only_by_the_full_block_it_allocates_from)
+{
+    RUN_OK(each_door_fills_its_own_block, "does not fit");
+}
+END_TEST
+
+/* ---- doors waiting on a door that panics -------------------------------- */
+
+/* Task A is in rt_update_all(a, b) in place (a a supervised RT_OWNED value,
+** b an RT_COPY one), has allocated in a's block and changed both, and
+** holds both locks; four tasks are asleep in doors waiting on them (two
+** rt_update of a, an rt_access of b, an rt_update_all(b, c) with c a healthy
+** supervised copy). A panics: its unwind poisons both (D11: in place, both)
+** and lets them in. Whichever update of a gets in first rebuilds it
+** (build runs once more, not twice) and both run fn on the fresh value;
+** the door on b and the pair (b, c) return RT_POISONED without running fn,
+** and c is not rebuilt, changed or poisoned. Exact: a ends at the build's 7
+** plus the two updates, its figure its chunk and the build's allocation (A's
+** allocation went with the poisoned state); b stays poisoned. */
+struct waiting {
+    rt_shared *a, *b, *c;
+    int builds_a, builds_c, ran;
+    atomic_int entered, go, tids[4];
+    rt_status st[4];
+};
+
+struct waiting_value {
+    int64_t n;
+    void *kept;
+};
+
+static void waiting_build_a(void *value, void *ctx)
+{
+    struct waiting *w = ctx;
+    struct waiting_value *v = value;
+    w->builds_a++;
+    v->n = 7;
+    v->kept = rt_alloc(40);
+}
+
+static void waiting_build_c(void *value, void *ctx)
+{
+    ((struct waiting *)ctx)->builds_c++;
+    *(int64_t *)value = 3;
+}
+
+static void waiting_panics(void *va, void *vb, void *ctx)
+{
+    struct waiting *w = ctx;
+    struct waiting_value *v = va;
+    v->kept = rt_alloc(100);
+    v->n = -1;
+    *(int64_t *)vb = -1;
+    atomic_store(&w->entered, 1);
+    while (!atomic_load(&w->go))
+        sched_yield();
+    rt_panic("the doors waiting on it");
+}
+
+static void *waiting_holder(void *arg)
+{
+    struct waiting *w = arg;
+    rt_update_all(w->a, w->b, waiting_panics, w);
+    return NULL;
+}
+
+static void waiting_add(void *value, void *ctx)
+{
+    struct waiting_value *v = value;
+    NEED(v->n == 7 || v->n == 8); /* the fresh value, never A's -1 */
+    v->n++;
+    ((struct waiting *)ctx)->ran++;
+}
+
+static void waiting_read(const void *value, void *ctx)
+{
+    (void)value;
+    ((struct waiting *)ctx)->ran += 100;
+}
+
+static void waiting_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb;
+    ((struct waiting *)ctx)->ran += 100;
+}
+
+struct waiter {
+    struct waiting *w;
+    int i;
+};
+
+static void *waiting_door(void *arg)
+{
+    struct waiter *me = arg;
+    struct waiting *w = me->w;
+    atomic_store(&w->tids[me->i], (int)gettid());
+    rt_status st = me->i < 2 ? rt_update(w->a, waiting_add, w)
+                 : me->i == 2 ? rt_access(w->b, waiting_read, w)
+                              : rt_update_all(w->b, w->c, waiting_pair, w);
+    w->st[me->i] = st;
+    NEED(rt_held() == 0);
+    return NULL;
+}
+
+static void doors_waiting_on_a_panic(void *unused)
+{
+    int64_t zero = 0, out = -1;
+    (void)unused;
+    init_fixed(64 * KIB);
+    die_of_alarm_after(30);
+    static struct waiting w; /* zeroed */
+    w.a = rt_shared_supervised(RT_OWNED, sizeof(struct waiting_value), waiting_build_a, &w,
+                               1 * KIB);
+    w.b = rt_shared_new(RT_COPY, sizeof zero, &zero, 1 * KIB);
+    w.c = rt_shared_supervised(RT_COPY, sizeof zero, waiting_build_c, &w, 1 * KIB);
+    size_t built = rt_shared_held(w.a), fc = rt_shared_held(w.c);
+    NEED(built == FIG_CHUNK(sizeof(struct waiting_value)) + FIG_CHUNK(40));
+    rt_task *holder = rt_spawn(waiting_holder, &w), *t[4];
+    NEED(holder != NULL);
+    while (!atomic_load(&w.entered))
+        sched_yield();
+    struct waiter ws[4];
+    for (int i = 0; i < 4; i++) {
+        ws[i] = (struct waiter){&w, i};
+        NEED((t[i] = rt_spawn(waiting_door, &ws[i])) != NULL);
+    }
+    for (int i = 0; i < 4; i++) {
+        while (atomic_load(&w.tids[i]) == 0)
+            sched_yield();
+        thread_wait_asleep(atomic_load(&w.tids[i])); /* in its door, waiting */
+    }
+    NEED(!rt_poisoned(w.a) && !rt_poisoned(w.b)); /* A's door is still open */
+    atomic_store(&w.go, 1);
+    NEED(rt_join(holder, NULL) == RT_PANICKED);
+    for (int i = 0; i < 4; i++)
+        NEED(rt_join(t[i], NULL) == RT_OK);
+    NEED(w.st[0] == RT_OK && w.st[1] == RT_OK);
+    NEED(w.st[2] == RT_POISONED && w.st[3] == RT_POISONED);
+    NEED(w.builds_a == 2 && w.builds_c == 1 && w.ran == 2);
+    NEED(!rt_poisoned(w.a) && rt_poisoned(w.b) && !rt_poisoned(w.c));
+    struct waiting_value v = {-1, NULL};
+    NEED(rt_get(w.a, &v) == RT_OK && v.n == 9);
+    NEED(rt_shared_held(w.a) == built);
+    NEED(rt_get(w.b, &out) == RT_POISONED);
+    NEED(rt_get(w.c, &out) == RT_OK && out == 3 && rt_shared_held(w.c) == fc);
+    rt_shared_free(w.a);
+    rt_shared_free(w.b);
+    rt_shared_free(w.c);
+}
+
+START_TEST(doors_waiting_on_a_door_that_panics_get_in_by_their_rows_after_the_unwind)
+{
+    RUN_OK(doors_waiting_on_a_panic, "panicked: the doors waiting on it\n");
+}
+END_TEST
+
+/* ---- at the end of a task's thread -------------------------------------- */
+
+/* Making a value, rt_poisoned, rt_shared_held and rt_shared_free need no
+** task (docs/poisoning.md: values_are_made_read_and_freed_outside_any_task),
+** so they serve a destructor of thread-specific data run on a task's
+** thread after the task ended, before the runtime's own destructor (a key
+** made before rt_init: glibc runs them in key order) and after it: the
+** figure of a value holding a stored value is exact, a value poisoned by
+** another task reads poisoned and one healthy not, a value made there
+** reads its chunk, and freeing values there (a poisoned one with its
+** allocation, a fresh one) leaves no allocation behind. The thread is no
+** task by then (check_budgets.c,
+** a_thread_whose_task_ended_is_no_task_in_its_destructors), so a door or
+** a store there is the contract's violation. */
+static pthread_key_t end_key;
+
+struct at_end {
+    rt_shared *s, *q;
+    size_t s_figure;
+    int door; /* 0 none, 1 rt_update, 2 rt_get, 3 rt_shared_supervised */
+    bool done;
+};
+
+static void at_end_nothing(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+}
+
+static void at_end_build(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+}
+
+static void at_end_destructor(void *arg)
+{
+    struct at_end *e = arg;
+    int64_t seven = 7, out = 0;
+    NEED(rt_shared_held(e->s) == e->s_figure);
+    NEED(!rt_poisoned(e->s) && rt_poisoned(e->q));
+    rt_shared *n = rt_shared_new(RT_OWNED, sizeof seven, &seven, 256);
+    NEED(rt_shared_held(n) == 16 && !rt_poisoned(n));
+    (rt_shared_free)(n);
+    (rt_shared_free)(e->q); /* poisoned, its block holding the panicked door's allocation */
+    e->q = NULL;
+    if (e->door == 1)
+        rt_update(e->s, at_end_nothing, NULL);
+    else if (e->door == 2)
+        rt_get(e->s, &out);
+    else if (e->door == 3)
+        rt_shared_supervised(RT_COPY, sizeof seven, at_end_build, NULL, 256);
+    e->done = true;
+}
+
+static void *at_end_task(void *arg)
+{
+    NEED(pthread_setspecific(end_key, arg) == 0);
+    return NULL;
+}
+
+static void at_end_stores(void *value, void *ctx)
+{
+    (void)value;
+    NEED(rt_store(ctx, rt_alloc_outside(40)) == RT_OK);
+}
+
+static void values_at_the_end_of_a_task(int key_before_init, int door)
+{
+    struct holder empty = {NULL, 0};
+    static struct at_end e;
+    if (key_before_init)
+        NEED(pthread_key_create(&end_key, at_end_destructor) == 0);
+    init_fixed(64 * KIB);
+    if (!key_before_init)
+        NEED(pthread_key_create(&end_key, at_end_destructor) == 0);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    rt_free(rt_alloc_outside(8));
+    long allocations = allocs_live();
+    e.s = rt_shared_new(RT_OWNED, sizeof empty, &empty, 1 * KIB);
+    e.q = rt_shared_new(RT_OWNED, sizeof empty, &empty, 1 * KIB);
+    untrack(e.q); /* freed by the destructor */
+    NEED(rt_update(e.s, at_end_stores, e.s) == RT_OK);
+    e.s_figure = rt_shared_held(e.s);
+    NEED(e.s_figure == 32 + 40);
+    NEED(run_task(poison_by_a_panic_in_place, e.q) == RT_PANICKED);
+    e.door = door;
+    e.done = false;
+    NEED(run_task(at_end_task, &e) == RT_OK);
+    NEED(e.done && e.q == NULL);
+    NEED(rt_shared_held(e.s) == e.s_figure && !rt_poisoned(e.s));
+    rt_shared_free(e.s);
+    NEED(allocs_live() == allocations);
+}
+
+static void at_end_key_before(void *unused)
+{
+    (void)unused;
+    values_at_the_end_of_a_task(1, 0);
+}
+
+static void at_end_key_after(void *unused)
+{
+    (void)unused;
+    values_at_the_end_of_a_task(0, 0);
+}
+
+static void at_end_update_before(void *unused) { (void)unused; values_at_the_end_of_a_task(1, 1); }
+static void at_end_update_after(void *unused) { (void)unused; values_at_the_end_of_a_task(0, 1); }
+static void at_end_get_after(void *unused) { (void)unused; values_at_the_end_of_a_task(0, 2); }
+static void at_end_supervised_before(void *unused) { (void)unused; values_at_the_end_of_a_task(1, 3); }
+
+START_TEST(values_are_made_read_and_freed_in_a_destructor_after_the_task_ended)
+{
+    RUN_OK(at_end_key_before, "panicked: poison it");
+    RUN_OK(at_end_key_after, "panicked: poison it");
+    violates(at_end_update_before, "refrt: rt_update: this thread is not a task");
+    violates(at_end_update_after, "refrt: rt_update: this thread is not a task");
+    violates(at_end_get_after, "refrt: rt_get: this thread is not a task");
+    violates(at_end_supervised_before, "refrt: rt_shared_supervised: this thread is not a task");
+}
+END_TEST
+
+/* ---- a stored value changes hands --------------------------------------- */
+
+/* D9: a stored value is "reached through s in later doors, handed back with
+** rt_unstore" and "the task holds it again (to free it with rt_free, send
+** it or return it)": the task that unstores it, whoever stored it. Task A
+** stores 300 bytes into s and ends; task B unstores it (B's figure +300,
+** s's -300) and returns it, so the join charges main; main stores it into
+** t, unstores it again, sends it on a channel, and task C receives it
+** (main's figure falls, C's rises by 300) and stores it into s, where it
+** stays after C ended, counted by s alone; freeing s frees it. */
+struct hands {
+    rt_shared *s, *t;
+    void *v;
+    rt_chan *c;
+    size_t s0, t0;
+};
+
+static void hands_store(void *value, void *ctx)
+{
+    struct hands *h = ctx;
+    (void)value;
+    NEED(rt_store(h->s, h->v) == RT_OK);
+}
+
+static void hands_unstore(void *value, void *ctx)
+{
+    struct hands *h = ctx;
+    (void)value;
+    NEED(rt_unstore(h->s, h->v) == h->v);
+}
+
+static void hands_store_t(void *value, void *ctx)
+{
+    struct hands *h = ctx;
+    (void)value;
+    size_t held = rt_held();
+    NEED(rt_store(h->t, h->v) == RT_OK);
+    NEED(rt_held() == held - 300 && rt_shared_held(h->t) == h->t0 + 300);
+    NEED(rt_unstore(h->t, h->v) == h->v);
+    NEED(rt_held() == held && rt_shared_held(h->t) == h->t0);
+}
+
+static void *hands_a(void *arg)
+{
+    struct hands *h = arg;
+    h->v = rt_alloc_outside(300);
+    memset(h->v, 0x33, 300);
+    NEED(rt_held() == 300);
+    NEED(rt_update(h->s, hands_store, h) == RT_OK);
+    NEED(rt_held() == 0 && rt_shared_held(h->s) == h->s0 + 300);
+    return NULL;
+}
+
+static void *hands_b(void *arg)
+{
+    struct hands *h = arg;
+    NEED(rt_held() == 0);
+    NEED(rt_update(h->s, hands_unstore, h) == RT_OK);
+    NEED(rt_held() == 300 && rt_shared_held(h->s) == h->s0);
+    return h->v; /* an outside value B holds */
+}
+
+static void *hands_c(void *arg)
+{
+    struct hands *h = arg;
+    void *v = rt_recv(h->c);
+    NEED(v == h->v && rt_held() == 300);
+    NEED(rt_update(h->s, hands_store, h) == RT_OK);
+    NEED(rt_held() == 0 && rt_shared_held(h->s) == h->s0 + 300);
+    return NULL;
+}
+
+static void stored_value_changes_hands(void *unused)
+{
+    struct holder empty = {NULL, 0};
+    void *result = NULL;
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    rt_free(rt_alloc_outside(8));
+    long allocations = allocs_live();
+    static struct hands h;
+    h.s = rt_shared_new(RT_OWNED, sizeof empty, &empty, 1 * KIB);
+    h.t = rt_shared_new(RT_OWNED, sizeof empty, &empty, 1 * KIB);
+    h.s0 = rt_shared_held(h.s);
+    h.t0 = rt_shared_held(h.t);
+    NEED(run_task(hands_a, &h) == RT_OK);
+    NEED(rt_shared_held(h.s) == h.s0 + 300 && rt_held() == 0);
+    rt_task *b = rt_spawn(hands_b, &h);
+    NEED(b != NULL && rt_join(b, &result) == RT_OK && result == h.v);
+    NEED(rt_held() == 300 && rt_shared_held(h.s) == h.s0); /* the joiner's now */
+    NEED(rt_update(h.t, hands_store_t, &h) == RT_OK && rt_held() == 300);
+    h.c = rt_chan_new(1);
+    NEED(rt_send(h.c, h.v) == RT_OK);
+    rt_task *c = rt_spawn(hands_c, &h);
+    NEED(c != NULL && rt_join(c, NULL) == RT_OK);
+    NEED(rt_held() == 0); /* received by C: off main's count */
+    NEED(rt_shared_held(h.s) == h.s0 + 300 && rt_shared_held(h.t) == h.t0);
+    NEED(((unsigned char *)h.v)[299] == 0x33);
+    rt_chan_free(h.c);
+    rt_shared_free(h.t);
+    rt_shared_free(h.s); /* and the value stored in it */
+    NEED(allocs_live() == allocations);
+}
+
+START_TEST(a_stored_value_is_unstored_and_held_by_whichever_task_unstores_it)
+{
+    RUN_OK(stored_value_changes_hands, NULL);
+}
+END_TEST
+
+/* ---- a receive or a join in a door, at the task's edge ------------------ */
+
+/* rt_recv and rt_join inside a door charge the task (the receiver, the
+** joiner: the contract), never the value's block, so the task's budget is
+** what they must fit, at its edge: with exactly the value's bytes of room
+** they fit (rt_held is then the budget, the value's figure unchanged);
+** with one byte less the task panics in the door, which poisons the value
+** only in an update in place (D11): an RT_COPY update and an access leave
+** it unpoisoned. The received value stays at the head of the channel for
+** the next receiver (main, which sent it: its own value comes back counted
+** once); the joined one is freed with the panicking joiner. */
+#define EDGE_SENT 1000
+
+struct edge_io {
+    rt_shared *s;
+    rt_chan *c;
+    int door;   /* 0 update (in place if s is owned), 1 access */
+    bool join;  /* rt_join of a task returning EDGE_SENT bytes, else rt_recv */
+    size_t short_by; /* 0: exactly the room; 1: a byte less */
+    size_t figure;
+    bool fitted;
+};
+
+static void *edge_io_returns(void *unused)
+{
+    (void)unused;
+    return rt_alloc_outside(EDGE_SENT);
+}
+
+static void edge_io_calls(struct edge_io *e)
+{
+    size_t vf = rt_shared_held(e->s);
+    void *got = NULL;
+    rt_task *t = NULL;
+    if (e->join)
+        NEED((t = rt_spawn(edge_io_returns, NULL)) != NULL);
+    void *fill = rt_alloc_outside(rt_budget() - rt_held() - EDGE_SENT + e->short_by);
+    NEED(rt_held() == rt_budget() - EDGE_SENT + e->short_by);
+    if (e->join)
+        NEED(rt_join(t, &got) == RT_OK);
+    else
+        got = rt_recv(e->c);
+    NEED(got != NULL && rt_held() == rt_budget() && rt_shared_held(e->s) == vf);
+    e->fitted = true;
+    rt_free(got);
+    rt_free(fill);
+}
+
+static void edge_io_update(void *value, void *ctx)
+{
+    (void)value;
+    edge_io_calls(ctx);
+}
+
+static void edge_io_access(const void *value, void *ctx)
+{
+    (void)value;
+    edge_io_calls(ctx);
+}
+
+static void *edge_io_task(void *arg)
+{
+    struct edge_io *e = arg;
+    NEED((e->door == 0 ? rt_update(e->s, edge_io_update, e)
+                       : rt_access(e->s, edge_io_access, e)) == RT_OK);
+    return NULL;
+}
+
+static void receive_and_join_at_the_edge(void *unused)
+{
+    int64_t zero = 0;
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    rt_free(rt_alloc_outside(8));
+    long allocations = allocs_live();
+    for (int k = 0; k < 2; k++)
+        for (int door = 0; door < 2; door++)
+            for (int join = 0; join < 2; join++)
+                for (size_t short_by = 0; short_by < 2; short_by++) {
+                    rt_kind kind = k ? RT_OWNED : RT_COPY;
+                    struct edge_io e = {rt_shared_new(kind, sizeof zero, &zero, 1 * KIB),
+                                        rt_chan_new(1), door, join, short_by, 0, false};
+                    e.figure = rt_shared_held(e.s);
+                    void *sent = NULL;
+                    if (!join) {
+                        sent = rt_alloc_outside(EDGE_SENT);
+                        NEED(rt_send(e.c, sent) == RT_OK && rt_held() == EDGE_SENT);
+                    }
+                    rt_status st = run_task(edge_io_task, &e);
+                    NEED(st == (short_by ? RT_PANICKED : RT_OK) && e.fitted == !short_by);
+                    NEED(rt_poisoned(e.s) == (short_by && kind == RT_OWNED && door == 0));
+                    NEED(rt_shared_held(e.s) == e.figure);
+                    if (!join && short_by) { /* still at the head, main's own */
+                        NEED(rt_held() == EDGE_SENT);
+                        NEED(rt_recv(e.c) == sent && rt_held() == EDGE_SENT);
+                        rt_free(sent);
+                    }
+                    NEED(rt_held() == 0);
+                    rt_chan_free(e.c);
+                    rt_shared_free(e.s);
+                    NEED(allocs_live() == allocations);
+                }
+}
+
+START_TEST(a_receive_or_join_in_a_door_fits_the_task_at_its_edge_and_poisons_by_its_row)
+{
+    RUN_OK(receive_and_join_at_the_edge, "does not fit its budget");
+}
+END_TEST
+
+/* ---- every door needs a task -------------------------------------------- */
+
+/* refrt.h: "A door is rt_update, rt_update_all, rt_access and rt_get; each
+** needs a task", and so do rt_store and rt_unstore (inside a door) and a
+** supervised value's build (the contract: calling the rest "on a thread
+** that is not a task is a contract violation"). Before rt_init, on main,
+** and after it on a plain thread, each is refused with its own name, on
+** values made there (which needs no task). */
+enum no_task_call { NT_UPDATE, NT_UPDATE_ALL, NT_ACCESS, NT_GET, NT_STORE, NT_UNSTORE,
+                    NT_SUPERVISED, NT_CALLS };
+static const char *const no_task_names[NT_CALLS] = {
+    "rt_update", "rt_update_all", "rt_access", "rt_get", "rt_store", "rt_unstore",
+    "rt_shared_supervised"};
+static int no_task_call;
+
+static void no_task_build(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+}
+
+static void *no_task_calls(void *unused)
+{
+    int64_t zero = 0, out;
+    char stack_byte = 0;
+    (void)unused;
+    rt_shared *o = (rt_shared_new)(RT_OWNED, sizeof zero, &zero, 256);
+    rt_shared *c = (rt_shared_new)(RT_COPY, sizeof zero, &zero, 256);
+    switch (no_task_call) {
+    case NT_UPDATE: rt_update(o, count_update, NULL); break;
+    case NT_UPDATE_ALL: rt_update_all(o, c, count_pair, NULL); break;
+    case NT_ACCESS: rt_access(c, count_access, NULL); break;
+    case NT_GET: rt_get(c, &out); break;
+    case NT_STORE: rt_store(o, &stack_byte); break;
+    case NT_UNSTORE: rt_unstore(o, &stack_byte); break;
+    default: rt_shared_supervised(RT_OWNED, sizeof zero, no_task_build, NULL, 256); break;
+    }
+    NEED(!"refused");
+    return NULL;
+}
+
+static void no_task_before_init(void *unused)
+{
+    (void)unused;
+    no_task_calls(NULL);
+}
+
+static void no_task_on_a_plain_thread(void *unused)
+{
+    pthread_t t;
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(pthread_create(&t, NULL, no_task_calls, NULL) == 0);
+    pthread_join(t, NULL);
+}
+
+START_TEST(every_door_store_and_build_needs_a_task_before_rt_init_and_on_a_plain_thread)
+{
+    char want[128];
+    for (no_task_call = 0; no_task_call < NT_CALLS; no_task_call++) {
+        snprintf(want, sizeof want, "refrt: %s: this thread is not a task (rt_init has not "
+                 "been called)\n", no_task_names[no_task_call]);
+        violates(no_task_before_init, want);
+        snprintf(want, sizeof want, "refrt: %s: this thread is not a task\n",
+                 no_task_names[no_task_call]);
+        violates(no_task_on_a_plain_thread, want);
+    }
+}
+END_TEST
+
+/* Two RT_OWNED values x and y, four tasks started together, two calling
+** rt_update_all(x, y) and two rt_update_all(y, x), 50 rounds each: each
+** round stores an outside value of its own size into x and another into
+** y (whichever block the door allocates from: stores go to the value
+** named) and allocates 24 bytes in the door's block (the first argument's,
+** both being owned); every other round it unstores and frees the previous
+** pair. Inside every door both figures are exactly what the values list;
+** after the race each holds exactly what the odd rounds left, nothing is
+** poisoned and no task holds anything. Judged under TSan too. */
+#define OPP_TASKS 4
+#define OPP_ROUNDS 50
+
+struct pair_value {
+    void *stored[OPP_TASKS * OPP_ROUNDS], *allocated[OPP_TASKS * OPP_ROUNDS];
+    size_t bytes[OPP_TASKS * OPP_ROUNDS];
+    size_t nstored, nallocated;
+};
+
+struct pair_race {
+    rt_shared *x, *y;
+    size_t chunk;
+    pthread_barrier_t start;
+};
+
+struct pair_racer {
+    struct pair_race *race;
+    unsigned k, r;
+    void *last[2], *last_allocated;
+};
+
+static size_t pair_figure(const struct pair_race *race, const struct pair_value *v)
+{
+    size_t f = race->chunk + v->nallocated * FIG_CHUNK(24);
+    for (size_t i = 0; i < v->nstored; i++)
+        f += v->bytes[i];
+    return f;
+}
+
+static void pair_round(void *va, void *vb, void *ctx)
+{
+    struct pair_racer *me = ctx;
+    struct pair_race *race = me->race;
+    bool x_first = me->k % 2 == 0;
+    struct pair_value *v[2] = {x_first ? va : vb, x_first ? vb : va}; /* x's, y's */
+    rt_shared *s[2] = {race->x, race->y};
+    struct pair_value *blk = va; /* the first argument's block */
+
+    NEED(rt_held() == 0);
+    for (int i = 0; i < 2; i++) {
+        NEED(rt_shared_held(s[i]) == pair_figure(race, v[i]));
+        size_t size = 1 + 100 * me->k + 10 * (size_t)i + me->r;
+        void *o = rt_alloc_outside(size);
+        NEED(rt_held() == size && rt_store(s[i], o) == RT_OK && rt_held() == 0);
+        v[i]->stored[v[i]->nstored] = o;
+        v[i]->bytes[v[i]->nstored++] = size;
+        if (me->r % 2 == 1) {
+            race_take(v[i]->stored, v[i]->bytes, &v[i]->nstored, me->last[i]);
+            NEED(rt_unstore(s[i], me->last[i]) == me->last[i]);
+            rt_free(me->last[i]);
+        }
+        me->last[i] = o;
+        NEED(rt_held() == 0);
+    }
+    if (me->r % 2 == 1) {
+        /* last round's allocation lies in the block of that round's first argument,
+        ** the same value as now: each task always passes the same order */
+        race_take(blk->allocated, NULL, &blk->nallocated, me->last_allocated);
+        rt_free(me->last_allocated);
+    }
+    blk->allocated[blk->nallocated++] = me->last_allocated = rt_alloc(24);
+    NEED(rt_held() == 0);
+    for (int i = 0; i < 2; i++)
+        NEED(rt_shared_held(s[i]) == pair_figure(race, v[i]));
+}
+
+static void *pair_racer_task(void *arg)
+{
+    struct pair_racer *me = arg;
+    struct pair_race *race = me->race;
+    int w = pthread_barrier_wait(&race->start);
+    NEED(w == 0 || w == PTHREAD_BARRIER_SERIAL_THREAD);
+    for (me->r = 0; me->r < OPP_ROUNDS; me->r++) {
+        rt_status st = me->k % 2 == 0 ? rt_update_all(race->x, race->y, pair_round, me)
+                                      : rt_update_all(race->y, race->x, pair_round, me);
+        NEED(st == RT_OK && rt_held() == 0);
+    }
+    return NULL;
+}
+
+static void tasks_racing_on_a_pair(void *unused)
+{
+    (void)unused;
+    init_fixed(64 * KIB);
+    NEED(run_task(nothing, NULL) == RT_OK);
+    long allocations = allocs_live();
+    static struct pair_value empty;
+    struct pair_race race;
+    race.x = rt_shared_new(RT_OWNED, sizeof empty, &empty, 64 * KIB);
+    race.y = rt_shared_new(RT_OWNED, sizeof empty, &empty, 64 * KIB);
+    race.chunk = rt_shared_held(race.x);
+    NEED(race.chunk == FIG_CHUNK(sizeof empty));
+    NEED(pthread_barrier_init(&race.start, NULL, OPP_TASKS) == 0);
+    struct pair_racer rs[OPP_TASKS];
+    rt_task *t[OPP_TASKS];
+    for (unsigned k = 0; k < OPP_TASKS; k++) {
+        rs[k] = (struct pair_racer){&race, k, 0, {NULL, NULL}, NULL};
+        NEED((t[k] = rt_spawn(pair_racer_task, &rs[k])) != NULL);
+    }
+    for (unsigned k = 0; k < OPP_TASKS; k++)
+        NEED(rt_join(t[k], NULL) == RT_OK);
+    pthread_barrier_destroy(&race.start);
+    size_t fx = race.chunk, fy = race.chunk;
+    for (unsigned k = 0; k < OPP_TASKS; k++)
+        for (unsigned r = 1; r < OPP_ROUNDS; r += 2) {
+            fx += 1 + 100 * k + r;
+            fy += 1 + 100 * k + 10 + r;
+            if (k % 2 == 0)
+                fx += FIG_CHUNK(24);
+            else
+                fy += FIG_CHUNK(24);
+        }
+    NEED(!rt_poisoned(race.x) && !rt_poisoned(race.y));
+    NEED(rt_shared_held(race.x) == fx && rt_shared_held(race.y) == fy);
+    NEED(rt_held() == 0);
+    rt_shared_free(race.x);
+    rt_shared_free(race.y);
+    NEED(allocs_live() == allocations);
+}
+
+START_TEST(tasks_racing_opposite_update_alls_store_into_each_value_named_with_exact_figures)
+{
+    RUN_OK(tasks_racing_on_a_pair, NULL);
+}
+END_TEST
+
 #define ADD_TEST(s, t)                                                               \
     do {                                                                             \
         TCase *tc_ = tcase_create(#t);                                               \
@@ -5899,6 +7822,18 @@ Suite *make_suite(void)
     ADD_TEST(s, a_value_of_any_open_doors_block_is_refused_in_every_door_inside_it);
     ADD_TEST(s, a_value_that_stored_and_unstored_leaves_nothing_when_it_goes);
     ADD_TEST(s, a_value_a_store_cannot_fit_is_mains_again_and_counted_at_its_exit);
+    ADD_TEST(s, the_tasks_budget_and_held_answer_for_the_task_in_every_door_and_build);
+    ADD_TEST(s, a_value_is_poisoned_by_what_does_not_fit_its_block_never_by_what_just_fits);
+    ADD_TEST(s, tasks_racing_to_store_into_one_value_leave_its_figures_exact);
+    ADD_TEST(s, doors_racing_on_a_poisoned_supervised_value_rebuild_it_once);
+    ADD_TEST(s, a_panic_after_stores_and_allocations_in_a_door_leaves_each_figure_and_poisons_by_its_row);
+    ADD_TEST(s, a_door_is_stopped_only_by_the_full_block_it_allocates_from);
+    ADD_TEST(s, doors_waiting_on_a_door_that_panics_get_in_by_their_rows_after_the_unwind);
+    ADD_TEST(s, values_are_made_read_and_freed_in_a_destructor_after_the_task_ended);
+    ADD_TEST(s, a_stored_value_is_unstored_and_held_by_whichever_task_unstores_it);
+    ADD_TEST(s, a_receive_or_join_in_a_door_fits_the_task_at_its_edge_and_poisons_by_its_row);
+    ADD_TEST(s, every_door_store_and_build_needs_a_task_before_rt_init_and_on_a_plain_thread);
+    ADD_TEST(s, tasks_racing_opposite_update_alls_store_into_each_value_named_with_exact_figures);
     ADD_TEST(s, eight_tasks_with_random_panics_match_the_sequential_model);
     return s;
 }

@@ -23,9 +23,14 @@
 **   each put, removal and put again, up to 400 (5 growths), in three
 **   orders.
 ** - The table of outside values at each load 0 to 70 (past two growths),
-**   after deletions: rt_held exact, each value freed or handed over.
+**   after deletions: rt_held exact, each value freed or handed over; and
+**   emptied by stores into a shared value and filled again by unstores.
 ** - Channels empty, full and closed with waiters on either side: the
 **   counts of sender and receiver exact at each step.
+** - Doors nested 1 to 17 deep (updates in place and accesses): a store
+**   into every update open at each level, rt_budget, rt_held and each
+**   value's figure exact at each level, after the doors close and after a
+**   panic at the innermost.
 **
 ** The figures come from refrt.h and the documented block layout
 ** (docs/budgets.md: an 8-byte header, chunks rounded up to 16).
@@ -1189,6 +1194,86 @@ START_TEST(outside_values_are_found_at_every_load_of_their_table)
 }
 END_TEST
 
+/* The table of outside values at each load 0 to 70 again, emptied and
+** filled by stores and unstores (D9: a store takes the value out of the
+** task's table, an unstore puts it back): at each load, the values are
+** stored into an RT_OWNED value in one door in a scrambled order, each
+** found in the table (a value the task does not hold would be the
+** violation) and its bytes moved exactly: rt_held falls by them and the
+** value's figure rises; then in a second door unstored in another order,
+** each held again, and freed; every figure exact at each step. */
+struct table_stores {
+    rt_shared *s;
+    unsigned char *v[TABLE_MAX];
+    int load;
+    size_t chunk;
+};
+
+static void stores_them_all(void *value, void *ctx)
+{
+    struct table_stores *t = ctx;
+    size_t held = rt_held(), stored = 0;
+    (void)value;
+    for (int k = 0; k < t->load; k++) {
+        int i = (k * 71) % t->load;
+        ck_assert_int_eq(rt_store(t->s, t->v[i]), RT_OK);
+        held -= (size_t)i + 1;
+        stored += (size_t)i + 1;
+        ck_assert_uint_eq(rt_held(), held);
+        ck_assert_uint_eq(rt_shared_held(t->s), t->chunk + stored);
+    }
+    ck_assert_uint_eq(rt_held(), 0);
+}
+
+static void unstores_them_all(void *value, void *ctx)
+{
+    struct table_stores *t = ctx;
+    size_t held = 0, stored = rt_shared_held(t->s) - t->chunk;
+    (void)value;
+    int odd = t->load / 2, even = t->load - odd;
+    for (int k = 0; k < t->load; k++) { /* another order: the odd ones up, the even ones down */
+        int i = k < odd ? 2 * k + 1 : 2 * (even - 1 - (k - odd));
+        ck_assert_ptr_eq(rt_unstore(t->s, t->v[i]), t->v[i]);
+        held += (size_t)i + 1;
+        stored -= (size_t)i + 1;
+        ck_assert_uint_eq(rt_held(), held);
+        ck_assert_uint_eq(rt_shared_held(t->s), t->chunk + stored);
+    }
+    for (int i = 0; i < t->load; i++) {
+        ck_assert_int_eq(t->v[i][i], (unsigned char)i);
+        rt_free(t->v[i]);
+        held -= (size_t)i + 1;
+        ck_assert_uint_eq(rt_held(), held);
+    }
+}
+
+START_TEST(outside_values_are_found_at_every_load_when_stores_and_unstores_move_them)
+{
+    static struct table_stores t;
+    int64_t zero = 0;
+    rt_set_strategy(rt_fixed_strategy(1024 * KIB));
+    rt_init();
+    t.s = rt_shared_new(RT_OWNED, sizeof zero, &zero, 64 * KIB);
+    t.chunk = rt_shared_held(t.s);
+    for (t.load = 0; t.load <= TABLE_MAX; t.load++) {
+        size_t held = 0;
+        for (int i = 0; i < t.load; i++) {
+            t.v[i] = rt_alloc_outside((size_t)i + 1);
+            memset(t.v[i], i, (size_t)i + 1);
+            held += (size_t)i + 1;
+        }
+        ck_assert_uint_eq(rt_held(), held);
+        ck_assert_int_eq(rt_update(t.s, stores_them_all, &t), RT_OK);
+        ck_assert_uint_eq(rt_shared_held(t.s), t.chunk + held);
+        ck_assert_int_eq(rt_update(t.s, unstores_them_all, &t), RT_OK);
+        ck_assert_uint_eq(rt_held(), 0);
+        ck_assert_uint_eq(rt_shared_held(t.s), t.chunk);
+        ck_assert(!rt_poisoned(t.s));
+    }
+    rt_shared_free(t.s);
+}
+END_TEST
+
 START_TEST(outside_values_stay_found_when_deletions_and_insertions_interleave)
 {
     unsigned char *v[200];
@@ -1526,6 +1611,133 @@ START_TEST(closing_wakes_a_waiting_sender_and_a_waiting_receiver)
 }
 END_TEST
 
+/* ---- nested doors at every depth --------------------------------------- */
+
+/* Doors nested 1, 2, 3, 5, 16 and 17 deep on values made in that order:
+** level i an update in place of an RT_OWNED value when i is even, an
+** rt_access of one when i is odd. rt_store works in any update of the
+** value open in the task (refrt.h: "inside an open rt_update ... of s"),
+** however deep the doors opened inside it; so at each level the task
+** stores an outside value of 8 + j bytes into every value j <= i whose
+** update is open, and allocates 24 bytes where the innermost door says
+** (docs/poisoning.md: the update's value's block, the task's in an
+** access). At every level rt_budget is the task's, rt_held the task's
+** figure plus the accesses' allocations, and at the innermost each value's
+** figure is exact: chunk + 32 + (depth - j) * (8 + j) for an updated one,
+** its chunk for an accessed one. The doors then close (each level frees
+** its allocation: the stores stay, nothing poisoned) or the innermost
+** panics on a task (each updated value poisoned with what its doors left,
+** the accessed ones untouched, the task's allocations gone with it). */
+#define NEST_MAX 17
+
+struct nest {
+    rt_shared *v[NEST_MAX];
+    int depth;
+    bool panics;
+    size_t chunk, held0;
+};
+
+static size_t nest_task_extra(int levels) /* the accesses' allocations, levels 0..levels-1 */
+{
+    return (size_t)(levels / 2) * 32;
+}
+
+static int nest_entered;
+
+static void nest_enter(struct nest *n);
+
+static void nest_in_update(void *value, void *ctx)
+{
+    (void)value;
+    nest_enter(ctx);
+}
+
+static void nest_in_access(const void *value, void *ctx)
+{
+    (void)value;
+    nest_enter(ctx);
+}
+
+static void nest_enter(struct nest *n)
+{
+    int i = nest_entered++;
+    ck_assert_uint_eq(rt_budget(), 64 * KIB);
+    ck_assert_uint_eq(rt_held(), n->held0 + nest_task_extra(i));
+    char *p = rt_alloc(24);
+    ck_assert_uint_eq(rt_held(), n->held0 + nest_task_extra(i + 1));
+    for (int j = 0; j <= i; j += 2) {
+        size_t f = rt_shared_held(n->v[j]);
+        void *o = rt_alloc_outside((size_t)(8 + j));
+        ck_assert_uint_eq(rt_held(), n->held0 + nest_task_extra(i + 1) + (size_t)(8 + j));
+        ck_assert_int_eq(rt_store(n->v[j], o), RT_OK);
+        ck_assert_uint_eq(rt_shared_held(n->v[j]), f + (size_t)(8 + j));
+        ck_assert_uint_eq(rt_held(), n->held0 + nest_task_extra(i + 1));
+    }
+    if (i + 1 < n->depth) {
+        rt_status st = (i + 1) % 2 == 0 ? rt_update(n->v[i + 1], nest_in_update, n)
+                                        : rt_access(n->v[i + 1], nest_in_access, n);
+        ck_assert_int_eq(st, RT_OK);
+    } else {
+        for (int j = 0; j < n->depth; j++) {
+            size_t f = n->chunk;
+            if (j % 2 == 0)
+                f += 32 + (size_t)(n->depth - j) * (size_t)(8 + j);
+            ck_assert_uint_eq(rt_shared_held(n->v[j]), f);
+            ck_assert(!rt_poisoned(n->v[j]));
+        }
+        if (n->panics)
+            rt_panic("at the innermost door");
+    }
+    ck_assert_uint_eq(rt_held(), n->held0 + nest_task_extra(i + 1));
+    rt_free(p);
+    ck_assert_uint_eq(rt_held(), n->held0 + nest_task_extra(i));
+}
+
+static void *nest_run(void *arg)
+{
+    struct nest *n = arg;
+    n->held0 = rt_held();
+    nest_entered = 0;
+    ck_assert_int_eq(rt_update(n->v[0], nest_in_update, n), RT_OK);
+    ck_assert_uint_eq(rt_held(), n->held0);
+    return NULL;
+}
+
+START_TEST(stores_reach_every_open_update_at_every_depth_of_nested_doors)
+{
+    static const int depths[] = {1, 2, 3, 5, 16, 17};
+    int64_t zero = 0;
+    rt_set_strategy(rt_fixed_strategy(64 * KIB));
+    rt_init();
+    for (size_t k = 0; k < sizeof depths / sizeof *depths; k++)
+        for (int mode = 0; mode < 3; mode++) { /* on main, on a task, a task that panics */
+            static struct nest n;
+            memset(&n, 0, sizeof n);
+            n.depth = depths[k];
+            n.panics = mode == 2;
+            for (int j = 0; j < n.depth; j++)
+                n.v[j] = rt_shared_new(RT_OWNED, sizeof zero, &zero, 1 * KIB);
+            n.chunk = rt_shared_held(n.v[0]);
+            ck_assert_uint_eq(n.chunk, 16);
+            if (mode == 0)
+                nest_run(&n);
+            else
+                ck_assert_int_eq(rt_join(rt_spawn(nest_run, &n), NULL),
+                                 n.panics ? RT_PANICKED : RT_OK);
+            ck_assert_int_eq(nest_entered, n.depth);
+            for (int j = 0; j < n.depth; j++) {
+                size_t f = n.chunk;
+                if (j % 2 == 0)
+                    f += (size_t)(n.depth - j) * (size_t)(8 + j) + (n.panics ? 32 : 0);
+                ck_assert_uint_eq(rt_shared_held(n.v[j]), f);
+                ck_assert(rt_poisoned(n.v[j]) == (n.panics && j % 2 == 0));
+                rt_shared_free(n.v[j]);
+            }
+            ck_assert_uint_eq(rt_held(), 0);
+        }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("states");
@@ -1540,6 +1752,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_task_or_a_thread_that_ends_with_a_region_open_is_a_violation);
     suite_add_test(s, a_close_clears_exactly_what_its_region_handed_out_at_every_depth_on_every_thread);
     suite_add_test(s, a_panic_closes_exactly_the_regions_open_at_every_depth_in_every_door);
+    suite_add_test(s, stores_reach_every_open_update_at_every_depth_of_nested_doors);
     suite_add_test(s, the_block_is_reused_in_every_shape_of_its_free_lists);
     suite_add_test(s, freed_neighbours_merge_on_the_left_the_right_and_both_sides);
 #if RT_TESTING
@@ -1547,6 +1760,7 @@ Suite *make_suite(void)
 #endif
     suite_add_test(s, outside_values_are_found_at_every_load_of_their_table);
     suite_add_test(s, outside_values_stay_found_when_deletions_and_insertions_interleave);
+    suite_add_test(s, outside_values_are_found_at_every_load_when_stores_and_unstores_move_them);
     suite_add_test(s, a_receiver_waiting_on_an_empty_channel_gets_the_value_and_its_bytes);
     suite_add_test(s, a_sender_waiting_on_a_full_channel_sends_when_room_is_made);
     suite_add_test(s, closing_wakes_a_waiting_sender_and_a_waiting_receiver);
