@@ -880,6 +880,105 @@ START_TEST(a_region_sets_every_byte_to_its_fill_over_bytes_its_chunk_still_holds
 }
 END_TEST
 
+/* ---- a take over kept chunks allocates nothing --------------------------- */
+
+/* rt_chunk_take is the chunk given last, "else" a fresh malloc (refrt.h),
+** and the cache "pays neither malloc nor free on a hit"
+** (docs/region-cache.md): with the 16 chunks of 16 nested regions kept,
+** reopening the regions at each depth 1 to 16 with the thread's next
+** allocation armed to fail (fail_nth(1)) pops the chunk the same region
+** had (closed innermost first, the outermost's chunk is on top) and makes
+** no allocation call at all; closing them again with the failure armed
+** makes none either and keeps each chunk (rt_chunk_kept() exact at every
+** depth), and no chunk is malloc'ed or freed. With all 16 in use (none
+** kept) a 17th open has only malloc left: armed to fail, it traps. On
+** main, a plain thread and a task. */
+static const char *reopens_over_kept_chunks(void)
+{
+    rt_region r[RT_REGION_CACHE_SLOTS];
+    unsigned char *had[RT_REGION_CACHE_SLOTS];
+    unsigned long calls;
+
+    if (rt_chunk_kept() != 0)
+        return "kept a chunk before the test";
+    for (unsigned i = 0; i < RT_REGION_CACHE_SLOTS; i++) {
+        rt_region_open(&r[i]);
+        had[i] = r[i].base;
+        (void)rt_region_alloc(&r[i], 1, 1 + i, 0x31);
+    }
+    for (unsigned i = RT_REGION_CACHE_SLOTS; i-- > 0;)
+        rt_region_close(&r[i]);
+    if (rt_chunk_kept() != RT_REGION_CACHE_SLOTS)
+        return "16 closes did not keep 16";
+    chunks_reset();
+    for (unsigned i = 0; i < RT_REGION_CACHE_SLOTS; i++) {
+        fail_nth(1);
+        rt_region_open(&r[i]);
+        calls = fail_calls();
+        fail_nth(0);
+        if (calls != 0)
+            return "an open over a kept chunk made an allocation call";
+        if (r[i].base != had[i])
+            return "an open did not take the chunk its region had (LIFO)";
+        if (rt_chunk_kept() != RT_REGION_CACHE_SLOTS - 1 - i)
+            return "kept after an open";
+        if (rt_region_alloc(&r[i], 1, 1 + i, 0x32) != r[i].base)
+            return "an allocation not at the base";
+    }
+    for (unsigned i = RT_REGION_CACHE_SLOTS; i-- > 0;) {
+        fail_nth(1);
+        rt_region_close(&r[i]);
+        calls = fail_calls();
+        fail_nth(0);
+        if (calls != 0)
+            return "a close that keeps made an allocation call";
+        if (rt_chunk_kept() != RT_REGION_CACHE_SLOTS - i)
+            return "kept after a close";
+    }
+    struct chunk_counts n = chunks_counted();
+    if (n.mallocs != 0 || n.frees != 0)
+        return "a chunk malloc'ed or freed with every open a hit";
+    return NULL;
+}
+
+static void *reopens_there(void *unused)
+{
+    (void)unused;
+    return (void *)reopens_over_kept_chunks();
+}
+
+static void seventeenth_open_with_malloc_failing(void *unused)
+{
+    rt_region r[RT_REGION_CACHE_SLOTS + 1];
+    (void)unused;
+    rt_init();
+    for (unsigned i = 0; i < RT_REGION_CACHE_SLOTS; i++)
+        rt_region_open(&r[i]);
+    if (rt_chunk_kept() != 0)
+        _exit(4);
+    fail_nth(1);
+    rt_region_open(&r[RT_REGION_CACHE_SLOTS]);
+    fail_nth(0);
+    _exit(3); /* the open returned */
+}
+
+START_TEST(regions_reopened_over_kept_chunks_allocate_nothing_at_every_depth)
+{
+    pthread_t t;
+    void *why = NULL;
+    rt_set_strategy(rt_fixed_strategy(16 * 1024));
+    rt_init();
+    const char *on_main = reopens_over_kept_chunks();
+    ck_assert_msg(on_main == NULL, "on main: %s", on_main);
+    ck_assert_int_eq(pthread_create(&t, NULL, reopens_there, NULL), 0);
+    ck_assert_int_eq(pthread_join(t, &why), 0);
+    ck_assert_msg(why == NULL, "on a plain thread: %s", (const char *)why);
+    ck_assert_int_eq(rt_join(rt_spawn(reopens_there, NULL), &why), RT_OK);
+    ck_assert_msg(why == NULL, "on a task: %s", (const char *)why);
+    ck_assert_trap(seventeenth_open_with_malloc_failing, NULL);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("region_cache");
@@ -917,5 +1016,6 @@ Suite *make_suite(void)
     suite_add_test(s, every_wrong_give_is_a_violation_in_every_state_on_every_thread);
     suite_add_test(s, a_main_that_calls_pthread_exit_frees_the_chunks_it_keeps_cleared);
     suite_add_test(s, a_region_sets_every_byte_to_its_fill_over_bytes_its_chunk_still_holds);
+    suite_add_test(s, regions_reopened_over_kept_chunks_allocate_nothing_at_every_depth);
     return s;
 }
