@@ -748,6 +748,112 @@ START_TEST(every_wrong_give_is_a_violation_in_every_state_on_every_thread)
 }
 END_TEST
 
+/* rt_chunk_give's violations hold in the contexts at a thread's edges too:
+** inside a destructor that runs before the runtime's (a key made before
+** rt_init: the thread's state still there), inside one that runs after it
+** (a key made after: the state the call makes there), and on a thread
+** made before rt_init, giving after it (its first call after rt_init made
+** its state). The top given again with 1 and 16 kept, a byte too many
+** with 16 kept (a give that would free) and a NULL base with none kept;
+** the line names the chunk or the range exactly. */
+enum { EDGE_DTOR_BEFORE, EDGE_DTOR_AFTER, EDGE_THREAD_BEFORE_INIT, EDGE_PLACES };
+static const char *const edge_places[] = {"a destructor before the runtime's",
+                                          "a destructor after the runtime's",
+                                          "a thread made before rt_init"};
+static pthread_key_t wrong_give_key;
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t init_cond = PTHREAD_COND_INITIALIZER;
+static int init_stage; /* 1: the thread is done before rt_init; 2: rt_init made */
+
+static void destructor_gives_wrongly(void *arg)
+{
+    give_wrongly(arg);
+}
+
+static void *sets_the_wrong_give_key(void *arg)
+{
+    (void)rt_chunk_kept(); /* this thread's state, before its end */
+    pthread_setspecific(wrong_give_key, arg);
+    return NULL;
+}
+
+static void *waits_for_init_then_gives_wrongly(void *arg)
+{
+    void *c = rt_chunk_take(); /* the cache off: malloc'ed, and freed */
+    rt_chunk_give(c, c);
+    pthread_mutex_lock(&init_lock);
+    init_stage = 1;
+    pthread_cond_broadcast(&init_cond);
+    while (init_stage < 2)
+        pthread_cond_wait(&init_cond, &init_lock);
+    pthread_mutex_unlock(&init_lock);
+    return give_wrongly(arg);
+}
+
+static void give_wrongly_at_the_edge(void *arg)
+{
+    const struct wrong_give *w = arg;
+    pthread_t t;
+    die_of_alarm_after(5); /* a hang, not a bound */
+    if (w->place == EDGE_DTOR_BEFORE &&
+        pthread_key_create(&wrong_give_key, destructor_gives_wrongly) != 0)
+        _exit(7);
+    if (w->place == EDGE_THREAD_BEFORE_INIT &&
+        pthread_create(&t, NULL, waits_for_init_then_gives_wrongly, arg) != 0)
+        _exit(5);
+    pthread_mutex_lock(&init_lock); /* rt_init once the thread's calls before it are done */
+    while (w->place == EDGE_THREAD_BEFORE_INIT && init_stage < 1)
+        pthread_cond_wait(&init_cond, &init_lock);
+    pthread_mutex_unlock(&init_lock);
+    rt_init();
+    if (w->place == EDGE_DTOR_AFTER &&
+        pthread_key_create(&wrong_give_key, destructor_gives_wrongly) != 0)
+        _exit(7);
+    if (w->place == EDGE_THREAD_BEFORE_INIT) {
+        pthread_mutex_lock(&init_lock);
+        init_stage = 2;
+        pthread_cond_broadcast(&init_cond);
+        pthread_mutex_unlock(&init_lock);
+    } else if (pthread_create(&t, NULL, sets_the_wrong_give_key, arg) != 0) {
+        _exit(5);
+    }
+    pthread_join(t, NULL);
+    _exit(6);
+}
+
+START_TEST(every_wrong_give_is_a_violation_in_a_destructor_and_on_a_thread_made_before_init)
+{
+    static const struct {
+        int kind;
+        unsigned kept;
+    } cases[] = {{GIVE_TOP_AGAIN, 1},
+                 {GIVE_TOP_AGAIN, RT_REGION_CACHE_SLOTS},
+                 {GIVE_A_BYTE_TOO_MANY, RT_REGION_CACHE_SLOTS},
+                 {GIVE_NULL_BASE, 0}};
+    for (int place = 0; place < EDGE_PLACES; place++)
+        for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+            struct wrong_give w = {place, cases[k].kind, cases[k].kept};
+            void *base = NULL, *end = NULL;
+            char want[160];
+            struct death d = run_child(give_wrongly_at_the_edge, &w);
+            if (d.signal != SIGABRT || sscanf(d.err, "giving %p %p", &base, &end) != 2)
+                ck_abort_msg("%s in %s keeping %u: expected SIGABRT, got signal %d exit %d; "
+                             "stderr: %s", wrong_gives[w.kind], edge_places[place], w.kept,
+                             d.signal, d.exit_status, d.err);
+            if (w.kind == GIVE_TOP_AGAIN)
+                snprintf(want, sizeof want, "refrt: rt_chunk_give: chunk %p was given twice\n",
+                         base);
+            else
+                snprintf(want, sizeof want,
+                         "refrt: rt_chunk_give: [%p, %p) is not a range inside one chunk\n",
+                         base, end);
+            if (strstr(d.err, want) == NULL)
+                ck_abort_msg("%s in %s keeping %u: stderr lacks \"%s\": %s", wrong_gives[w.kind],
+                             edge_places[place], w.kept, want, d.err);
+        }
+}
+END_TEST
+
 /* ---- main's chunks when main calls pthread_exit ------------------------- */
 
 /* Main's chunks go with the process, except when main calls pthread_exit:
@@ -1014,6 +1120,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_range_not_in_a_chunk_is_named_base_first_in_the_violation);
     suite_add_test(s, rt_hot_before_init_is_a_violation);
     suite_add_test(s, every_wrong_give_is_a_violation_in_every_state_on_every_thread);
+    suite_add_test(s, every_wrong_give_is_a_violation_in_a_destructor_and_on_a_thread_made_before_init);
     suite_add_test(s, a_main_that_calls_pthread_exit_frees_the_chunks_it_keeps_cleared);
     suite_add_test(s, a_region_sets_every_byte_to_its_fill_over_bytes_its_chunk_still_holds);
     suite_add_test(s, regions_reopened_over_kept_chunks_allocate_nothing_at_every_depth);

@@ -1131,47 +1131,62 @@ START_TEST(the_cache_keeps_its_promises_at_every_depth_in_a_destructor_before_an
 }
 END_TEST
 
-/* A destructor that runs before the runtime's and leaves a region open:
-** the thread then ends with a region open, which the runtime's destructor
-** reports (docs/region-cache.md: "the destructor reports it as a
-** violation instead"), at depth 1 and 17, whatever the thread keeps. */
+/* A destructor that leaves a region open: the thread then ends with a
+** region open, which the runtime's destructor reports (docs/region-cache.md:
+** "the destructor reports it as a violation instead"), whatever the thread
+** keeps (1 here): a destructor that runs before the runtime's (a key made
+** before rt_init), and one that runs after it (a key made after: its
+** region is in the state the call made there, which the next round of
+** destructors frees), 1, 2 and 17 deep. */
 static pthread_key_t key_leaving_a_region;
 
 static void destructor_leaves_regions_open(void *value)
 {
     static rt_region r[RT_REGION_CACHE_SLOTS + 1];
-    unsigned d = (unsigned)(uintptr_t)value;
+    unsigned d = (unsigned)(uintptr_t)value / 2;
+    void *c = rt_chunk_take();
+    rt_chunk_give(c, c); /* 1 kept, in whichever state this is */
     for (unsigned i = 0; i < d; i++)
         rt_region_open(&r[i]);
 }
 
-static void *sets_the_leaving_key(void *depth)
+static void *sets_the_leaving_key(void *arg)
 {
-    void *c = rt_chunk_take();
-    rt_chunk_give(c, c); /* 1 kept */
-    pthread_setspecific(key_leaving_a_region, depth);
+    (void)rt_chunk_kept(); /* this thread's state */
+    pthread_setspecific(key_leaving_a_region, arg);
     return NULL;
 }
 
-static void thread_ends_with_a_region_opened_in_a_destructor(void *depth)
+static void thread_ends_with_a_region_opened_in_a_destructor(void *arg)
 {
     pthread_t t;
-    if (pthread_key_create(&key_leaving_a_region, destructor_leaves_regions_open) != 0)
+    bool after = (uintptr_t)arg % 2 != 0;
+    if (!after && pthread_key_create(&key_leaving_a_region, destructor_leaves_regions_open) != 0)
         _exit(4);
     rt_init();
-    if (pthread_create(&t, NULL, sets_the_leaving_key, depth) != 0)
+    if (after && pthread_key_create(&key_leaving_a_region, destructor_leaves_regions_open) != 0)
+        _exit(4);
+    if (pthread_create(&t, NULL, sets_the_leaving_key, arg) != 0)
         _exit(5);
     pthread_join(t, NULL);
     _exit(3);
 }
 
-START_TEST(a_region_left_open_by_a_destructor_before_the_runtimes_is_a_violation)
+START_TEST(a_region_left_open_by_a_destructor_before_or_after_the_runtimes_is_a_violation)
 {
     static const uintptr_t depths[] = {1, 2, RT_REGION_CACHE_SLOTS + 1};
-    for (size_t i = 0; i < sizeof depths / sizeof *depths; i++)
-        ck_assert_violation(thread_ends_with_a_region_opened_in_a_destructor,
-                            (void *)depths[i],
-                            "refrt: hot_destroy: a thread ended with a region still open\n");
+    for (uintptr_t after = 0; after < 2; after++)
+        for (size_t i = 0; i < sizeof depths / sizeof *depths; i++) {
+            struct death d = run_child(thread_ends_with_a_region_opened_in_a_destructor,
+                                       (void *)(depths[i] * 2 + after));
+            if (d.signal != SIGABRT ||
+                strstr(d.err, "refrt: hot_destroy: a thread ended with a region still open\n") ==
+                    NULL)
+                ck_abort_msg("%u regions left open by a destructor %s the runtime's: expected "
+                             "SIGABRT and hot_destroy's violation, got signal %d exit %d; "
+                             "stderr: %s", (unsigned)depths[i], after ? "after" : "before",
+                             d.signal, d.exit_status, d.err);
+        }
 }
 END_TEST
 
@@ -1310,6 +1325,69 @@ START_TEST(a_thread_made_before_init_has_the_cache_off_then_on_at_every_depth)
 }
 END_TEST
 
+/* A thread made before rt_init that ends with regions it opened after
+** rt_init still open is the violation of any thread (docs/region-cache.md:
+** "A thread must end with no region open"), 1 and 17 deep, also with a
+** region it opened before rt_init (untracked) open around them. */
+static pthread_mutex_t early_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t early_cond = PTHREAD_COND_INITIALIZER;
+static int early_stage; /* 1: the thread is done before rt_init; 2: rt_init made */
+
+static void *early_thread_leaves_regions_open(void *arg)
+{
+    static rt_region untracked, r[RT_REGION_CACHE_SLOTS + 1];
+    unsigned d = (unsigned)(uintptr_t)arg / 2;
+    if ((uintptr_t)arg % 2 != 0)
+        rt_region_open(&untracked);
+    pthread_mutex_lock(&early_lock);
+    early_stage = 1;
+    pthread_cond_broadcast(&early_cond);
+    while (early_stage < 2)
+        pthread_cond_wait(&early_cond, &early_lock);
+    pthread_mutex_unlock(&early_lock);
+    for (unsigned i = 0; i < d; i++)
+        rt_region_open(&r[i]);
+    return NULL;
+}
+
+static void early_thread_ends_with_regions_open(void *arg)
+{
+    pthread_t t;
+    die_of_alarm_after(5); /* a hang, not a bound */
+    if (pthread_create(&t, NULL, early_thread_leaves_regions_open, arg) != 0)
+        _exit(5);
+    pthread_mutex_lock(&early_lock);
+    while (early_stage < 1)
+        pthread_cond_wait(&early_cond, &early_lock);
+    pthread_mutex_unlock(&early_lock);
+    rt_init();
+    pthread_mutex_lock(&early_lock);
+    early_stage = 2;
+    pthread_cond_broadcast(&early_cond);
+    pthread_mutex_unlock(&early_lock);
+    pthread_join(t, NULL);
+    _exit(3);
+}
+
+START_TEST(a_thread_made_before_init_that_ends_with_a_region_open_is_a_violation)
+{
+    static const uintptr_t depths[] = {1, RT_REGION_CACHE_SLOTS + 1};
+    for (uintptr_t untracked = 0; untracked < 2; untracked++)
+        for (size_t i = 0; i < sizeof depths / sizeof *depths; i++) {
+            struct death d = run_child(early_thread_ends_with_regions_open,
+                                       (void *)(depths[i] * 2 + untracked));
+            if (d.signal != SIGABRT ||
+                strstr(d.err, "refrt: hot_destroy: a thread ended with a region still open\n") ==
+                    NULL)
+                ck_abort_msg("%u regions open%s at the end of a thread made before rt_init: "
+                             "expected SIGABRT and hot_destroy's violation, got signal %d exit "
+                             "%d; stderr: %s", (unsigned)depths[i],
+                             untracked ? " inside an untracked one" : "", d.signal,
+                             d.exit_status, d.err);
+        }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("region_cache_more");
@@ -1349,8 +1427,9 @@ Suite *make_suite(void)
     tcase_add_test(tc, the_strategy_rt_init_asks_runs_with_the_cache_off);
     tcase_add_test(tc, an_untracked_region_closes_while_tracked_ones_are_open_inside_it);
     tcase_add_test(tc, the_cache_keeps_its_promises_at_every_depth_in_a_destructor_before_and_after_the_runtimes);
-    tcase_add_test(tc, a_region_left_open_by_a_destructor_before_the_runtimes_is_a_violation);
+    tcase_add_test(tc, a_region_left_open_by_a_destructor_before_or_after_the_runtimes_is_a_violation);
     tcase_add_test(tc, a_thread_made_before_init_has_the_cache_off_then_on_at_every_depth);
+    tcase_add_test(tc, a_thread_made_before_init_that_ends_with_a_region_open_is_a_violation);
 #if RT_PRIM_DIRECT
     tcase_add_test(tc, a_key_past_the_first_block_keeps_the_direct_path_off);
 #endif
