@@ -251,6 +251,52 @@ START_TEST(a_thread_end_frees_its_chunks_cleared)
 }
 END_TEST
 
+/* A thread that ends by pthread_exit, not by returning, ends all the
+** same (refrt.h: "When a thread ends, its kept chunks ... are freed"):
+** with 0, 1, 15, 16 and 17 chunks given,
+** exactly the min(given, 16) kept are freed, cleared, by the time
+** pthread_join returns, and none is left live. */
+static void *gives_then_exits(void *arg)
+{
+    void **c = arg;
+    unsigned give = (unsigned)(uintptr_t)c[RT_REGION_CACHE_SLOTS + 1];
+    for (unsigned i = 0; i < give; i++)
+        c[i] = rt_chunk_take();
+    for (unsigned i = 0; i < give; i++) {
+        memset(c[i], 0x42, 10 + i);
+        rt_chunk_give(c[i], (unsigned char *)c[i] + 10 + i);
+    }
+    c[RT_REGION_CACHE_SLOTS + 2] = (void *)(uintptr_t)rt_chunk_kept();
+    pthread_exit(NULL);
+}
+
+START_TEST(a_thread_that_calls_pthread_exit_frees_exactly_the_chunks_it_keeps)
+{
+    static const unsigned gives[] = {0, 1, 15, RT_REGION_CACHE_SLOTS, RT_REGION_CACHE_SLOTS + 1};
+    rt_init();
+    for (size_t g = 0; g < sizeof gives / sizeof *gives; g++) {
+        void *c[RT_REGION_CACHE_SLOTS + 3] = {0};
+        unsigned kept = gives[g] < RT_REGION_CACHE_SLOTS ? gives[g] : RT_REGION_CACHE_SLOTS;
+        pthread_t t;
+        c[RT_REGION_CACHE_SLOTS + 1] = (void *)(uintptr_t)gives[g];
+        chunks_reset();
+        ck_assert_int_eq(pthread_create(&t, NULL, gives_then_exits, c), 0);
+        ck_assert_int_eq(pthread_join(t, NULL), 0);
+        struct chunk_counts n = chunks_counted();
+        unsigned live = 0;
+        for (unsigned i = 0; i < gives[g]; i++)
+            live += chunk_live(c[i]) != 0;
+        ck_assert_msg((uintptr_t)c[RT_REGION_CACHE_SLOTS + 2] == kept && n.mallocs == gives[g] &&
+                          n.frees == gives[g] && n.frees_dirty == 0 && live == 0,
+                      "%u given, then pthread_exit: kept %u (%u), %lu mallocs, %lu frees, %lu "
+                      "dirty, %u live (%u, %u, 0, 0)", gives[g],
+                      (unsigned)(uintptr_t)c[RT_REGION_CACHE_SLOTS + 2], kept, n.mallocs,
+                      n.frees, n.frees_dirty, live, gives[g], gives[g]);
+    }
+    ck_assert_uint_eq(rt_chunk_kept(), 0);
+}
+END_TEST
+
 static void *thread_takes_one(void *out)
 {
     *(void **)out = rt_chunk_take();
@@ -1103,6 +1149,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_freed_chunk_is_cleared_first);
     suite_add_test(s, a_new_region_shows_no_byte_of_the_last);
     suite_add_test(s, a_thread_end_frees_its_chunks_cleared);
+    suite_add_test(s, a_thread_that_calls_pthread_exit_frees_exactly_the_chunks_it_keeps);
     suite_add_test(s, a_thread_never_takes_anothers_chunk);
     suite_add_test(s, closing_another_threads_region_is_a_violation);
     suite_add_test(s, a_threads_first_call_may_be_a_give_and_it_is_kept);

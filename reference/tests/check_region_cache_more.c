@@ -995,7 +995,10 @@ END_TEST
 ** state, docs/region-cache.md). There, regions nested 0 to 17 deep, one
 ** depth after the other, are checked against a model of the cache: each
 ** open takes the chunk given last (LIFO) or, with none kept, a fresh one;
-** each close keeps its chunk below 16 kept and frees it, cleared, at 16;
+** each close keeps its chunk below 16 kept, cleared up to its bump and
+** not a byte further (a byte the test wrote past the bump survives), and
+** at 16 frees it, cleared (no byte written past the bump there: testutil
+** calls a freed chunk with any byte set dirty);
 ** rt_chunk_kept() and the innermost region are exact after every call.
 ** The destructor then takes back all but `left` chunks (the program's:
 ** the test frees them), and the thread's end frees exactly the `left` it
@@ -1049,10 +1052,14 @@ static void destructor_walks_every_depth(void *value)
         }
         for (unsigned i = d; i-- > 0;) {
             unsigned char *base = r[i].base;
+            if (kept < RT_REGION_CACHE_SLOTS)
+                base[100 + i] = 0x7e; /* past the bump: the close leaves it */
             rt_region_close(&r[i]);
             if (kept < RT_REGION_CACHE_SLOTS) {
                 model[kept++] = base;
                 WALK_CHECK(base[0] == 0 && base[99 + i] == 0, "a kept chunk not cleared");
+                WALK_CHECK(base[100 + i] == 0x7e, "a close cleared past its bump");
+                base[100 + i] = 0;
             } else {
                 WALK_CHECK(!chunk_live(base), "a close at 16 kept did not free");
             }
