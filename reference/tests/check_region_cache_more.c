@@ -1138,6 +1138,80 @@ START_TEST(the_cache_keeps_its_promises_at_every_depth_in_a_destructor_before_an
 }
 END_TEST
 
+/* Four threads walking every depth at once (the same walk and model as in
+** a destructor above), started together right after rt_init, so that
+** their states are made, their first publish raced and their caches used
+** concurrently (run under TSan too): each thread's cache is its own, so
+** each meets its model exactly (LIFO, 16 kept, kept counts, innermost),
+** and together they malloc exactly the chunks they saw and free all but
+** the ones they took back, none dirty; each thread's end frees the `left`
+** it keeps (0, 1, 15, 16) before its join returns. */
+static pthread_barrier_t walkers_start;
+
+static void *walks_every_depth_at_once(void *arg)
+{
+    pthread_barrier_wait(&walkers_start);
+    destructor_walks_every_depth(arg);
+    return NULL;
+}
+
+START_TEST(threads_walking_every_depth_at_once_each_keep_their_own_cache)
+{
+    enum { WALKERS = 4 };
+    static const unsigned lefts[WALKERS] = {0, 1, 15, RT_REGION_CACHE_SLOTS};
+    static struct depth_in_destructor w[WALKERS];
+    pthread_t t[WALKERS];
+    unsigned long seen = 0, taken = 0;
+
+    rt_init();
+    ck_assert_int_eq(pthread_barrier_init(&walkers_start, NULL, WALKERS), 0);
+    chunks_reset();
+    for (int i = 0; i < WALKERS; i++) {
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].left = lefts[i];
+        ck_assert_int_eq(pthread_create(&t[i], NULL, walks_every_depth_at_once, &w[i]), 0);
+    }
+    for (int i = 0; i < WALKERS; i++)
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+    struct chunk_counts n = chunks_counted();
+    for (int i = 0; i < WALKERS; i++) {
+        if (w[i].failed != NULL)
+            ck_abort_msg("thread %d (%u left), %u deep: %s", i, lefts[i], w[i].at_depth,
+                         w[i].failed);
+        unsigned live = 0;
+        for (unsigned j = 0; j < w[i].ntaken; j++)
+            live += chunk_live(w[i].taken[j]) != 0;
+        if (live != w[i].ntaken || w[i].ntaken != RT_REGION_CACHE_SLOTS - lefts[i])
+            ck_abort_msg("thread %d (%u left): %u of its %u taken live (%u each)", i, lefts[i],
+                         live, w[i].ntaken, RT_REGION_CACHE_SLOTS - lefts[i]);
+        seen += w[i].nseen;
+        taken += w[i].ntaken;
+    }
+    /* every other chunk was freed: among all the addresses seen (one thread
+    ** may have been handed an address another freed), only the taken live */
+    void *all[WALKERS * 64];
+    unsigned nall = 0, live_all = 0;
+    for (int i = 0; i < WALKERS; i++)
+        for (unsigned j = 0; j < w[i].nseen; j++) {
+            unsigned k = 0;
+            while (k < nall && all[k] != w[i].seen[j])
+                k++;
+            if (k == nall) {
+                all[nall++] = w[i].seen[j];
+                live_all += chunk_live(w[i].seen[j]) != 0;
+            }
+        }
+    ck_assert_msg(live_all == taken, "%u chunks live after the ends, %lu taken", live_all, taken);
+    ck_assert_msg(n.mallocs == seen && n.frees == seen - taken && n.frees_dirty == 0,
+                  "%lu mallocs (%lu), %lu frees (%lu), %lu dirty", n.mallocs, seen, n.frees,
+                  seen - taken, n.frees_dirty);
+    for (int i = 0; i < WALKERS; i++)
+        for (unsigned j = 0; j < w[i].ntaken; j++)
+            free(w[i].taken[j]); /* the program's, from malloc */
+    ck_assert_int_eq(pthread_barrier_destroy(&walkers_start), 0);
+}
+END_TEST
+
 /* A destructor that leaves a region open: the thread then ends with a
 ** region open, which the runtime's destructor reports (docs/region-cache.md:
 ** "the destructor reports it as a violation instead"), whatever the thread
@@ -1434,6 +1508,7 @@ Suite *make_suite(void)
     tcase_add_test(tc, the_strategy_rt_init_asks_runs_with_the_cache_off);
     tcase_add_test(tc, an_untracked_region_closes_while_tracked_ones_are_open_inside_it);
     tcase_add_test(tc, the_cache_keeps_its_promises_at_every_depth_in_a_destructor_before_and_after_the_runtimes);
+    tcase_add_test(tc, threads_walking_every_depth_at_once_each_keep_their_own_cache);
     tcase_add_test(tc, a_region_left_open_by_a_destructor_before_or_after_the_runtimes_is_a_violation);
     tcase_add_test(tc, a_thread_made_before_init_has_the_cache_off_then_on_at_every_depth);
     tcase_add_test(tc, a_thread_made_before_init_that_ends_with_a_region_open_is_a_violation);
