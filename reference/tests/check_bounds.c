@@ -24,11 +24,13 @@
 **   takes an 8-byte header, rounded up to 16; an outside value its bytes).
 */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <stdalign.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "refrt.h"
 #include "testutil.h"
@@ -330,6 +332,161 @@ START_TEST(allocating_from_a_region_not_open_is_a_violation_for_every_count_and_
 }
 END_TEST
 
+/* The room left at its edges in every context a region is used in: before
+** rt_init (the cache off), on a plain thread and on a task, and at every
+** depth 1 to 17 on main (16 outer regions partly used around it), in a
+** region empty, partly used (1 and 17 bytes), with exactly one aligned
+** granule left (the bump at CHUNK - 17 and CHUNK - 16) and full (CHUNK - 1,
+** rounded up, and CHUNK): 1 x room, room x 1 and room / ALIGN x ALIGN fit
+** at the aligned bump, move the bump to the chunk's end, set every byte
+** and touch nothing before; 0 x SIZE_MAX fits there with no byte; and
+** 1 x (room + 1) traps (refrt.h: a trap exactly when the product does not
+** fit the chunk's room). The traps run in children (a few, each is a
+** fork): before rt_init empty, at 17, one granule left and full; on a
+** thread partly used, on a task full; on main at depths 1, 2, 15, 16 and
+** 17, empty, at 17, one granule left, full by rounding and full. */
+static const size_t edge_bumps[] = {0, 1, 17, CHUNK - 17, CHUNK - 16, CHUNK - 1, CHUNK};
+#define NEDGES (sizeof edge_bumps / sizeof edge_bumps[0])
+
+/* Checks every fitting call at every bump of edge_bumps in fresh regions
+** on this thread; NULL, or what failed, written to why. */
+static const char *room_edges_fit(char *why, size_t len)
+{
+    for (size_t b = 0; b < NEDGES; b++) {
+        size_t bump = edge_bumps[b], at = round_up(bump, ALIGN), room = CHUNK - at;
+        struct call fits[4] = {{1, room}, {room, 1}, {room / ALIGN, ALIGN}, {0, SIZE_MAX}};
+        for (size_t i = 0; i < 4; i++) {
+            size_t bytes = fits[i].count * fits[i].size;
+            rt_region r;
+            rt_region_open(&r);
+            if (bump > 0 && rt_region_alloc(&r, bump, 1, 0xAB) != r.base)
+                return snprintf(why, len, "bump %zu: the first allocation not at the base",
+                                bump), why;
+            unsigned char *p = rt_region_alloc(&r, fits[i].count, fits[i].size, 0x5C);
+            int ok = p == r.base + at && r.bump == p + bytes;
+            for (size_t k = 0; ok && k < bytes; k++)
+                ok = p[k] == 0x5C;
+            for (size_t k = bump; ok && k < at; k++)
+                ok = r.base[k] == 0;
+            if (ok && bump > 0)
+                ok = r.base[bump - 1] == 0xAB && r.base[0] == 0xAB;
+            if (!ok)
+                return snprintf(why, len, "bump %zu, %zu x %zu: at offset %td (%zu), bump at "
+                                "%td (%zu), or a byte wrong", bump, fits[i].count, fits[i].size,
+                                p - r.base, at, r.bump - r.base, at + bytes), why;
+            rt_region_close(&r);
+        }
+    }
+    return NULL;
+}
+
+static char edge_why[3][200];
+
+static void *room_edges_fit_there(void *which)
+{
+    char *why = edge_why[(uintptr_t)which];
+    return (void *)room_edges_fit(why, sizeof edge_why[0]);
+}
+
+/* In a child: rt_init (but before rt_init), then on `where` a region with
+** its bump at `bump`, and 1 x (room + 1) from it. */
+struct edge_trap {
+    int where; /* 0 main before rt_init, 1 main, 2 a plain thread, 3 a task */
+    size_t bump;
+};
+
+static void *alloc_one_past_the_room(void *arg)
+{
+    const struct edge_trap *e = arg;
+    size_t room = CHUNK - round_up(e->bump, ALIGN);
+    rt_region r;
+    rt_region_open(&r);
+    if (e->bump > 0)
+        (void)rt_region_alloc(&r, e->bump, 1, 0xAB);
+    (void)rt_region_alloc(&r, 1, room + 1, 0x5C);
+    _exit(3); /* it returned */
+}
+
+static void one_past_the_room_in_a_child(void *arg)
+{
+    const struct edge_trap *e = arg;
+    pthread_t t;
+    if (e->where != 0)
+        rt_init();
+    if (e->where <= 1)
+        alloc_one_past_the_room(arg);
+    if (e->where == 2) {
+        if (pthread_create(&t, NULL, alloc_one_past_the_room, arg) != 0)
+            _exit(5);
+        pthread_join(t, NULL);
+    } else {
+        rt_join(rt_spawn(alloc_one_past_the_room, arg), NULL);
+    }
+    _exit(6);
+}
+
+static void assert_traps_one_past(int where, size_t bump, unsigned depth)
+{
+    static const char *const wheres[] = {"before rt_init", "on main", "on a plain thread",
+                                         "on a task"};
+    struct edge_trap e = {where, bump};
+    struct death d = run_child(one_past_the_room_in_a_child, &e);
+    if (d.signal != SIGILL)
+        ck_abort_msg("%s, depth %u, bump %zu, 1 x (room + 1): expected a trap (SIGILL), got "
+                     "signal %d exit %d; stderr: %s", wheres[where], depth, bump, d.signal,
+                     d.exit_status, d.err);
+}
+
+START_TEST(region_sizes_at_the_room_left_fit_or_trap_before_init_on_every_thread_and_at_every_depth)
+{
+    char why[200];
+    const char *failed;
+    pthread_t t;
+    void *res = NULL;
+    rt_region outer[RT_REGION_CACHE_SLOTS];
+    static const struct {
+        unsigned depth;
+        size_t bump;
+    } trap_at[] = {{1, 0}, {2, 17}, {15, CHUNK - 16}, {16, CHUNK - 1}, {17, CHUNK}};
+
+    failed = room_edges_fit(why, sizeof why);
+    ck_assert_msg(failed == NULL, "before rt_init: %s", failed);
+    ck_assert_uint_eq(rt_chunk_kept(), 0);
+    for (size_t b = 0; b < NEDGES; b += 2) /* empty, 17, CHUNK - 16, CHUNK */
+        assert_traps_one_past(0, edge_bumps[b], 1);
+    assert_traps_one_past(2, 17, 1);        /* partly used, on a plain thread */
+    assert_traps_one_past(3, CHUNK - 1, 1); /* full, on a task */
+
+    rt_set_strategy(rt_fixed_strategy(16 * 1024));
+    rt_init();
+    ck_assert_int_eq(pthread_create(&t, NULL, room_edges_fit_there, (void *)1), 0);
+    ck_assert_int_eq(pthread_join(t, &res), 0);
+    ck_assert_msg(res == NULL, "on a plain thread: %s", (const char *)res);
+    ck_assert_int_eq(rt_join(rt_spawn(room_edges_fit_there, (void *)2), &res), RT_OK);
+    ck_assert_msg(res == NULL, "on a task: %s", (const char *)res);
+
+    for (unsigned depth = 1; depth <= RT_REGION_CACHE_SLOTS + 1; depth++) {
+        for (unsigned i = 0; i + 1 < depth; i++) {
+            rt_region_open(&outer[i]);
+            (void)rt_region_alloc(&outer[i], 1, i * 1000 + 1, 0x22);
+        }
+        failed = room_edges_fit(why, sizeof why);
+        if (failed != NULL)
+            ck_abort_msg("on main, %u deep: %s", depth, failed);
+        /* the outer regions kept their bytes */
+        for (unsigned i = 0; i + 1 < depth; i++)
+            ck_require(outer[i].base[0] == 0x22 && outer[i].base[i * 1000] == 0x22 &&
+                       outer[i].bump == outer[i].base + i * 1000 + 1);
+        /* in a child forked here: the region it opens is `depth` deep */
+        for (size_t k = 0; k < sizeof trap_at / sizeof *trap_at; k++)
+            if (trap_at[k].depth == depth)
+                assert_traps_one_past(1, trap_at[k].bump, depth);
+        for (unsigned i = depth - 1; i-- > 0;)
+            rt_region_close(&outer[i]);
+    }
+}
+END_TEST
+
 /* ---- budgets ------------------------------------------------------------ */
 
 #define BUDGET ((size_t)4096)
@@ -561,6 +718,7 @@ Suite *make_suite(void)
     suite_add_test(s, region_sizes_trap_at_every_boundary_when_the_bump_is_past_the_chunk);
     suite_add_test(s, region_sizes_past_4_gib_trap_in_every_state_before_and_after_init);
     suite_add_test(s, allocating_from_a_region_not_open_is_a_violation_for_every_count_and_size);
+    suite_add_test(s, region_sizes_at_the_room_left_fit_or_trap_before_init_on_every_thread_and_at_every_depth);
     suite_add_test(s, requests_at_the_budgets_edge_panic_exactly_when_they_do_not_fit);
     suite_add_test(s, a_block_value_past_4_gib_at_the_top_grows_and_shrinks_in_place);
     return s;

@@ -251,6 +251,52 @@ START_TEST(a_thread_end_frees_its_chunks_cleared)
 }
 END_TEST
 
+/* A thread that ends by pthread_exit, not by returning, ends all the
+** same (refrt.h: "When a thread ends, its kept chunks ... are freed"):
+** with 0, 1, 15, 16 and 17 chunks given,
+** exactly the min(given, 16) kept are freed, cleared, by the time
+** pthread_join returns, and none is left live. */
+static void *gives_then_exits(void *arg)
+{
+    void **c = arg;
+    unsigned give = (unsigned)(uintptr_t)c[RT_REGION_CACHE_SLOTS + 1];
+    for (unsigned i = 0; i < give; i++)
+        c[i] = rt_chunk_take();
+    for (unsigned i = 0; i < give; i++) {
+        memset(c[i], 0x42, 10 + i);
+        rt_chunk_give(c[i], (unsigned char *)c[i] + 10 + i);
+    }
+    c[RT_REGION_CACHE_SLOTS + 2] = (void *)(uintptr_t)rt_chunk_kept();
+    pthread_exit(NULL);
+}
+
+START_TEST(a_thread_that_calls_pthread_exit_frees_exactly_the_chunks_it_keeps)
+{
+    static const unsigned gives[] = {0, 1, 15, RT_REGION_CACHE_SLOTS, RT_REGION_CACHE_SLOTS + 1};
+    rt_init();
+    for (size_t g = 0; g < sizeof gives / sizeof *gives; g++) {
+        void *c[RT_REGION_CACHE_SLOTS + 3] = {0};
+        unsigned kept = gives[g] < RT_REGION_CACHE_SLOTS ? gives[g] : RT_REGION_CACHE_SLOTS;
+        pthread_t t;
+        c[RT_REGION_CACHE_SLOTS + 1] = (void *)(uintptr_t)gives[g];
+        chunks_reset();
+        ck_assert_int_eq(pthread_create(&t, NULL, gives_then_exits, c), 0);
+        ck_assert_int_eq(pthread_join(t, NULL), 0);
+        struct chunk_counts n = chunks_counted();
+        unsigned live = 0;
+        for (unsigned i = 0; i < gives[g]; i++)
+            live += chunk_live(c[i]) != 0;
+        ck_assert_msg((uintptr_t)c[RT_REGION_CACHE_SLOTS + 2] == kept && n.mallocs == gives[g] &&
+                          n.frees == gives[g] && n.frees_dirty == 0 && live == 0,
+                      "%u given, then pthread_exit: kept %u (%u), %lu mallocs, %lu frees, %lu "
+                      "dirty, %u live (%u, %u, 0, 0)", gives[g],
+                      (unsigned)(uintptr_t)c[RT_REGION_CACHE_SLOTS + 2], kept, n.mallocs,
+                      n.frees, n.frees_dirty, live, gives[g], gives[g]);
+    }
+    ck_assert_uint_eq(rt_chunk_kept(), 0);
+}
+END_TEST
+
 static void *thread_takes_one(void *out)
 {
     *(void **)out = rt_chunk_take();
@@ -748,6 +794,111 @@ START_TEST(every_wrong_give_is_a_violation_in_every_state_on_every_thread)
 }
 END_TEST
 
+/* rt_chunk_give's violations hold in the contexts at a thread's edges too:
+** inside a destructor that runs before the runtime's (a key made before
+** rt_init: the thread's state still there), inside one that runs after it
+** (a key made after: the state the call makes there), and on a thread
+** made before rt_init, giving after it (its first call after rt_init made
+** its state). The top given again with 1 and 16 kept and a byte too many
+** with 16 kept (a give that would free): each child is a fork, so no more
+** than these; the line names the chunk or the range exactly. */
+enum { EDGE_DTOR_BEFORE, EDGE_DTOR_AFTER, EDGE_THREAD_BEFORE_INIT, EDGE_PLACES };
+static const char *const edge_places[] = {"a destructor before the runtime's",
+                                          "a destructor after the runtime's",
+                                          "a thread made before rt_init"};
+static pthread_key_t wrong_give_key;
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t init_cond = PTHREAD_COND_INITIALIZER;
+static int init_stage; /* 1: the thread is done before rt_init; 2: rt_init made */
+
+static void destructor_gives_wrongly(void *arg)
+{
+    give_wrongly(arg);
+}
+
+static void *sets_the_wrong_give_key(void *arg)
+{
+    (void)rt_chunk_kept(); /* this thread's state, before its end */
+    pthread_setspecific(wrong_give_key, arg);
+    return NULL;
+}
+
+static void *waits_for_init_then_gives_wrongly(void *arg)
+{
+    void *c = rt_chunk_take(); /* the cache off: malloc'ed, and freed */
+    rt_chunk_give(c, c);
+    pthread_mutex_lock(&init_lock);
+    init_stage = 1;
+    pthread_cond_broadcast(&init_cond);
+    while (init_stage < 2)
+        pthread_cond_wait(&init_cond, &init_lock);
+    pthread_mutex_unlock(&init_lock);
+    return give_wrongly(arg);
+}
+
+static void give_wrongly_at_the_edge(void *arg)
+{
+    const struct wrong_give *w = arg;
+    pthread_t t;
+    die_of_alarm_after(5); /* a hang, not a bound */
+    if (w->place == EDGE_DTOR_BEFORE &&
+        pthread_key_create(&wrong_give_key, destructor_gives_wrongly) != 0)
+        _exit(7);
+    if (w->place == EDGE_THREAD_BEFORE_INIT &&
+        pthread_create(&t, NULL, waits_for_init_then_gives_wrongly, arg) != 0)
+        _exit(5);
+    pthread_mutex_lock(&init_lock); /* rt_init once the thread's calls before it are done */
+    while (w->place == EDGE_THREAD_BEFORE_INIT && init_stage < 1)
+        pthread_cond_wait(&init_cond, &init_lock);
+    pthread_mutex_unlock(&init_lock);
+    rt_init();
+    if (w->place == EDGE_DTOR_AFTER &&
+        pthread_key_create(&wrong_give_key, destructor_gives_wrongly) != 0)
+        _exit(7);
+    if (w->place == EDGE_THREAD_BEFORE_INIT) {
+        pthread_mutex_lock(&init_lock);
+        init_stage = 2;
+        pthread_cond_broadcast(&init_cond);
+        pthread_mutex_unlock(&init_lock);
+    } else if (pthread_create(&t, NULL, sets_the_wrong_give_key, arg) != 0) {
+        _exit(5);
+    }
+    pthread_join(t, NULL);
+    _exit(6);
+}
+
+START_TEST(every_wrong_give_is_a_violation_in_a_destructor_and_on_a_thread_made_before_init)
+{
+    static const struct {
+        int kind;
+        unsigned kept;
+    } cases[] = {{GIVE_TOP_AGAIN, 1},
+                 {GIVE_TOP_AGAIN, RT_REGION_CACHE_SLOTS},
+                 {GIVE_A_BYTE_TOO_MANY, RT_REGION_CACHE_SLOTS}};
+    for (int place = 0; place < EDGE_PLACES; place++)
+        for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+            struct wrong_give w = {place, cases[k].kind, cases[k].kept};
+            void *base = NULL, *end = NULL;
+            char want[160];
+            struct death d = run_child(give_wrongly_at_the_edge, &w);
+            if (d.signal != SIGABRT || sscanf(d.err, "giving %p %p", &base, &end) != 2)
+                ck_abort_msg("%s in %s keeping %u: expected SIGABRT, got signal %d exit %d; "
+                             "stderr: %s", wrong_gives[w.kind], edge_places[place], w.kept,
+                             d.signal, d.exit_status, d.err);
+            if (w.kind == GIVE_TOP_AGAIN)
+                snprintf(want, sizeof want, "refrt: rt_chunk_give: chunk %p was given twice\n",
+                         base);
+            else
+                snprintf(want, sizeof want,
+                         "refrt: rt_chunk_give: [%p, %p) is not a range inside one chunk\n",
+                         base, end);
+            if (strstr(d.err, want) == NULL)
+                ck_abort_msg("%s in %s keeping %u: stderr lacks \"%s\": %s", wrong_gives[w.kind],
+                             edge_places[place], w.kept, want, d.err);
+        }
+}
+END_TEST
+
 /* ---- main's chunks when main calls pthread_exit ------------------------- */
 
 /* Main's chunks go with the process, except when main calls pthread_exit:
@@ -880,6 +1031,105 @@ START_TEST(a_region_sets_every_byte_to_its_fill_over_bytes_its_chunk_still_holds
 }
 END_TEST
 
+/* ---- a take over kept chunks allocates nothing --------------------------- */
+
+/* rt_chunk_take is the chunk given last, "else" a fresh malloc (refrt.h),
+** and the cache "pays neither malloc nor free on a hit"
+** (docs/region-cache.md): with the 16 chunks of 16 nested regions kept,
+** reopening the regions at each depth 1 to 16 with the thread's next
+** allocation armed to fail (fail_nth(1)) pops the chunk the same region
+** had (closed innermost first, the outermost's chunk is on top) and makes
+** no allocation call at all; closing them again with the failure armed
+** makes none either and keeps each chunk (rt_chunk_kept() exact at every
+** depth), and no chunk is malloc'ed or freed. With all 16 in use (none
+** kept) a 17th open has only malloc left: armed to fail, it traps. On
+** main, a plain thread and a task. */
+static const char *reopens_over_kept_chunks(void)
+{
+    rt_region r[RT_REGION_CACHE_SLOTS];
+    unsigned char *had[RT_REGION_CACHE_SLOTS];
+    unsigned long calls;
+
+    if (rt_chunk_kept() != 0)
+        return "kept a chunk before the test";
+    for (unsigned i = 0; i < RT_REGION_CACHE_SLOTS; i++) {
+        rt_region_open(&r[i]);
+        had[i] = r[i].base;
+        (void)rt_region_alloc(&r[i], 1, 1 + i, 0x31);
+    }
+    for (unsigned i = RT_REGION_CACHE_SLOTS; i-- > 0;)
+        rt_region_close(&r[i]);
+    if (rt_chunk_kept() != RT_REGION_CACHE_SLOTS)
+        return "16 closes did not keep 16";
+    chunks_reset();
+    for (unsigned i = 0; i < RT_REGION_CACHE_SLOTS; i++) {
+        fail_nth(1);
+        rt_region_open(&r[i]);
+        calls = fail_calls();
+        fail_nth(0);
+        if (calls != 0)
+            return "an open over a kept chunk made an allocation call";
+        if (r[i].base != had[i])
+            return "an open did not take the chunk its region had (LIFO)";
+        if (rt_chunk_kept() != RT_REGION_CACHE_SLOTS - 1 - i)
+            return "kept after an open";
+        if (rt_region_alloc(&r[i], 1, 1 + i, 0x32) != r[i].base)
+            return "an allocation not at the base";
+    }
+    for (unsigned i = RT_REGION_CACHE_SLOTS; i-- > 0;) {
+        fail_nth(1);
+        rt_region_close(&r[i]);
+        calls = fail_calls();
+        fail_nth(0);
+        if (calls != 0)
+            return "a close that keeps made an allocation call";
+        if (rt_chunk_kept() != RT_REGION_CACHE_SLOTS - i)
+            return "kept after a close";
+    }
+    struct chunk_counts n = chunks_counted();
+    if (n.mallocs != 0 || n.frees != 0)
+        return "a chunk malloc'ed or freed with every open a hit";
+    return NULL;
+}
+
+static void *reopens_there(void *unused)
+{
+    (void)unused;
+    return (void *)reopens_over_kept_chunks();
+}
+
+static void seventeenth_open_with_malloc_failing(void *unused)
+{
+    rt_region r[RT_REGION_CACHE_SLOTS + 1];
+    (void)unused;
+    rt_init();
+    for (unsigned i = 0; i < RT_REGION_CACHE_SLOTS; i++)
+        rt_region_open(&r[i]);
+    if (rt_chunk_kept() != 0)
+        _exit(4);
+    fail_nth(1);
+    rt_region_open(&r[RT_REGION_CACHE_SLOTS]);
+    fail_nth(0);
+    _exit(3); /* the open returned */
+}
+
+START_TEST(regions_reopened_over_kept_chunks_allocate_nothing_at_every_depth)
+{
+    pthread_t t;
+    void *why = NULL;
+    rt_set_strategy(rt_fixed_strategy(16 * 1024));
+    rt_init();
+    const char *on_main = reopens_over_kept_chunks();
+    ck_assert_msg(on_main == NULL, "on main: %s", on_main);
+    ck_assert_int_eq(pthread_create(&t, NULL, reopens_there, NULL), 0);
+    ck_assert_int_eq(pthread_join(t, &why), 0);
+    ck_assert_msg(why == NULL, "on a plain thread: %s", (const char *)why);
+    ck_assert_int_eq(rt_join(rt_spawn(reopens_there, NULL), &why), RT_OK);
+    ck_assert_msg(why == NULL, "on a task: %s", (const char *)why);
+    ck_assert_trap(seventeenth_open_with_malloc_failing, NULL);
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("region_cache");
@@ -898,6 +1148,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_freed_chunk_is_cleared_first);
     suite_add_test(s, a_new_region_shows_no_byte_of_the_last);
     suite_add_test(s, a_thread_end_frees_its_chunks_cleared);
+    suite_add_test(s, a_thread_that_calls_pthread_exit_frees_exactly_the_chunks_it_keeps);
     suite_add_test(s, a_thread_never_takes_anothers_chunk);
     suite_add_test(s, closing_another_threads_region_is_a_violation);
     suite_add_test(s, a_threads_first_call_may_be_a_give_and_it_is_kept);
@@ -915,7 +1166,9 @@ Suite *make_suite(void)
     suite_add_test(s, a_range_not_in_a_chunk_is_named_base_first_in_the_violation);
     suite_add_test(s, rt_hot_before_init_is_a_violation);
     suite_add_test(s, every_wrong_give_is_a_violation_in_every_state_on_every_thread);
+    suite_add_test(s, every_wrong_give_is_a_violation_in_a_destructor_and_on_a_thread_made_before_init);
     suite_add_test(s, a_main_that_calls_pthread_exit_frees_the_chunks_it_keeps_cleared);
     suite_add_test(s, a_region_sets_every_byte_to_its_fill_over_bytes_its_chunk_still_holds);
+    suite_add_test(s, regions_reopened_over_kept_chunks_allocate_nothing_at_every_depth);
     return s;
 }

@@ -988,6 +988,487 @@ START_TEST(an_untracked_region_closes_while_tracked_ones_are_open_inside_it)
 }
 END_TEST
 
+/* The cache at every depth inside a thread-specific-data destructor, one
+** that runs before the runtime's (a key made before rt_init: glibc runs
+** destructors in key order, so the thread's state is still there) and one
+** that runs after it (a key made after rt_init: the call makes a new
+** state, docs/region-cache.md). There, regions nested 0 to 17 deep, one
+** depth after the other, are checked against a model of the cache: each
+** open takes the chunk given last (LIFO) or, with none kept, a fresh one;
+** each close keeps its chunk below 16 kept, cleared up to its bump and
+** not a byte further (a byte the test wrote past the bump survives), and
+** at 16 frees it, cleared (no byte written past the bump there: testutil
+** calls a freed chunk with any byte set dirty);
+** rt_chunk_kept() and the innermost region are exact after every call.
+** The destructor then takes back all but `left` chunks (the program's:
+** the test frees them), and the thread's end frees exactly the `left` it
+** keeps, cleared, for left 0, 1, 15 and 16 on a plain thread, 0 and 16
+** on a task. (Each thread's chunks are fresh pages, which this machine
+** faults in slowly: no more threads than that.) */
+struct depth_in_destructor {
+    unsigned left;
+    const char *failed; /* NULL: every check held */
+    unsigned at_depth;
+    struct chunk_counts at_end; /* the counts when the destructor returns */
+    void *taken[RT_REGION_CACHE_SLOTS];
+    unsigned ntaken;
+    void *seen[64]; /* every chunk the walk used */
+    unsigned nseen;
+};
+
+static pthread_key_t key_before_runtimes, key_after_runtimes;
+static struct depth_in_destructor in_dtor;
+
+static void destructor_walks_every_depth(void *value)
+{
+    struct depth_in_destructor *w = value;
+    void *model[RT_REGION_CACHE_SLOTS];
+    unsigned kept = 0;
+    rt_region r[RT_REGION_CACHE_SLOTS + 1];
+
+#define WALK_CHECK(cond, what)                                                                    \
+    do {                                                                                          \
+        if (w->failed == NULL && !(cond))                                                         \
+            w->failed = (what);                                                                   \
+    } while (0)
+    WALK_CHECK(rt_chunk_kept() == 0, "kept a chunk before the walk");
+    for (unsigned d = 0; d <= RT_REGION_CACHE_SLOTS + 1; d++) {
+        w->at_depth = d;
+        for (unsigned i = 0; i < d; i++) {
+            rt_region_open(&r[i]);
+            if (kept > 0) {
+                WALK_CHECK(r[i].base == model[--kept], "an open took another than the top");
+            } else {
+                for (unsigned j = 0; j < w->nseen; j++)
+                    WALK_CHECK(r[i].base != w->seen[j] || !chunk_live(r[i].base),
+                               "an open with none kept took a live chunk");
+                if (w->nseen < 64)
+                    w->seen[w->nseen++] = r[i].base;
+            }
+            WALK_CHECK(rt_chunk_kept() == kept, "kept after an open");
+            WALK_CHECK(rt_hot()->innermost == &r[i], "innermost after an open");
+            unsigned char *p = rt_region_alloc(&r[i], 1, 100 + i, 0x6b);
+            WALK_CHECK(p == r[i].base && p[99 + i] == 0x6b, "an allocation");
+        }
+        for (unsigned i = d; i-- > 0;) {
+            unsigned char *base = r[i].base;
+            if (kept < RT_REGION_CACHE_SLOTS)
+                base[100 + i] = 0x7e; /* past the bump: the close leaves it */
+            rt_region_close(&r[i]);
+            if (kept < RT_REGION_CACHE_SLOTS) {
+                model[kept++] = base;
+                WALK_CHECK(base[0] == 0 && base[99 + i] == 0, "a kept chunk not cleared");
+                WALK_CHECK(base[100 + i] == 0x7e, "a close cleared past its bump");
+                base[100 + i] = 0;
+            } else {
+                WALK_CHECK(!chunk_live(base), "a close at 16 kept did not free");
+            }
+            WALK_CHECK(rt_chunk_kept() == kept, "kept after a close");
+            WALK_CHECK(rt_hot()->innermost == (i > 0 ? &r[i - 1] : NULL),
+                       "innermost after a close");
+        }
+    }
+    w->at_depth = 99;
+    while (kept > w->left) {
+        void *c = rt_chunk_take();
+        WALK_CHECK(c == model[--kept], "a take after the walk took another than the top");
+        w->taken[w->ntaken++] = c;
+    }
+    WALK_CHECK(rt_chunk_kept() == w->left, "kept at the end");
+#undef WALK_CHECK
+    w->at_end = chunks_counted();
+}
+
+static void *sets_the_destructors_key(void *key)
+{
+    (void)rt_chunk_kept(); /* this thread's state, made before its end */
+    pthread_setspecific(*(pthread_key_t *)key, &in_dtor);
+    return NULL;
+}
+
+START_TEST(the_cache_keeps_its_promises_at_every_depth_in_a_destructor_before_and_after_the_runtimes)
+{
+    static const char *const whens[] = {"before", "after"};
+    static const unsigned lefts[] = {0, 1, 15, RT_REGION_CACHE_SLOTS};
+    rt_set_strategy(rt_fixed_strategy(16 * 1024));
+    ck_assert_int_eq(pthread_key_create(&key_before_runtimes, destructor_walks_every_depth), 0);
+    rt_init();
+    ck_assert_int_eq(pthread_key_create(&key_after_runtimes, destructor_walks_every_depth), 0);
+    pthread_key_t *keys[] = {&key_before_runtimes, &key_after_runtimes};
+    for (int when = 0; when < 2; when++)
+        for (int on_a_task = 0; on_a_task < 2; on_a_task++)
+            for (size_t l = 0; l < sizeof lefts / sizeof *lefts; l++) {
+                const char *where = on_a_task ? "a task" : "a thread";
+                if (on_a_task && lefts[l] != 0 && lefts[l] != RT_REGION_CACHE_SLOTS)
+                    continue;
+                memset(&in_dtor, 0, sizeof in_dtor);
+                in_dtor.left = lefts[l];
+                chunks_reset();
+                if (on_a_task) {
+                    ck_require(rt_join(rt_spawn(sets_the_destructors_key, keys[when]), NULL) ==
+                               RT_OK);
+                } else {
+                    pthread_t t;
+                    ck_require(pthread_create(&t, NULL, sets_the_destructors_key, keys[when]) ==
+                               0);
+                    ck_require(pthread_join(t, NULL) == 0);
+                }
+                struct chunk_counts n = chunks_counted();
+                if (in_dtor.failed != NULL)
+                    ck_abort_msg("%s the runtime's destructor, on %s, %u deep: %s", whens[when],
+                                 where, in_dtor.at_depth, in_dtor.failed);
+                /* the walk freed what it could not keep; the end freed the `left` kept */
+                if (n.mallocs != in_dtor.nseen || n.frees != in_dtor.at_end.frees + lefts[l] ||
+                    n.frees_dirty != 0 || in_dtor.at_end.mallocs != in_dtor.nseen)
+                    ck_abort_msg("%s the runtime's destructor, on %s, %u left: %lu mallocs (%u), "
+                                 "%lu frees (%lu at the destructor's end + %u), %lu dirty",
+                                 whens[when], where, lefts[l], n.mallocs, in_dtor.nseen,
+                                 n.frees, in_dtor.at_end.frees, lefts[l], n.frees_dirty);
+                unsigned live = 0;
+                for (unsigned j = 0; j < in_dtor.nseen; j++)
+                    live += chunk_live(in_dtor.seen[j]) != 0;
+                if (live != in_dtor.ntaken)
+                    ck_abort_msg("%s the runtime's destructor, on %s, %u left: %u chunks live "
+                                 "after the end, expected the %u taken", whens[when], where,
+                                 lefts[l], live, in_dtor.ntaken);
+                for (unsigned j = 0; j < in_dtor.ntaken; j++)
+                    free(in_dtor.taken[j]); /* the program's, from malloc */
+                ck_require(rt_chunk_kept() == 0); /* main's cache untouched */
+            }
+}
+END_TEST
+
+/* Four threads walking every depth at once (the same walk and model as in
+** a destructor above), started together right after rt_init, so that
+** their states are made, their first publish raced and their caches used
+** concurrently (run under TSan too): each thread's cache is its own, so
+** each meets its model exactly (LIFO, 16 kept, kept counts, innermost),
+** and together they malloc exactly the chunks they saw and free all but
+** the ones they took back, none dirty; each thread's end frees the `left`
+** it keeps (0, 1, 15, 16) before its join returns. */
+static pthread_barrier_t walkers_start;
+
+static void *walks_every_depth_at_once(void *arg)
+{
+    pthread_barrier_wait(&walkers_start);
+    destructor_walks_every_depth(arg);
+    return NULL;
+}
+
+START_TEST(threads_walking_every_depth_at_once_each_keep_their_own_cache)
+{
+    enum { WALKERS = 4 };
+    static const unsigned lefts[WALKERS] = {0, 1, 15, RT_REGION_CACHE_SLOTS};
+    static struct depth_in_destructor w[WALKERS];
+    pthread_t t[WALKERS];
+    unsigned long seen = 0, taken = 0;
+
+    rt_init();
+    ck_assert_int_eq(pthread_barrier_init(&walkers_start, NULL, WALKERS), 0);
+    chunks_reset();
+    for (int i = 0; i < WALKERS; i++) {
+        memset(&w[i], 0, sizeof w[i]);
+        w[i].left = lefts[i];
+        ck_assert_int_eq(pthread_create(&t[i], NULL, walks_every_depth_at_once, &w[i]), 0);
+    }
+    for (int i = 0; i < WALKERS; i++)
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+    struct chunk_counts n = chunks_counted();
+    for (int i = 0; i < WALKERS; i++) {
+        if (w[i].failed != NULL)
+            ck_abort_msg("thread %d (%u left), %u deep: %s", i, lefts[i], w[i].at_depth,
+                         w[i].failed);
+        unsigned live = 0;
+        for (unsigned j = 0; j < w[i].ntaken; j++)
+            live += chunk_live(w[i].taken[j]) != 0;
+        if (live != w[i].ntaken || w[i].ntaken != RT_REGION_CACHE_SLOTS - lefts[i])
+            ck_abort_msg("thread %d (%u left): %u of its %u taken live (%u each)", i, lefts[i],
+                         live, w[i].ntaken, RT_REGION_CACHE_SLOTS - lefts[i]);
+        seen += w[i].nseen;
+        taken += w[i].ntaken;
+    }
+    /* every other chunk was freed: among all the addresses seen (one thread
+    ** may have been handed an address another freed), only the taken live */
+    void *all[WALKERS * 64];
+    unsigned nall = 0, live_all = 0;
+    for (int i = 0; i < WALKERS; i++)
+        for (unsigned j = 0; j < w[i].nseen; j++) {
+            unsigned k = 0;
+            while (k < nall && all[k] != w[i].seen[j])
+                k++;
+            if (k == nall) {
+                all[nall++] = w[i].seen[j];
+                live_all += chunk_live(w[i].seen[j]) != 0;
+            }
+        }
+    ck_assert_msg(live_all == taken, "%u chunks live after the ends, %lu taken", live_all, taken);
+    ck_assert_msg(n.mallocs == seen && n.frees == seen - taken && n.frees_dirty == 0,
+                  "%lu mallocs (%lu), %lu frees (%lu), %lu dirty", n.mallocs, seen, n.frees,
+                  seen - taken, n.frees_dirty);
+    for (int i = 0; i < WALKERS; i++)
+        for (unsigned j = 0; j < w[i].ntaken; j++)
+            free(w[i].taken[j]); /* the program's, from malloc */
+    ck_assert_int_eq(pthread_barrier_destroy(&walkers_start), 0);
+}
+END_TEST
+
+/* A destructor that leaves a region open: the thread then ends with a
+** region open, which the runtime's destructor reports (docs/region-cache.md:
+** "the destructor reports it as a violation instead"), whatever the thread
+** keeps (1 here): a destructor that runs before the runtime's (a key made
+** before rt_init), and one that runs after it (a key made after: its
+** region is in the state the call made there, which the next round of
+** destructors frees), 1, 2 and 17 deep. */
+static pthread_key_t key_leaving_a_region;
+
+static void destructor_leaves_regions_open(void *value)
+{
+    static rt_region r[RT_REGION_CACHE_SLOTS + 1];
+    unsigned d = (unsigned)(uintptr_t)value / 2;
+    void *c = rt_chunk_take();
+    rt_chunk_give(c, c); /* 1 kept, in whichever state this is */
+    for (unsigned i = 0; i < d; i++)
+        rt_region_open(&r[i]);
+}
+
+static void *sets_the_leaving_key(void *arg)
+{
+    (void)rt_chunk_kept(); /* this thread's state */
+    pthread_setspecific(key_leaving_a_region, arg);
+    return NULL;
+}
+
+static void thread_ends_with_a_region_opened_in_a_destructor(void *arg)
+{
+    pthread_t t;
+    bool after = (uintptr_t)arg % 2 != 0;
+    if (!after && pthread_key_create(&key_leaving_a_region, destructor_leaves_regions_open) != 0)
+        _exit(4);
+    rt_init();
+    if (after && pthread_key_create(&key_leaving_a_region, destructor_leaves_regions_open) != 0)
+        _exit(4);
+    if (pthread_create(&t, NULL, sets_the_leaving_key, arg) != 0)
+        _exit(5);
+    pthread_join(t, NULL);
+    _exit(3);
+}
+
+START_TEST(a_region_left_open_by_a_destructor_before_or_after_the_runtimes_is_a_violation)
+{
+    static const uintptr_t depths[] = {1, 2, RT_REGION_CACHE_SLOTS + 1};
+    for (uintptr_t after = 0; after < 2; after++)
+        for (size_t i = 0; i < sizeof depths / sizeof *depths; i++) {
+            struct death d = run_child(thread_ends_with_a_region_opened_in_a_destructor,
+                                       (void *)(depths[i] * 2 + after));
+            if (d.signal != SIGABRT ||
+                strstr(d.err, "refrt: hot_destroy: a thread ended with a region still open\n") ==
+                    NULL)
+                ck_abort_msg("%u regions left open by a destructor %s the runtime's: expected "
+                             "SIGABRT and hot_destroy's violation, got signal %d exit %d; "
+                             "stderr: %s", (unsigned)depths[i], after ? "after" : "before",
+                             d.signal, d.exit_status, d.err);
+        }
+}
+END_TEST
+
+/* A thread made before rt_init (as docs/hot-path.md's dlopen test makes
+** four): before rt_init the cache is off on it as on main (refrt.h: take
+** is malloc, give clears and frees, nothing kept), and once main has
+** called rt_init its next call makes its state and the cache is on: a
+** region it opened before rt_init is untracked, so closing it while d
+** regions opened after are open inside it is no violation and its chunk
+** is kept; then the d close innermost first; the first 16 chunks given
+** are kept (rt_chunk_kept() exact), the rest freed cleared, taken back in
+** LIFO order; at the thread's end exactly the chunks kept are freed,
+** cleared. One thread for each d from 0 to 17, all made before rt_init,
+** run one at a time so that the chunk counts are each thread's. */
+struct early_thread {
+    unsigned depth;
+    int stage; /* 0 made, 1 done before init, 2 go on, 3 done */
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    unsigned kept_before_init, kept_after_region, kept_after_close, kept_after_give;
+    bool freed_before_init, innermost_right, lifo;
+    void *before_init;
+    void *untracked_chunk, *chunk[RT_REGION_CACHE_SLOTS + 2];
+};
+
+static void stage_set(struct early_thread *e, int stage)
+{
+    pthread_mutex_lock(&e->m);
+    e->stage = stage;
+    pthread_cond_broadcast(&e->c);
+    pthread_mutex_unlock(&e->m);
+}
+
+static void stage_wait(struct early_thread *e, int stage)
+{
+    pthread_mutex_lock(&e->m);
+    while (e->stage < stage)
+        pthread_cond_wait(&e->c, &e->m);
+    pthread_mutex_unlock(&e->m);
+}
+
+static void *made_before_init(void *arg)
+{
+    struct early_thread *e = arg;
+    rt_region untracked, r[RT_REGION_CACHE_SLOTS + 2];
+    unsigned d = e->depth;
+
+    unsigned char *c = rt_chunk_take();
+    memset(c, 0x4d, 50);
+    rt_chunk_give(c, c + 50);
+    e->before_init = c;
+    e->freed_before_init = !chunk_live(c);
+    e->kept_before_init = rt_chunk_kept();
+    rt_region_open(&untracked);
+    (void)rt_region_alloc(&untracked, 1, 32, 0x4e);
+    e->untracked_chunk = untracked.base;
+    e->kept_after_region = rt_chunk_kept();
+    stage_set(e, 1);
+    stage_wait(e, 2); /* main has called rt_init */
+
+    e->innermost_right = true;
+    for (unsigned i = 0; i < d; i++) {
+        rt_region_open(&r[i]);
+        (void)rt_region_alloc(&r[i], 1, 64 + i, 0x4f);
+        e->chunk[i] = r[i].base;
+    }
+    rt_region_close(&untracked); /* the first give after rt_init: kept */
+    e->innermost_right = rt_hot()->innermost == (d > 0 ? &r[d - 1] : NULL);
+    for (unsigned i = d; i-- > 0;)
+        rt_region_close(&r[i]);
+    e->innermost_right &= rt_hot()->innermost == NULL;
+    e->kept_after_close = rt_chunk_kept();
+    /* given: the untracked chunk, then r[d-1] down to r[0]; the first 16 kept */
+    void *given[RT_REGION_CACHE_SLOTS + 3], *popped[RT_REGION_CACHE_SLOTS];
+    unsigned ngiven = 0, kept = d + 1 < RT_REGION_CACHE_SLOTS ? d + 1 : RT_REGION_CACHE_SLOTS;
+    given[ngiven++] = e->untracked_chunk;
+    for (unsigned i = d; i-- > 0;)
+        given[ngiven++] = e->chunk[i];
+    e->lifo = true;
+    for (unsigned k = 0; k < kept; k++) {
+        popped[k] = rt_chunk_take();
+        e->lifo &= popped[k] == given[kept - 1 - k];
+    }
+    for (unsigned k = kept; k-- > 0;)
+        rt_chunk_give(popped[k], popped[k]);
+    e->kept_after_give = rt_chunk_kept();
+    return NULL;
+}
+
+START_TEST(a_thread_made_before_init_has_the_cache_off_then_on_at_every_depth)
+{
+    enum { THREADS = RT_REGION_CACHE_SLOTS + 2 };
+    static struct early_thread e[THREADS];
+    pthread_t t[THREADS];
+    struct chunk_counts n;
+
+    rt_set_strategy(rt_fixed_strategy(16 * 1024));
+    for (unsigned d = 0; d < THREADS; d++) {
+        e[d].depth = d;
+        pthread_mutex_init(&e[d].m, NULL);
+        pthread_cond_init(&e[d].c, NULL);
+        chunks_reset();
+        ck_assert_int_eq(pthread_create(&t[d], NULL, made_before_init, &e[d]), 0);
+        stage_wait(&e[d], 1);
+        n = chunks_counted();
+        ck_assert_msg(n.mallocs == 2 && n.frees == 1 && n.frees_dirty == 0 &&
+                          e[d].freed_before_init && e[d].kept_before_init == 0 &&
+                          e[d].kept_after_region == 0,
+                      "thread %u before rt_init: %lu mallocs, %lu frees, %lu dirty (2, 1, 0); "
+                      "freed %d; kept %u, %u (0, 0)", d, n.mallocs, n.frees, n.frees_dirty,
+                      e[d].freed_before_init, e[d].kept_before_init, e[d].kept_after_region);
+    }
+    rt_init();
+    for (unsigned d = 0; d < THREADS; d++) {
+        unsigned kept = d + 1 < RT_REGION_CACHE_SLOTS ? d + 1 : RT_REGION_CACHE_SLOTS;
+        chunks_reset();
+        stage_set(&e[d], 2);
+        ck_assert_int_eq(pthread_join(t[d], NULL), 0);
+        n = chunks_counted();
+        bool live = chunk_live(e[d].untracked_chunk) != 0;
+        for (unsigned i = 0; i < d; i++)
+            live |= chunk_live(e[d].chunk[i]) != 0;
+        ck_assert_msg(e[d].kept_after_close == kept && e[d].kept_after_give == kept &&
+                          e[d].innermost_right && e[d].lifo,
+                      "thread made before rt_init, %u deep after it: kept %u after the closes, "
+                      "%u after the gives (%u each); innermost right %d; LIFO %d", d,
+                      e[d].kept_after_close, e[d].kept_after_give, kept, e[d].innermost_right,
+                      e[d].lifo);
+        /* the d regions' chunks are fresh; the untracked one's too is freed by now */
+        ck_assert_msg(n.mallocs == d && n.frees == d + 1 && n.frees_dirty == 0 && !live,
+                      "thread made before rt_init, %u deep after it: %lu mallocs, %lu frees, "
+                      "%lu dirty, some live %d (%u, %u, 0, 0)", d, n.mallocs, n.frees,
+                      n.frees_dirty, live, d, d + 1);
+    }
+    ck_assert_uint_eq(rt_chunk_kept(), 0);
+}
+END_TEST
+
+/* A thread made before rt_init that ends with regions it opened after
+** rt_init still open is the violation of any thread (docs/region-cache.md:
+** "A thread must end with no region open"), 1 and 17 deep, also with a
+** region it opened before rt_init (untracked) open around them. */
+static pthread_mutex_t early_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t early_cond = PTHREAD_COND_INITIALIZER;
+static int early_stage; /* 1: the thread is done before rt_init; 2: rt_init made */
+
+static void *early_thread_leaves_regions_open(void *arg)
+{
+    static rt_region untracked, r[RT_REGION_CACHE_SLOTS + 1];
+    unsigned d = (unsigned)(uintptr_t)arg / 2;
+    if ((uintptr_t)arg % 2 != 0)
+        rt_region_open(&untracked);
+    pthread_mutex_lock(&early_lock);
+    early_stage = 1;
+    pthread_cond_broadcast(&early_cond);
+    while (early_stage < 2)
+        pthread_cond_wait(&early_cond, &early_lock);
+    pthread_mutex_unlock(&early_lock);
+    for (unsigned i = 0; i < d; i++)
+        rt_region_open(&r[i]);
+    return NULL;
+}
+
+static void early_thread_ends_with_regions_open(void *arg)
+{
+    pthread_t t;
+    die_of_alarm_after(5); /* a hang, not a bound */
+    if (pthread_create(&t, NULL, early_thread_leaves_regions_open, arg) != 0)
+        _exit(5);
+    pthread_mutex_lock(&early_lock);
+    while (early_stage < 1)
+        pthread_cond_wait(&early_cond, &early_lock);
+    pthread_mutex_unlock(&early_lock);
+    rt_init();
+    pthread_mutex_lock(&early_lock);
+    early_stage = 2;
+    pthread_cond_broadcast(&early_cond);
+    pthread_mutex_unlock(&early_lock);
+    pthread_join(t, NULL);
+    _exit(3);
+}
+
+START_TEST(a_thread_made_before_init_that_ends_with_a_region_open_is_a_violation)
+{
+    static const uintptr_t depths[] = {1, RT_REGION_CACHE_SLOTS + 1};
+    for (uintptr_t untracked = 0; untracked < 2; untracked++)
+        for (size_t i = 0; i < sizeof depths / sizeof *depths; i++) {
+            struct death d = run_child(early_thread_ends_with_regions_open,
+                                       (void *)(depths[i] * 2 + untracked));
+            if (d.signal != SIGABRT ||
+                strstr(d.err, "refrt: hot_destroy: a thread ended with a region still open\n") ==
+                    NULL)
+                ck_abort_msg("%u regions open%s at the end of a thread made before rt_init: "
+                             "expected SIGABRT and hot_destroy's violation, got signal %d exit "
+                             "%d; stderr: %s", (unsigned)depths[i],
+                             untracked ? " inside an untracked one" : "", d.signal,
+                             d.exit_status, d.err);
+        }
+}
+END_TEST
+
 Suite *make_suite(void)
 {
     Suite *s = suite_create("region_cache_more");
@@ -1026,6 +1507,11 @@ Suite *make_suite(void)
     tcase_add_test(tc, a_chunk_taken_and_handed_to_another_thread_outlives_its_taker);
     tcase_add_test(tc, the_strategy_rt_init_asks_runs_with_the_cache_off);
     tcase_add_test(tc, an_untracked_region_closes_while_tracked_ones_are_open_inside_it);
+    tcase_add_test(tc, the_cache_keeps_its_promises_at_every_depth_in_a_destructor_before_and_after_the_runtimes);
+    tcase_add_test(tc, threads_walking_every_depth_at_once_each_keep_their_own_cache);
+    tcase_add_test(tc, a_region_left_open_by_a_destructor_before_or_after_the_runtimes_is_a_violation);
+    tcase_add_test(tc, a_thread_made_before_init_has_the_cache_off_then_on_at_every_depth);
+    tcase_add_test(tc, a_thread_made_before_init_that_ends_with_a_region_open_is_a_violation);
 #if RT_PRIM_DIRECT
     tcase_add_test(tc, a_key_past_the_first_block_keeps_the_direct_path_off);
 #endif
