@@ -51,6 +51,15 @@ void rt_init(void)
     rt__main_task();
     if (pthread_key_create(&key, hot_destroy) != 0)
         rt__violation("rt_init", "cannot create the runtime's pthread key");
+    /* A new key is NULL on every thread (POSIX), but glibc leaves a deleted
+    ** key's value in each thread's slot: only pthread_getspecific, which
+    ** compares the key's sequence number, ignores it. The direct read
+    ** compares nothing, so once another thread has opened it, main's
+    ** first call would take the program's old value for its state. Main's
+    ** slot is made NULL here; no other thread exists yet (the contract),
+    ** and every thread made later starts with NULL slots. */
+    if (pthread_setspecific(key, NULL) != 0)
+        rt__violation("rt_init", "cannot clear the runtime's pthread key");
     rt__key_plus_one = (uint64_t)key + 1;
 }
 

@@ -1149,23 +1149,16 @@ END_TEST
 
 /* ---- a key's slot left by a key the program deleted --------------------- */
 
-/* RUNTIME BUG (found 6 Dec 2026, tw14b; left out of the build with #if 0
-** as the test brief asks, since reference/src is not ours to fix): this
-** test fails on glibc x86-64 in every build but the portable one. The
-** direct read returns whatever word the key's slot holds, and a deleted
-** key's value is still there on a thread that set it (glibc's
+/* Found by the contract-wide test push of 6 Dec 2026 (tw14b), before a
+** fix: the direct read returns whatever word the key's slot holds, and a
+** deleted key's value is still there on a thread that set it (glibc's
 ** pthread_key_delete only bumps the key's sequence number; only
-** pthread_getspecific compares it and clears the word). Main is not the
-** first to publish here, so its first call takes the fast path, reads the
-** program's old pointer and returns it as main's struct rt_hot:
-** "Assertion 'h != (struct rt_hot *)stale_value' failed". Both tests
-** below pass built with -DRT_PRIM_PORTABLE (pthread_getspecific alone),
-** so the fault is the direct read's. Nothing here breaks the contract: no
-** thread exists before rt_init. A fix has to make main's slot a NULL or
-** a checked word before the direct path may be read on a thread that has
-** not published (a pthread_getspecific of the new key in rt_init, which
-** clears a stale word on main, would do for main). */
-#if 0
+** pthread_getspecific compares it and ignores the word). A main that was
+** not the first to publish took the program's old pointer for its state
+** ("Assertion 'h != (struct rt_hot *)stale_value' failed"); the portable
+** build never did. rt_init now makes main's slot NULL (runtime.c). No
+** other thread may exist before rt_init (the contract), so main's is the
+** only slot that can hold such a word. */
 /* glibc hands out the lowest free key, so a key the program made, set on
 ** main and deleted before rt_init is the runtime's key: main's slot still
 ** holds the program's old value (glibc does not clear it at the delete;
@@ -1241,7 +1234,6 @@ START_TEST(a_value_a_deleted_key_left_on_main_is_never_written_by_the_runtime)
     ck_assert_ptr_ne(rt_hot(), (struct rt_hot *)program_data);
 }
 END_TEST
-#endif /* RUNTIME BUG: a deleted key's value read as main's state */
 
 Suite *make_suite(void)
 {
@@ -1270,9 +1262,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_publish_whose_get_disagrees_latches_first_or_later);
     suite_add_test(s, a_later_publish_whose_get_disagrees_latches);
     suite_add_test(s, a_destructor_before_the_runtimes_finds_the_threads_own_state);
-#if 0 /* RUNTIME BUG, above */
     suite_add_test(s, a_value_a_deleted_key_left_on_main_is_never_its_state);
     suite_add_test(s, a_value_a_deleted_key_left_on_main_is_never_written_by_the_runtime);
-#endif
     return s;
 }
