@@ -91,9 +91,10 @@ END_TEST
 
 /* The floor to a page holds on any memory, not only on this machine's,
 ** where phys / 64 / k happens to be a multiple of 4096 for every k the
-** formula test asks. Page sizes of 1 and 4096, page counts that leave
-** every low bit of phys / 64 set (and none), and every k from 1 to 70:
-** each block is the formula's, a whole number of 4096-byte pages. */
+** formula test asks. Page sizes of 1, 4096 and 65536, page counts that
+** leave every low bit of phys / 64 set (and none), memories whose 1/64 is
+** past 4 GiB, and every k from 1 to 70: each block is the formula's, a
+** whole number of 4096-byte pages. */
 START_TEST(the_default_is_whole_pages_on_any_memory)
 {
     rt_strategy s = rt_default_strategy();
@@ -105,6 +106,13 @@ START_TEST(the_default_is_whole_pages_on_any_memory)
         {1, gib64},                    /* exactly 1 GiB */
         {4096, (gib64 >> 12) + 4095},  /* real pages, 64 of 4096 B left over */
         {4096, (gib64 >> 12) + 1},
+        /* machines whose 1/64 is 4 GiB or more: the block's size past 32
+        ** bits, for one task and for a few (256 GiB just, 512 GiB, 16 TiB
+        ** and a remainder, 64 TiB of 64 KiB pages) */
+        {1, (1L << 38) + 64 * 4095},
+        {4096, 1L << 27},
+        {4096, (1L << 32) + 4095},
+        {65536, 1L << 30},
     };
     for (size_t m = 0; m < sizeof memories / sizeof memories[0]; m++) {
         fake_sysconf(_SC_PAGESIZE, memories[m].page);

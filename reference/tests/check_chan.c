@@ -1950,6 +1950,73 @@ START_TEST(an_unheld_value_is_a_violation_in_every_state_of_the_channel)
 }
 END_TEST
 
+/* A NULL channel is named first (docs/misuse.md: "channel is NULL"),
+** whatever the other argument and wherever the call is made: before
+** rt_init, on main, on a task, on a plain thread; rt_send with an outside
+** value the task holds, a block value (which a real channel refuses), a
+** pointer the task does not hold and NULL; rt_recv and rt_chan_close too.
+** The case is (call * 4 + where) for rt_recv and rt_chan_close, and
+** (8 + value * 4 + where) for rt_send. */
+enum { NULL_CH_BEFORE_INIT, NULL_CH_MAIN, NULL_CH_TASK, NULL_CH_THREAD, NULL_CH_WHERE };
+enum { NULL_CH_HELD, NULL_CH_BLOCK, NULL_CH_UNHELD, NULL_CH_NOTHING, NULL_CH_VALUES };
+
+static void *null_channel_call(void *arg)
+{
+    int c = (int)(intptr_t)arg;
+    if (c < 4)
+        rt_recv(NULL);
+    else if (c < 8)
+        rt_chan_close(NULL);
+    else {
+        int where = c % NULL_CH_WHERE, value = (c - 8) / NULL_CH_WHERE;
+        bool task = where == NULL_CH_MAIN || where == NULL_CH_TASK;
+        void *v = value == NULL_CH_HELD && task  ? rt_alloc_outside(8)
+                  : value == NULL_CH_BLOCK && task ? rt_alloc(8)
+                  : value == NULL_CH_NOTHING       ? NULL
+                                                   : malloc(8);
+        rt_send(NULL, v);
+    }
+    _exit(5); /* returned */
+}
+
+static void null_channel_in_place(void *arg)
+{
+    int where = (int)(intptr_t)arg % NULL_CH_WHERE;
+    if (where != NULL_CH_BEFORE_INIT)
+        init_fixed(64 * KIB);
+    if (where == NULL_CH_TASK) {
+        rt_task *t = rt_spawn(null_channel_call, arg);
+        rt_join(t, NULL);
+        _exit(6); /* the task ended */
+    }
+    if (where == NULL_CH_THREAD) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, null_channel_call, arg) == 0)
+            pthread_join(th, NULL);
+        _exit(7);
+    }
+    null_channel_call(arg);
+}
+
+START_TEST(a_null_channel_is_named_first_whatever_is_sent_and_wherever)
+{
+    static const char *const wheres[] = {"before rt_init", "on main", "on a task",
+                                         "on a plain thread"};
+    static const char *const values[] = {"a held outside value", "a block value",
+                                         "an unheld pointer", "NULL"};
+    for (int c = 0; c < 8 + NULL_CH_VALUES * NULL_CH_WHERE; c++) {
+        const char *call = c < 4 ? "rt_recv" : c < 8 ? "rt_chan_close" : "rt_send";
+        char want[64];
+        snprintf(want, sizeof want, "refrt: %s: channel is NULL\n", call);
+        struct death d = run_child(null_channel_in_place, (void *)(intptr_t)c);
+        ck_assert_msg(d.signal == SIGABRT && strstr(d.err, want) != NULL,
+                      "%s(NULL%s%s) %s: signal %d exit %d (5: it returned); stderr: %s", call,
+                      c < 8 ? "" : ", ", c < 8 ? "" : values[(c - 8) / NULL_CH_WHERE],
+                      wheres[c % NULL_CH_WHERE], d.signal, d.exit_status, d.err);
+    }
+}
+END_TEST
+
 START_TEST(channel_misuse_gets_the_contracts_error)
 {
     ck_assert_violation(chan_of_nothing, NULL, "refrt: rt_chan_new: capacity is 0");
@@ -2003,5 +2070,6 @@ Suite *make_suite(void)
     suite_add_test(s, each_send_or_receive_wakes_exactly_one_waiter_on_the_other_side);
     suite_add_test(s, a_refused_receiver_of_a_closed_channel_leaves_the_head_for_the_next);
     suite_add_test(s, channel_misuse_gets_the_contracts_error);
+    suite_add_test(s, a_null_channel_is_named_first_whatever_is_sent_and_wherever);
     return s;
 }

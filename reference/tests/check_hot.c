@@ -1072,6 +1072,78 @@ START_TEST(a_later_publish_whose_get_disagrees_latches)
 }
 END_TEST
 
+/* Every set a publish makes, misled in every way a slot can mislead
+** (testutil.h: the word misses the set, the get denies it, the set is
+** dropped, the set stores another pointer), in a child each. docs/hot-path.md:
+** the first publish opens the path only on the one word that followed both
+** markers and the clear, and that holds the state just published as the
+** get does; a later publish latches unless both reads return its own
+** state. So the path is shut after each lie a read can see, and open only
+** after the lies no read follows (the get denied at the first marker or at
+** the clear, whose next set comes before any get; the word missing the
+** clear, which leaves it NULL as the clear would). The sets: the first
+** publish's four (two markers, the clear, the state), then a later
+** thread's one. */
+struct misled {
+    int set, kind;
+};
+
+/* Publishes, then never ends: a slot misled into holding another pointer
+** would be handed to the runtime's destructor at the thread's end, which
+** is not what is judged here (the child exits with the thread asleep). */
+static void *publishes_once(void *arg)
+{
+    void *h = rt_hot();
+    __atomic_store_n((void **)arg, h != NULL ? h : (void *)publishes_once, __ATOMIC_RELEASE);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static void publish_misled(void *arg)
+{
+    const struct misled *m = arg;
+    rt_init();
+    if (m->set <= 4) {
+        slot_lies_at_set(m->set, m->kind);
+        if (rt_hot() == NULL)
+            _exit(12);
+        _exit(rt_hot_direct() ? 10 : 11);
+    }
+    if (rt_hot() == NULL || !rt_hot_direct())
+        _exit(13); /* the first publish, unmisled, opens it */
+    slot_lies_at_set(1, m->kind);
+    pthread_t t;
+    void *got = NULL;
+    if (pthread_create(&t, NULL, publishes_once, &got) != 0)
+        _exit(12);
+    while (__atomic_load_n(&got, __ATOMIC_ACQUIRE) == NULL)
+        sched_yield();
+    _exit(got != (void *)publishes_once ? (rt_hot_direct() ? 10 : 11) : 12);
+}
+
+START_TEST(every_set_of_a_publish_that_misleads_a_read_leaves_the_path_shut)
+{
+    if (!RT_PRIM_DIRECT) /* no slot search, no direct path: the sets counted here differ */
+        return;
+    static const char *const kind_names[] = {"", "the word misses it", "the get denies it",
+                                             "it is dropped", "it stores another pointer"};
+    static const char *const set_names[] = {"", "first marker", "second marker", "clear",
+                                            "first state", "later state"};
+    for (int set = 1; set <= 5; set++)
+        for (int kind = SLOT_HOLDS_NULL; kind <= SET_STORES_FOREIGN; kind++) {
+            struct misled m = {set, kind};
+            bool stays_open = (kind == GET_SAYS_FOREIGN && (set == 1 || set == 3)) ||
+                              (kind == SLOT_HOLDS_NULL && set == 3);
+            struct death d = run_child(publish_misled, &m);
+            ck_assert_msg(d.signal == 0 && d.exit_status == (stays_open ? 10 : 11),
+                          "the %s set, where %s: exit %d (10: the path open, 11: shut), "
+                          "expected %s; signal %d; %s", set_names[set], kind_names[kind],
+                          d.exit_status, stays_open ? "open" : "shut", d.signal, d.err);
+        }
+}
+END_TEST
+
 /* ---- at a thread's end: a key destructor before the runtime's ---------- */
 
 /* A key the program made before rt_init has the lower index, so glibc runs
@@ -1261,6 +1333,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_first_marker_found_in_two_words_takes_neither);
     suite_add_test(s, a_publish_whose_get_disagrees_latches_first_or_later);
     suite_add_test(s, a_later_publish_whose_get_disagrees_latches);
+    suite_add_test(s, every_set_of_a_publish_that_misleads_a_read_leaves_the_path_shut);
     suite_add_test(s, a_destructor_before_the_runtimes_finds_the_threads_own_state);
     suite_add_test(s, a_value_a_deleted_key_left_on_main_is_never_its_state);
     suite_add_test(s, a_value_a_deleted_key_left_on_main_is_never_written_by_the_runtime);

@@ -431,7 +431,7 @@ static void key_used(pthread_key_t key)
 /* A key slot that lies (testutil.h, slot_lies_at_set): armed with the
 ** number of the set it acts on, counted process-wide from the arming. */
 static long lie_countdown;     /* sets to go, 0: disarmed */
-static int lie_kind;           /* SLOT_HOLDS_NULL or GET_SAYS_FOREIGN */
+static int lie_kind;           /* SLOT_HOLDS_NULL, GET_SAYS_FOREIGN, SET_DROPPED, ... */
 static _Thread_local bool lying;       /* this thread's slot lies now */
 static _Thread_local const void *told; /* what its getspecific answers */
 static const char foreign_state[1];
@@ -475,8 +475,13 @@ int __wrap_pthread_setspecific(pthread_key_t key, const void *value)
                                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         ;
     if (left == 1) { /* this is the set it acts on */
+        int kind = __atomic_load_n(&lie_kind, __ATOMIC_RELAXED);
+        if (kind == SET_DROPPED)
+            return 0;
+        if (kind == SET_STORES_FOREIGN)
+            return __real_pthread_setspecific(key, foreign_state);
         lying = true;
-        if (__atomic_load_n(&lie_kind, __ATOMIC_RELAXED) == SLOT_HOLDS_NULL) {
+        if (kind == SLOT_HOLDS_NULL) {
             told = value; /* getspecific says value; the slot holds NULL */
             return __real_pthread_setspecific(key, NULL);
         }

@@ -200,7 +200,12 @@ unsigned long keys_not_made_used(void);
 ** holds NULL while the get answers the value set; GET_SAYS_FOREIGN: the
 ** slot holds the value while the get answers another pointer. Disarmed
 ** once it has acted; slot_lies_at_set(0, 0) disarms it. */
-enum { SLOT_HOLDS_NULL = 1, GET_SAYS_FOREIGN };
+enum { SLOT_HOLDS_NULL = 1, GET_SAYS_FOREIGN,
+       /* the set returns 0 and changes nothing: the slot and the get both
+       ** answer what was there before */
+       SET_DROPPED,
+       /* the set stores another pointer: the slot and the get both answer it */
+       SET_STORES_FOREIGN };
 void slot_lies_at_set(long nth, int kind);
 
 /* From now on, on every thread, each pthread_setspecific of key from also
