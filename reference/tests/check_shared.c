@@ -2015,12 +2015,26 @@ static void *a_value_to_store(void)
                                                    : rt_alloc_outside(8);
 }
 
+/* The scenarios below store, or (the_call_unstores) unstore: an unstore
+** with no door that may change the value is refused for the door too,
+** whatever it is given (NULL, a value never stored, a block value), before
+** the value's own message (docs/misuse.md). */
+static int the_call_unstores;
+
+static void store_or_unstore(rt_shared *s)
+{
+    if (the_call_unstores)
+        rt_unstore(s, a_value_to_store());
+    else
+        rt_store(s, a_value_to_store());
+}
+
 static void store_outside_a_door(void *unused)
 {
     (void)unused;
     init_fixed(64 * KIB);
     rt_shared *s = new_list(1 * KIB);
-    rt_store(s, a_value_to_store());
+    store_or_unstore(s);
 }
 
 static void store_into_a_copy_outside_a_door(void *unused)
@@ -2028,7 +2042,7 @@ static void store_into_a_copy_outside_a_door(void *unused)
     (void)unused;
     init_fixed(64 * KIB);
     rt_shared *s = new_i64(1);
-    rt_store(s, a_value_to_store());
+    store_or_unstore(s);
 }
 
 static void unstore_from_a_copy_outside_a_door(void *unused)
@@ -2045,7 +2059,7 @@ static void store_into_the_other(void *value, void *ctx)
 {
     rt_shared **pair = ctx;
     (void)value;
-    rt_store(pair[0], a_value_to_store());
+    store_or_unstore(pair[0]);
 }
 
 static void unstore_from_the_other(void *value, void *ctx)
@@ -2074,13 +2088,13 @@ static void unstore_from_a_copy_in_a_door_on_another(void *unused)
 static void store_in_update(void *value, void *ctx)
 {
     (void)value;
-    rt_store(ctx, a_value_to_store());
+    store_or_unstore(ctx);
 }
 
 static void store_in_access(const void *value, void *ctx)
 {
     (void)value;
-    rt_store(ctx, a_value_to_store());
+    store_or_unstore(ctx);
 }
 
 static void store_into_a_copy(void *unused)
@@ -2100,7 +2114,7 @@ static void build_storing_into_a_copy(void *value, void *ctx)
 {
     (void)value, (void)ctx;
     if (copy_to_store_into != NULL)
-        rt_store(copy_to_store_into, a_value_to_store());
+        store_or_unstore(copy_to_store_into);
 }
 
 static void panic_in_pair(void *va, void *vb, void *ctx)
@@ -2796,20 +2810,141 @@ END_TEST
 ** for NULL and for a block value (the_value_stored). */
 static void misuse_of_stores_by_the_door(void)
 {
-    violates(store_outside_a_door,
-             "refrt: rt_store: no door on shared value #1 is open in this task\n");
-    violates(store_into_a_copy,
-             "refrt: rt_store: shared value #1 is RT_COPY: it holds no outside values\n");
-    violates(store_into_a_copy_outside_a_door,
-             "refrt: rt_store: no door on shared value #1 is open in this task\n");
-    violates(store_into_a_copy_in_a_door_on_another,
-             "refrt: rt_store: no door on shared value #1 is open in this task\n");
-    violates(store_in_the_build_of_a_copy,
-             "refrt: rt_store: shared value #1 is RT_COPY: it holds no outside values\n");
-    violates(store_in_an_access,
-             "refrt: rt_store: the door open on shared value #1 is rt_access, which cannot "
-             "change it\n");
+    static const struct {
+        void (*fn)(void *);
+        const char *says;
+    } cases[] = {
+        {store_outside_a_door, "no door on shared value #1 is open in this task\n"},
+        {store_into_a_copy, "shared value #1 is RT_COPY: it holds no outside values\n"},
+        {store_into_a_copy_outside_a_door, "no door on shared value #1 is open in this task\n"},
+        {store_into_a_copy_in_a_door_on_another,
+         "no door on shared value #1 is open in this task\n"},
+        {store_in_the_build_of_a_copy, "shared value #1 is RT_COPY: it holds no outside values\n"},
+        {store_in_an_access,
+         "the door open on shared value #1 is rt_access, which cannot change it\n"},
+    };
+    for (the_call_unstores = 0; the_call_unstores < 2; the_call_unstores++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            char want[160];
+            snprintf(want, sizeof want, "refrt: %s: %s",
+                     the_call_unstores ? "rt_unstore" : "rt_store", cases[i].says);
+            violates(cases[i].fn, want);
+        }
+    the_call_unstores = 0;
 }
+
+/* rt_unstore: "A task whose budget cannot take it panics, and the value
+** stays stored" (refrt.h), in every door that can name the value it
+** unstores from: an owned update, rt_update_all with the owned value as a
+** and as b, and a supervised value's rebuild (through rt_get; a first
+** build cannot name its value). On a task of an 8 KiB budget, the door
+** stores a 1000-byte outside value, fills the task to less room than that
+** value's bytes, and unstores it: the task panics at the unstore (which
+** never returns), and the door leaves what its row says
+** (docs/poisoning.md): an update's value poisoned with the value still
+** stored (its figure holds it); a rebuild's value poisoned still, with
+** its old state's figure (the fresh state, the stored value with it, is
+** gone). */
+enum { UNSTORE_IN_UPDATE, UNSTORE_IN_ALL_A, UNSTORE_IN_ALL_B, UNSTORE_IN_REBUILD,
+       UNSTORE_DOORS };
+static int unstore_door;
+static bool unstore_returned;
+static size_t unstored_bytes;
+static rt_shared *unstore_target;
+
+/* Stores a 1000-byte value into s, fills the task, unstores it. */
+static void store_fill_unstore(rt_shared *s)
+{
+    size_t before = rt_held();
+    void *v = rt_alloc_outside(1000);
+    unstored_bytes = rt_held() - before;
+    NEED(rt_store(s, v) == RT_OK && rt_held() == before);
+    size_t room = rt_budget() - rt_held();
+    NEED(room > unstored_bytes);
+    NEED(rt_alloc_outside(room - unstored_bytes + 1) != NULL);
+    NEED(rt_budget() - rt_held() < unstored_bytes);
+    rt_unstore(s, v);
+    unstore_returned = true;
+}
+
+static void unstore_too_big_in_update(void *value, void *ctx)
+{
+    (void)value;
+    store_fill_unstore(ctx);
+}
+
+static void unstore_too_big_in_all(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb;
+    store_fill_unstore(ctx);
+}
+
+static void unstore_too_big_in_build(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    if (unstore_target != NULL)
+        store_fill_unstore(unstore_target);
+}
+
+static void *unstore_on_a_task(void *arg)
+{
+    rt_shared **pair = arg; /* [0] the owned value it unstores from, [1] another */
+    int64_t out;
+    switch (unstore_door) {
+    case UNSTORE_IN_UPDATE:
+        rt_update(pair[0], unstore_too_big_in_update, pair[0]);
+        break;
+    case UNSTORE_IN_ALL_A:
+        rt_update_all(pair[0], pair[1], unstore_too_big_in_all, pair[0]);
+        break;
+    case UNSTORE_IN_ALL_B:
+        rt_update_all(pair[1], pair[0], unstore_too_big_in_all, pair[0]);
+        break;
+    default:
+        unstore_target = pair[0];
+        rt_get(pair[0], &out);
+    }
+    return NULL;
+}
+
+static void an_unstore_that_does_not_fit(void *unused)
+{
+    (void)unused;
+    init_fixed(8 * KIB);
+    rt_shared *pair[2] = {NULL, new_list(1 * KIB)};
+    if (unstore_door == UNSTORE_IN_REBUILD) {
+        unstore_target = NULL; /* the first build stores nothing */
+        pair[0] = rt_shared_supervised(RT_OWNED, sizeof(int64_t), unstore_too_big_in_build, NULL,
+                                       4 * KIB);
+        rt_shared *poison[2] = {pair[0], pair[1]};
+        NEED(run_task(poison_pair, poison) == RT_PANICKED && rt_poisoned(pair[0]));
+    } else {
+        pair[0] = new_list(4 * KIB);
+    }
+    size_t before = rt_shared_held(pair[0]);
+    NEED(run_task(unstore_on_a_task, pair) == RT_PANICKED);
+    NEED(!unstore_returned);
+    NEED(rt_poisoned(pair[0]));
+    if (unstore_door == UNSTORE_IN_REBUILD)
+        NEED(rt_shared_held(pair[0]) == before);
+    else
+        NEED(rt_shared_held(pair[0]) == before + unstored_bytes);
+    exit(0);
+}
+
+START_TEST(an_unstore_the_task_cannot_take_panics_in_every_door_that_unstores)
+{
+    static const char *const doors[] = {"an update", "rt_update_all as a", "rt_update_all as b",
+                                        "a rebuild's build"};
+    for (unstore_door = 0; unstore_door < UNSTORE_DOORS; unstore_door++) {
+        struct death d = run_child(an_unstore_that_does_not_fit, NULL);
+        ck_assert_msg(d.signal == 0 && d.exit_status == 0 &&
+                          strstr(d.err, "an unstored value of") != NULL,
+                      "in %s: signal %d exit %d; stderr: %s", doors[unstore_door], d.signal,
+                      d.exit_status, d.err);
+    }
+}
+END_TEST
 
 START_TEST(misuse_of_doors_and_stores_gets_the_contracts_error)
 {
@@ -7783,6 +7918,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_first_build_nests_doors_only_on_values_it_makes);
     ADD_TEST(s, a_value_a_first_build_keeps_is_made_after_the_value_built);
     ADD_TEST(s, misuse_of_doors_and_stores_gets_the_contracts_error);
+    ADD_TEST(s, an_unstore_the_task_cannot_take_panics_in_every_door_that_unstores);
     ADD_TEST(s, a_held_figure_read_inside_a_door_on_a_later_value_is_a_violation);
     ADD_TEST(s, a_door_on_a_poisoned_value_keeps_the_order_doors_nest_in);
     ADD_TEST(s, a_block_bigger_than_a_block_can_be_is_a_violation);
