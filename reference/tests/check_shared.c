@@ -2946,6 +2946,113 @@ START_TEST(an_unstore_the_task_cannot_take_panics_in_every_door_that_unstores)
 }
 END_TEST
 
+/* "The poisoned block and its stored values are freed; then fn runs"
+** (docs/poisoning.md, a door on a poisoned supervised value): in every
+** door that rebuilds and then runs fn (an update, an access, rt_update_all
+** with the value as a and as b), fn already sees the poisoned state gone:
+** as many blocks live as before the door (the fresh one for the poisoned
+** one), and fewer allocations by exactly the value the poisoned state held
+** stored and what storing it allocated, on main and on a task. */
+enum { REBUILT_IN_UPDATE, REBUILT_IN_ACCESS, REBUILT_IN_ALL_A, REBUILT_IN_ALL_B,
+       REBUILT_DOORS };
+static int rebuilt_door;
+static size_t rebuilt_blocks_before;
+static long rebuilt_allocs_before;
+static bool rebuilt_fn_ran;
+
+static void build_nothing_owned(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+}
+
+/* What the store itself allocated for the state (its list of stored
+** values): freed with the state too. */
+static long store_allocated;
+
+static void store_then_panic(void *value, void *ctx)
+{
+    (void)value;
+    void *v = rt_alloc_outside(100);
+    long before = allocs_live();
+    NEED(rt_store(ctx, v) == RT_OK);
+    store_allocated = allocs_live() - before;
+    rt_panic("poisoned with a value stored");
+}
+
+static void *poison_with_a_stored_value(void *arg)
+{
+    rt_update(arg, store_then_panic, arg);
+    return NULL;
+}
+
+static void sees_the_poisoned_state_gone(void)
+{
+    NEED(rt__blocks_live() == rebuilt_blocks_before);
+    NEED(allocs_live() == rebuilt_allocs_before - 1 - store_allocated);
+    rebuilt_fn_ran = true;
+}
+
+static void rebuilt_update(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    sees_the_poisoned_state_gone();
+}
+
+static void rebuilt_access(const void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    sees_the_poisoned_state_gone();
+}
+
+static void rebuilt_all(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb, (void)ctx;
+    sees_the_poisoned_state_gone();
+}
+
+static void *rebuild_in_a_door(void *arg)
+{
+    rt_shared **pair = arg; /* [0] the poisoned supervised value, [1] a healthy one */
+    rebuilt_blocks_before = rt__blocks_live();
+    rebuilt_allocs_before = allocs_live();
+    rebuilt_fn_ran = false;
+    rt_status st = rebuilt_door == REBUILT_IN_UPDATE   ? rt_update(pair[0], rebuilt_update, NULL)
+                   : rebuilt_door == REBUILT_IN_ACCESS ? rt_access(pair[0], rebuilt_access, NULL)
+                   : rebuilt_door == REBUILT_IN_ALL_A
+                       ? rt_update_all(pair[0], pair[1], rebuilt_all, NULL)
+                       : rt_update_all(pair[1], pair[0], rebuilt_all, NULL);
+    NEED(st == RT_OK && rebuilt_fn_ran && !rt_poisoned(pair[0]));
+    return NULL;
+}
+
+static void a_rebuild_in_a_door(void *on_task)
+{
+    init_fixed(64 * KIB);
+    rt_shared *pair[2] = {rt_shared_supervised(RT_OWNED, sizeof(int64_t), build_nothing_owned,
+                                               NULL, 4 * KIB),
+                          new_list(1 * KIB)};
+    NEED(run_task(poison_with_a_stored_value, pair[0]) == RT_PANICKED && rt_poisoned(pair[0]));
+    if (on_task != NULL)
+        NEED(run_task(rebuild_in_a_door, pair) == RT_OK);
+    else
+        rebuild_in_a_door(pair);
+    exit(0);
+}
+
+START_TEST(a_rebuild_frees_the_poisoned_state_before_fn_runs_in_every_door)
+{
+    static const char *const doors[] = {"an update", "an access", "rt_update_all as a",
+                                        "rt_update_all as b"};
+    for (rebuilt_door = 0; rebuilt_door < REBUILT_DOORS; rebuilt_door++)
+        for (int task = 0; task < 2; task++) {
+            struct death d = run_child(a_rebuild_in_a_door, task ? (void *)1 : NULL);
+            ck_assert_msg(d.signal == 0 && d.exit_status == 0, "in %s on %s: signal %d exit %d; "
+                          "stderr: %s", doors[rebuilt_door], task ? "a task" : "main",
+                          d.signal, d.exit_status, d.err);
+        }
+}
+END_TEST
+
 START_TEST(misuse_of_doors_and_stores_gets_the_contracts_error)
 {
     violates(door_on_a_plain_thread, "refrt: rt_get: this thread is not a task");
@@ -5908,7 +6015,9 @@ END_TEST
 /* A value a store cannot fit goes back to the task (refrt.h), counted as
 ** before: on main, whose panic exits 101 and frees nothing, an atexit
 ** handler finds it held and counted, and frees it back to the figure main
-** had before it was made. */
+** had before it was made; in every door that stores (an update,
+** rt_update_all with the value as a and as b, a rebuild's build, whose
+** fresh state must not take it with it). */
 static void *store_back_value;
 static size_t store_back_before, store_back_with;
 
@@ -5926,27 +6035,77 @@ static void stores_the_big_one(void *value, void *ctx)
     rt_store(*(rt_shared **)ctx, store_back_value);
 }
 
+static void stores_the_big_one_in_both(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb;
+    rt_store(*(rt_shared **)ctx, store_back_value);
+}
+
+/* The value that a rebuild's build stores into, once set. */
+static rt_shared *store_back_into;
+
+static void build_storing_the_big_one(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    if (store_back_into != NULL)
+        rt_store(store_back_into, store_back_value);
+}
+
+static void panics_there(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+    rt_panic("poisoned");
+}
+
+static void *poisons_it(void *arg)
+{
+    rt_update(arg, panics_there, NULL);
+    return NULL;
+}
+
+/* In an update (arg 0), rt_update_all with the value as a (1) and as b
+** (2), and a rebuild's build (3: rt_get of a poisoned supervised value,
+** whose fresh block the value does not fit either). */
 static void main_stores_what_does_not_fit(void *arg)
 {
-    (void)arg;
+    int where = (int)(intptr_t)arg;
     int64_t zero = 0;
     init_fixed(64 * KIB);
+    rt_shared *s = where == 3 ? rt_shared_supervised(RT_OWNED, sizeof zero,
+                                                      build_storing_the_big_one, NULL, KIB)
+                              : rt_shared_new(RT_OWNED, sizeof zero, &zero, KIB);
+    rt_shared *other = new_list(KIB);
+    if (where == 3)
+        NEED(run_task(poisons_it, s) == RT_PANICKED && rt_poisoned(s));
     store_back_before = rt_held();
     store_back_value = rt_alloc_outside(4 * KIB);
     store_back_with = rt_held();
     NEED(store_back_with > store_back_before);
     atexit(store_back_at_exit);
-    rt_shared *s = rt_shared_new(RT_OWNED, sizeof zero, &zero, KIB);
-    rt_update(s, stores_the_big_one, &s);
+    if (where == 0)
+        rt_update(s, stores_the_big_one, &s);
+    else if (where == 1)
+        rt_update_all(s, other, stores_the_big_one_in_both, &s);
+    else if (where == 2)
+        rt_update_all(other, s, stores_the_big_one_in_both, &s);
+    else {
+        store_back_into = s;
+        rt_get(s, &zero);
+    }
     _exit(3); /* the store did not panic */
 }
 
 START_TEST(a_value_a_store_cannot_fit_is_mains_again_and_counted_at_its_exit)
 {
-    struct death d = run_child(main_stores_what_does_not_fit, NULL);
-    ck_assert_msg(d.signal == 0 && d.exit_status == 101 &&
-                      strstr(d.err, "at exit: held ok, freed ok\n") != NULL,
-                  "signal %d exit %d: %s", d.signal, d.exit_status, d.err);
+    static const char *const doors[] = {"an update", "rt_update_all as a",
+                                        "rt_update_all as b", "a rebuild's build"};
+    for (int where = 0; where < 4; where++) {
+        struct death d = run_child(main_stores_what_does_not_fit, (void *)(intptr_t)where);
+        ck_assert_msg(d.signal == 0 && d.exit_status == 101 &&
+                          strstr(d.err, "at exit: held ok, freed ok\n") != NULL,
+                      "in %s: signal %d exit %d: %s", doors[where], d.signal, d.exit_status,
+                      d.err);
+    }
 }
 END_TEST
 
@@ -7918,6 +8077,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_first_build_nests_doors_only_on_values_it_makes);
     ADD_TEST(s, a_value_a_first_build_keeps_is_made_after_the_value_built);
     ADD_TEST(s, misuse_of_doors_and_stores_gets_the_contracts_error);
+    ADD_TEST(s, a_rebuild_frees_the_poisoned_state_before_fn_runs_in_every_door);
     ADD_TEST(s, an_unstore_the_task_cannot_take_panics_in_every_door_that_unstores);
     ADD_TEST(s, a_held_figure_read_inside_a_door_on_a_later_value_is_a_violation);
     ADD_TEST(s, a_door_on_a_poisoned_value_keeps_the_order_doors_nest_in);
