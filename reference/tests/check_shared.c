@@ -3053,6 +3053,135 @@ START_TEST(a_rebuild_frees_the_poisoned_state_before_fn_runs_in_every_door)
 }
 END_TEST
 
+/* "A value has one copy alive at most, however many tasks wait on it"
+** (docs/poisoning.md): a task inside an rt_update of a 4096-byte RT_COPY
+** value (or an rt_update_all over two 1000-byte ones) holds the copy;
+** four tasks that then wait on the value's lock hold no copy while they
+** wait: the allocations live are the same with them asleep at a gate of
+** the test's and asleep in the door, and the same again once every door
+** is over. Copies of 128 bytes or less are on the door's stack; these are
+** past that. */
+#define COPY_WAITERS 4
+struct copy_wait {
+    rt_shared *a, *b;
+    int pair;
+    atomic_int entered, go, release, tids[COPY_WAITERS];
+    pthread_mutex_t gate;
+    pthread_cond_t opened;
+};
+
+static void copy_wait_hold(struct copy_wait *w)
+{
+    atomic_store(&w->entered, 1);
+    while (!atomic_load(&w->release))
+        sched_yield();
+}
+
+static void copy_wait_in_update(void *value, void *ctx)
+{
+    (void)value;
+    copy_wait_hold(ctx);
+}
+
+static void copy_wait_in_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb;
+    copy_wait_hold(ctx);
+}
+
+static void copy_wait_nothing(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+}
+
+static void copy_wait_nothing_pair(void *va, void *vb, void *ctx)
+{
+    (void)va, (void)vb, (void)ctx;
+}
+
+static void *copy_wait_holder(void *arg)
+{
+    struct copy_wait *w = arg;
+    NEED((w->pair ? rt_update_all(w->a, w->b, copy_wait_in_pair, w)
+                  : rt_update(w->a, copy_wait_in_update, w)) == RT_OK);
+    return NULL;
+}
+
+struct copy_waiter {
+    struct copy_wait *w;
+    int i;
+};
+
+static void *copy_waiter(void *arg)
+{
+    struct copy_waiter *me = arg;
+    struct copy_wait *w = me->w;
+    pthread_mutex_lock(&w->gate);
+    atomic_store(&w->tids[me->i], (int)gettid());
+    while (!atomic_load(&w->go))
+        pthread_cond_wait(&w->opened, &w->gate);
+    atomic_store(&w->tids[me->i], -(int)gettid()); /* past the gate */
+    pthread_mutex_unlock(&w->gate);
+    NEED((w->pair ? rt_update_all(w->a, w->b, copy_wait_nothing_pair, NULL)
+                  : rt_update(w->a, copy_wait_nothing, NULL)) == RT_OK);
+    return NULL;
+}
+
+static void copies_of_waiters(void *arg)
+{
+    static struct copy_wait w;
+    static unsigned char big[4096], mid[1000];
+    w.pair = arg != NULL;
+    init_fixed(64 * KIB);
+    die_of_alarm_after(30);
+    pthread_mutex_init(&w.gate, NULL);
+    pthread_cond_init(&w.opened, NULL);
+    w.a = rt_shared_new(RT_COPY, w.pair ? sizeof mid : sizeof big, w.pair ? mid : big,
+                        16 * KIB);
+    w.b = rt_shared_new(RT_COPY, sizeof mid, mid, 16 * KIB);
+    rt_task *holder = rt_spawn(copy_wait_holder, &w), *t[COPY_WAITERS];
+    NEED(holder != NULL);
+    while (!atomic_load(&w.entered))
+        sched_yield();
+    struct copy_waiter ws[COPY_WAITERS];
+    for (int i = 0; i < COPY_WAITERS; i++) {
+        ws[i] = (struct copy_waiter){&w, i};
+        NEED((t[i] = rt_spawn(copy_waiter, &ws[i])) != NULL);
+    }
+    for (int i = 0; i < COPY_WAITERS; i++) {
+        while (atomic_load(&w.tids[i]) == 0)
+            sched_yield();
+        thread_wait_asleep(atomic_load(&w.tids[i])); /* at the gate */
+    }
+    long at_the_gate = allocs_live();
+    pthread_mutex_lock(&w.gate);
+    atomic_store(&w.go, 1);
+    pthread_cond_broadcast(&w.opened);
+    pthread_mutex_unlock(&w.gate);
+    for (int i = 0; i < COPY_WAITERS; i++) {
+        while (atomic_load(&w.tids[i]) > 0)
+            sched_yield();
+        thread_wait_asleep(-atomic_load(&w.tids[i])); /* in its door, on the lock */
+    }
+    NEED(allocs_live() == at_the_gate);
+    atomic_store(&w.release, 1);
+    NEED(rt_join(holder, NULL) == RT_OK);
+    for (int i = 0; i < COPY_WAITERS; i++)
+        NEED(rt_join(t[i], NULL) == RT_OK);
+    exit(0);
+}
+
+START_TEST(tasks_waiting_on_a_copy_value_hold_no_copy_while_they_wait)
+{
+    for (int pair = 0; pair < 2; pair++) {
+        struct death d = run_child(copies_of_waiters, pair ? (void *)1 : NULL);
+        ck_assert_msg(d.signal == 0 && d.exit_status == 0, "waiting on %s: signal %d exit %d; "
+                      "stderr: %s", pair ? "an rt_update_all" : "an rt_update", d.signal,
+                      d.exit_status, d.err);
+    }
+}
+END_TEST
+
 START_TEST(misuse_of_doors_and_stores_gets_the_contracts_error)
 {
     violates(door_on_a_plain_thread, "refrt: rt_get: this thread is not a task");
@@ -8077,6 +8206,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_first_build_nests_doors_only_on_values_it_makes);
     ADD_TEST(s, a_value_a_first_build_keeps_is_made_after_the_value_built);
     ADD_TEST(s, misuse_of_doors_and_stores_gets_the_contracts_error);
+    ADD_TEST(s, tasks_waiting_on_a_copy_value_hold_no_copy_while_they_wait);
     ADD_TEST(s, a_rebuild_frees_the_poisoned_state_before_fn_runs_in_every_door);
     ADD_TEST(s, an_unstore_the_task_cannot_take_panics_in_every_door_that_unstores);
     ADD_TEST(s, a_held_figure_read_inside_a_door_on_a_later_value_is_a_violation);
