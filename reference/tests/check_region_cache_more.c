@@ -1491,56 +1491,55 @@ END_TEST
 
 Suite *make_suite(void)
 {
+    /* one test case a test: the driver's witness runs (RT_ONLY_CASES) name cases */
     Suite *s = suite_create("region_cache_more");
-    TCase *tc = tcase_create("region_cache_more");
     if (!UNDER_SANITIZER) {
-        tcase_add_test(tc, a_chunk_malloc_cannot_make_traps);
-        tcase_add_test(tc, a_thread_state_that_cannot_be_allocated_traps);
-        tcase_add_test(tc, a_thread_state_is_one_struct_rt_hot);
-        tcase_add_test(tc, a_thread_end_frees_its_state);
+        suite_add_test(s, a_chunk_malloc_cannot_make_traps);
+        suite_add_test(s, a_thread_state_that_cannot_be_allocated_traps);
+        suite_add_test(s, a_thread_state_is_one_struct_rt_hot);
+        suite_add_test(s, a_thread_end_frees_its_state);
     }
 #if !UNDER_SANITIZER
-    tcase_add_test(tc, a_thread_state_that_cannot_be_published_traps);
+    suite_add_test(s, a_thread_state_that_cannot_be_published_traps);
 #endif
-    tcase_add_test(tc, a_give_whose_thread_state_cannot_be_made_has_cleared_the_range_when_it_traps);
-    tcase_add_test(tc, init_without_a_key_left_is_a_violation);
+    suite_add_test(s, a_give_whose_thread_state_cannot_be_made_has_cleared_the_range_when_it_traps);
+    suite_add_test(s, init_without_a_key_left_is_a_violation);
 #if !UNDER_SANITIZER
-    tcase_add_test(tc, init_whose_clear_of_mains_slot_fails_is_a_violation);
+    suite_add_test(s, init_whose_clear_of_mains_slot_fails_is_a_violation);
 #endif
-    tcase_add_test(tc, a_violation_is_one_whole_line);
-    tcase_add_test(tc, a_violation_reaches_a_buffered_stderr);
+    suite_add_test(s, a_violation_is_one_whole_line);
+    suite_add_test(s, a_violation_reaches_a_buffered_stderr);
 #if !UNDER_TSAN /* ThreadSanitizer's own abort path waits for the stdout lock the test holds */
-    tcase_add_test(tc, a_violation_aborts_at_once_whatever_another_thread_holds_of_stdio);
+    suite_add_test(s, a_violation_aborts_at_once_whatever_another_thread_holds_of_stdio);
 #else
     (void)a_violation_aborts_at_once_whatever_another_thread_holds_of_stdio;
 #endif
-    tcase_add_test(tc, opening_a_null_region_is_a_violation);
-    tcase_add_test(tc, a_region_not_open_is_a_violation_of_close_and_alloc_wherever_it_is_used);
-    tcase_add_test(tc, rt_hot_is_one_state_a_thread);
-    tcase_add_test(tc, a_disabled_direct_path_is_off);
+    suite_add_test(s, opening_a_null_region_is_a_violation);
+    suite_add_test(s, a_region_not_open_is_a_violation_of_close_and_alloc_wherever_it_is_used);
+    suite_add_test(s, rt_hot_is_one_state_a_thread);
+    suite_add_test(s, a_disabled_direct_path_is_off);
 #if RT_PRIM_DIRECT
-    tcase_add_test(tc, a_direct_read_that_agrees_keeps_the_path_open);
+    suite_add_test(s, a_direct_read_that_agrees_keeps_the_path_open);
 #endif
-    tcase_add_test(tc, a_region_opened_before_init_is_its_own_outer);
-    tcase_add_test(tc, a_closed_region_holds_no_pointer);
-    tcase_add_test(tc, a_null_region_or_chunk_is_a_violation);
-    tcase_add_test(tc, a_region_bumped_past_its_chunk_traps);
-    tcase_add_test(tc, a_region_opened_before_init_closes_after_it);
-    tcase_add_test(tc, a_destructor_after_the_runtimes_uses_the_cache_and_leaks_nothing);
-    tcase_add_test(tc, a_chunk_taken_and_handed_to_another_thread_outlives_its_taker);
-    tcase_add_test(tc, the_strategy_rt_init_asks_runs_with_the_cache_off);
-    tcase_add_test(tc, an_untracked_region_closes_while_tracked_ones_are_open_inside_it);
-    tcase_add_test(tc, the_cache_keeps_its_promises_at_every_depth_in_a_destructor_before_and_after_the_runtimes);
-    tcase_add_test(tc, threads_walking_every_depth_at_once_each_keep_their_own_cache);
-    tcase_add_test(tc, a_region_left_open_by_a_destructor_before_or_after_the_runtimes_is_a_violation);
-    tcase_add_test(tc, a_thread_made_before_init_has_the_cache_off_then_on_at_every_depth);
-    tcase_add_test(tc, a_thread_made_before_init_that_ends_with_a_region_open_is_a_violation);
+    suite_add_test(s, a_region_opened_before_init_is_its_own_outer);
+    suite_add_test(s, a_closed_region_holds_no_pointer);
+    suite_add_test(s, a_null_region_or_chunk_is_a_violation);
+    suite_add_test(s, a_region_bumped_past_its_chunk_traps);
+    suite_add_test(s, a_region_opened_before_init_closes_after_it);
+    suite_add_test(s, a_destructor_after_the_runtimes_uses_the_cache_and_leaks_nothing);
+    suite_add_test(s, a_chunk_taken_and_handed_to_another_thread_outlives_its_taker);
+    suite_add_test(s, the_strategy_rt_init_asks_runs_with_the_cache_off);
+    suite_add_test(s, an_untracked_region_closes_while_tracked_ones_are_open_inside_it);
+    suite_add_test(s, the_cache_keeps_its_promises_at_every_depth_in_a_destructor_before_and_after_the_runtimes);
+    suite_add_test(s, threads_walking_every_depth_at_once_each_keep_their_own_cache);
+    suite_add_test(s, a_region_left_open_by_a_destructor_before_or_after_the_runtimes_is_a_violation);
+    suite_add_test(s, a_thread_made_before_init_has_the_cache_off_then_on_at_every_depth);
+    suite_add_test(s, a_thread_made_before_init_that_ends_with_a_region_open_is_a_violation);
 #if RT_PRIM_DIRECT
-    tcase_add_test(tc, a_key_past_the_first_block_keeps_the_direct_path_off);
+    suite_add_test(s, a_key_past_the_first_block_keeps_the_direct_path_off);
 #endif
 #if RT_PRIM_DIRECT && !UNDER_SANITIZER
-    tcase_add_test(tc, a_slot_search_whose_setspecific_fails_keeps_the_direct_path_off);
+    suite_add_test(s, a_slot_search_whose_setspecific_fails_keeps_the_direct_path_off);
 #endif
-    rt_add_case(s, tc, "region_cache_more");
     return s;
 }
