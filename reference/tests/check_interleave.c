@@ -586,6 +586,40 @@ START_TEST(a_publish_that_waited_for_the_first_checks_its_own_slot)
 }
 END_TEST
 
+/* A first publish whose check fails (A, lied to) latches the path while
+** it still holds the first publish's lock: wherever A is stopped on its way
+** to the latch (the latch's own point, or a disable's if it went through
+** rt_hot_disable), another thread's publish (C, not lied to) waits for it
+** and never opens the path, then or after. A first publish that let its
+** lock go before latching would leave the state UNKNOWN and the lock free:
+** C would make a first publish of its own, which validates, and open it. */
+START_TEST(a_first_publish_that_fails_its_check_latches_before_another_can_publish)
+{
+    struct actor a = {0}, c = {0};
+    struct watch *latching = watch("hot.latch.before_stores", "A", 1);
+    struct watch *disabling = watch("hot.disable.before_lock", "A", 1);
+
+    rt_init();
+    rt__hot_test_read = lying_read; /* before any thread that reads it */
+    start_plain(&a, "A", lied_to_publish_body, NULL);
+    WAIT_FOR(ld(&latching->parked) || ld(&disabling->parked),
+             "A's failed first publish reached no latch");
+    start_plain(&c, "C", publish_body, NULL);
+    ck_assert_msg(blocks(&c), "a publish ran while the failed first publish had not latched");
+    ck_assert_msg(!rt_hot_direct(), "the path opened before the failed first check latched");
+    release(latching);
+    release(disabling);
+    join_plain(&a);
+    join_plain(&c);
+    rt__hot_test_read = NULL;
+    ck_assert_ptr_eq(a.got[0], a.got[1]);
+    ck_assert_ptr_eq(c.got[0], c.got[1]); /* C's own state, from the fallback */
+    ck_assert_ptr_ne(a.got[0], c.got[0]);
+    ck_assert_msg(!rt_hot_direct(), "a failed first publish left the direct path open");
+    ck_assert_ptr_null(direct_read());
+}
+END_TEST
+
 /* The process's first publish (A) and a later one (C) that reads the slot
 ** A found: C reads hot_slot only after an acquire load of hot_state saw
 ** DIRECT, which A stored with release after writing hot_slot. Nothing else
@@ -3634,6 +3668,62 @@ START_TEST(a_cost_reset_while_another_thread_counts_is_no_race)
 }
 END_TEST
 
+/* Every point a thread reaches calls the hook (points.h), also the points
+** of a runtime call the hook itself makes: a hook that, at a channel's
+** close, disables the direct path and, at the disable's first point, frees
+** a shared value sees the points of the disable and of the latch, nested
+** in order, and then the close's own. */
+#define NESTED_MAX 16
+static const char *nested_seen[NESTED_MAX];
+static int nested_count;
+static rt_shared *freed_from_a_hook;
+
+static void nothing_to_do(void *value, void *ctx)
+{
+    (void)value, (void)ctx;
+}
+
+static void records_nested_points(const char *name)
+{
+    if (nested_count < NESTED_MAX)
+        nested_seen[nested_count++] = name;
+    if (strcmp(name, "chan.close.before_lock") == 0)
+        rt_hot_disable();
+    else if (strcmp(name, "hot.disable.before_lock") == 0 && freed_from_a_hook != NULL) {
+        rt_shared *s = freed_from_a_hook;
+        freed_from_a_hook = NULL;
+        ck_assert_int_eq(rt_update(s, nothing_to_do, NULL), RT_OK);
+        rt_shared_free(s);
+    }
+}
+
+START_TEST(a_hook_is_called_for_the_points_of_the_calls_it_makes)
+{
+    int64_t zero = 0;
+    init_fixed(64 * KIB);
+    rt_chan *c = rt_chan_new(1);
+    freed_from_a_hook = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    __atomic_store_n(&rt__point_hook, records_nested_points, __ATOMIC_RELAXED);
+    rt_chan_close(c);
+    __atomic_store_n(&rt__point_hook, NULL, __ATOMIC_RELAXED);
+    rt_chan_free(c);
+    static const char *const want[] = {"chan.close.before_lock", "hot.disable.before_lock"};
+    ck_assert_int_ge(nested_count, 4);
+    for (int i = 0; i < 2; i++)
+        ck_assert_str_eq(nested_seen[i], want[i]);
+    int at_locked = -1, at_latch = -1;
+    for (int i = 2; i < nested_count; i++) {
+        if (at_locked < 0 && strcmp(nested_seen[i], "hot.disable.locked") == 0)
+            at_locked = i;
+        if (at_latch < 0 && strcmp(nested_seen[i], "hot.latch.before_stores") == 0)
+            at_latch = i;
+    }
+    ck_assert_msg(at_locked > 2, "the disable's own point was not seen after the door's");
+    ck_assert_msg(at_latch == at_locked + 1, "the latch's point did not follow the disable's");
+    ck_assert(!rt_hot_direct());
+}
+END_TEST
+
 /* The first publish, parked with its lock taken (hot.first_publish.locked),
 ** has found nothing yet: the direct path is not open there, for the
 ** publishing thread or any other. It opens once the publish goes on (where
@@ -3707,6 +3797,8 @@ Suite *make_suite(void)
     add_case(s, a_disable_parked_with_its_lock_taken_has_latched_nothing_yet);
     add_case(s, a_second_first_publish_waits_for_the_first);
     add_case(s, a_publish_that_waited_for_the_first_checks_its_own_slot);
+    add_case(s, a_first_publish_that_fails_its_check_latches_before_another_can_publish);
+    add_case(s, a_hook_is_called_for_the_points_of_the_calls_it_makes);
     add_case(s, a_later_publish_reads_the_slot_the_first_one_published);
     add_case(s, the_first_publish_holds_its_lock_through_its_check_of_the_slot);
     add_case(s, a_watchpoint_traps_after_each_access_to_its_bytes_and_no_other);

@@ -436,6 +436,128 @@ START_TEST(opening_a_null_region_is_a_violation)
 }
 END_TEST
 
+/* A violation changes nothing before it aborts: no chunk is taken,
+** malloc'ed, kept or freed by the call that breaks the contract, whatever
+** the thread keeps (0, 1 or 16 chunks) and wherever it is (main, a plain
+** thread, a task). A SIGABRT handler compares the chunk traffic and the
+** thread's kept count with what they were just before the call. Thread
+** ends are in it too: a thread or a task that ends with a region open
+** aborts with its kept chunks untouched (the violation first; what the
+** thread keeps is lost to the abort, not freed before it). */
+enum { VIOL_OPEN_NULL, VIOL_GIVE_TWICE, VIOL_CLOSE_NOT_OPEN, VIOL_ALLOC_NOT_OPEN,
+       VIOL_THREAD_ENDS_OPEN, VIOL_KINDS };
+static const char *const viol_msgs[] = {
+    "refrt: rt_region_open: region is NULL\n",
+    "was given twice",
+    "refrt: rt_region_close: region is not open\n",
+    "refrt: rt_region_alloc: region is not open\n",
+    "with a region still open\n", /* a thread ended, or its task returned */
+};
+static struct chunk_counts viol_before;
+static long viol_kept = -1; /* -1: the violating thread is not this one */
+static __thread int viol_here;
+
+static void viol_check(int sig)
+{
+    (void)sig;
+    struct chunk_counts now = chunks_counted();
+    if (now.mallocs != viol_before.mallocs || now.frees != viol_before.frees) {
+        dprintf(2, "chunks moved before the abort: mallocs %lu -> %lu, frees %lu -> %lu\n",
+                viol_before.mallocs, now.mallocs, viol_before.frees, now.frees);
+        _exit(3);
+    }
+    if (viol_here && viol_kept >= 0 && (long)rt_chunk_kept() != viol_kept) {
+        dprintf(2, "kept %ld before the call, %ld at the abort\n", viol_kept,
+                (long)rt_chunk_kept());
+        _exit(4);
+    }
+    _exit(0);
+}
+
+struct viol {
+    int kind, keep;
+};
+
+static void viol_keep(int keep)
+{
+    rt_region r[RT_REGION_CACHE_SLOTS];
+    for (int i = 0; i < keep; i++)
+        rt_region_open(&r[i]);
+    for (int i = keep; i-- > 0;)
+        rt_region_close(&r[i]);
+}
+
+static void *viol_here_now(void *arg)
+{
+    const struct viol *v = arg;
+    rt_region r, never;
+    unsigned char *given = NULL;
+    memset(&never, 0, sizeof never);
+    viol_keep(v->keep);
+    if (v->kind == VIOL_GIVE_TWICE) {
+        rt_region_open(&r);
+        given = r.base;
+        rt_region_close(&r); /* its chunk is the top one kept */
+    }
+    if (v->kind == VIOL_THREAD_ENDS_OPEN) {
+        rt_region_open(&r);
+        viol_before = chunks_counted();
+        return NULL; /* the end is the violation */
+    }
+    viol_before = chunks_counted();
+    viol_kept = (long)rt_chunk_kept();
+    viol_here = 1;
+    if (v->kind == VIOL_OPEN_NULL)
+        rt_region_open(NULL);
+    else if (v->kind == VIOL_GIVE_TWICE)
+        rt_chunk_give(given, given + RT_CHUNK_SIZE);
+    else if (v->kind == VIOL_CLOSE_NOT_OPEN)
+        rt_region_close(&never);
+    else
+        (void)rt_region_alloc(&never, 1, 8, 8);
+    return NULL;
+}
+
+static void viol_in(void *arg)
+{
+    const struct viol *v = arg;
+    struct sigaction sa = {.sa_handler = viol_check};
+    sigaction(SIGABRT, &sa, NULL);
+    rt_init();
+    int where = v->keep / 100, keep = v->keep % 100;
+    struct viol here = {v->kind, keep};
+    if (where == 0 && v->kind != VIOL_THREAD_ENDS_OPEN) {
+        viol_here_now(&here);
+    } else if (where == 1 || where == 0) {
+        pthread_t t;
+        pthread_create(&t, NULL, viol_here_now, &here);
+        pthread_join(t, NULL);
+    } else {
+        rt_join(rt_spawn(viol_here_now, &here), NULL);
+    }
+    exit(5); /* no violation */
+}
+
+START_TEST(a_violation_takes_keeps_and_frees_no_chunk_before_it_aborts)
+{
+    static const char *const places[] = {"main", "a plain thread", "a task"};
+    static const int keeps[] = {0, 1, RT_REGION_CACHE_SLOTS};
+    for (int kind = 0; kind < VIOL_KINDS; kind++)
+        for (int where = 0; where < 3; where++)
+            for (size_t k = 0; k < sizeof keeps / sizeof *keeps; k++) {
+                if (kind == VIOL_GIVE_TWICE && keeps[k] == RT_REGION_CACHE_SLOTS)
+                    continue; /* its own region's chunk must fit the stack */
+                struct viol v = {kind, where * 100 + keeps[k]};
+                struct death d = run_child(viol_in, &v);
+                ck_assert_msg(d.signal == 0 && d.exit_status == 0 &&
+                                  strstr(d.err, viol_msgs[kind]) != NULL,
+                              "violation %d on %s keeping %d chunks: signal %d exit %d; "
+                              "stderr: %s", kind, places[where], keeps[k], d.signal,
+                              d.exit_status, d.err);
+            }
+}
+END_TEST
+
 /* A region that is not open (NULL, never opened: zeroed as a static one
 ** is, or closed already) is the violation "region is not open" of
 ** rt_region_close and of rt_region_alloc (with a size that fits and one
@@ -1515,6 +1637,7 @@ Suite *make_suite(void)
     (void)a_violation_aborts_at_once_whatever_another_thread_holds_of_stdio;
 #endif
     suite_add_test(s, opening_a_null_region_is_a_violation);
+    suite_add_test(s, a_violation_takes_keeps_and_frees_no_chunk_before_it_aborts);
     suite_add_test(s, a_region_not_open_is_a_violation_of_close_and_alloc_wherever_it_is_used);
     suite_add_test(s, rt_hot_is_one_state_a_thread);
     suite_add_test(s, a_disabled_direct_path_is_off);
