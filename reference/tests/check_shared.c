@@ -2248,14 +2248,17 @@ static void *plan_task(void *unused)
 }
 
 static bool plan_on_a_task;
+/* Values #1 and #3 of 0 bytes (a copy and an owned one): a door's checks
+** hold at every size, none included. */
+static bool plan_empty;
 
 static void plan_run(void *unused)
 {
     (void)unused;
     init_fixed(64 * KIB);
-    plan_values[0] = new_i64(1);
+    plan_values[0] = plan_empty ? rt_shared_new(RT_COPY, 0, NULL, 256) : new_i64(1);
     plan_values[1] = new_list(1 * KIB);
-    plan_values[2] = new_i64(3);
+    plan_values[2] = plan_empty ? rt_shared_new(RT_OWNED, 0, NULL, 256) : new_i64(3);
     if (plan_on_a_task)
         run_task(plan_task, NULL);
     else
@@ -2264,7 +2267,8 @@ static void plan_run(void *unused)
 }
 
 /* The plan (its steps, outermost first) must end in the violation whose
-** message holds msg, on main and on a spawned task. */
+** message holds msg, on main and on a spawned task, with #1 and #3 of 8
+** bytes and of none. */
 static void plan_violates(const char *msg, int n, ...)
 {
     va_list ap;
@@ -2273,8 +2277,9 @@ static void plan_violates(const char *msg, int n, ...)
         plan[i] = va_arg(ap, struct plan_step);
     va_end(ap);
     plan_len = n;
-    for (int on_task = 0; on_task < 2; on_task++) {
-        plan_on_a_task = on_task;
+    for (int on_task = 0; on_task < 4; on_task++) {
+        plan_on_a_task = on_task & 1;
+        plan_empty = on_task >> 1;
         violates(plan_run, msg);
     }
 }
@@ -2363,6 +2368,9 @@ START_TEST(a_door_on_a_value_open_anywhere_in_the_task_is_reported_as_entered_ag
     plan_violates("refrt: rt_update: a door on shared value #2 is already open in this task "
                   "(entered again from inside rt_update_all)\n",
                   3, ALL(1, 0), UPDATE(2), UPDATE(1));
+    plan_violates("refrt: rt_get: a door on shared value #3 is already open in this task "
+                  "(entered again from inside rt_update)\n",
+                  2, UPDATE(2), GET(2));
     /* in a rebuild's build, right inside its door and past a later one */
     past_a_later_door = false;
     violates(rebuild_entering_again,
@@ -2528,6 +2536,9 @@ START_TEST(doors_nest_only_in_the_order_values_were_made)
     plan_violates("refrt: rt_get: a door on shared value #2 opened inside a door on #3, "
                   "made later",
                   3, UPDATE(0), UPDATE(2), GET(1));
+    plan_violates("refrt: rt_get: a door on shared value #1 opened inside a door on #2, "
+                  "made later",
+                  2, UPDATE(1), GET(0));
     plan_violates("refrt: rt_update_all: a door on shared value #1 opened inside a door on #2, "
                   "made later",
                   2, ACCESS(1), ALL(2, 0));
