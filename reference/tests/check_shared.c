@@ -329,6 +329,55 @@ static void copy_update_panics(void *unused)
     rt_shared_free(big);
 }
 
+/* A copy is taken and written back byte for byte, no byte more: values
+** whose last byte is the last byte of their block (the block sized to the
+** value's chunk: an 8-byte header, then the value, rounded to 16), at
+** sizes 1 to 8 short of a granule and past the copy on the stack, in an
+** rt_update and in an rt_update_all. A copy that read or wrote past the
+** value would reach past the block's malloc: ASan reports it. */
+static void copy_every_byte_plus_one(void *value, void *ctx)
+{
+    size_t n = *(size_t *)ctx;
+    for (size_t i = 0; i < n; i++)
+        ((unsigned char *)value)[i] += 1;
+}
+
+static void copy_pair_plus_one(void *va, void *vb, void *ctx)
+{
+    copy_every_byte_plus_one(va, ctx);
+    copy_every_byte_plus_one(vb, ctx);
+}
+
+static void copies_at_the_end_of_their_block(void *unused)
+{
+    static const size_t sizes[] = {1, 8, 24, 120, 136, 1000, 4104};
+    static unsigned char init[4104], out[4104];
+    (void)unused;
+    init_fixed(64 * KIB);
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        size_t n = sizes[k], block = (n + 8 + 15) & ~(size_t)15;
+        memset(init, 0x40, n);
+        rt_shared *a = rt_shared_new(RT_COPY, n, init, block);
+        rt_shared *b = rt_shared_new(RT_COPY, n, init, block);
+        NEED(rt_update(a, copy_every_byte_plus_one, &n) == RT_OK);
+        NEED(rt_update_all(a, b, copy_pair_plus_one, &n) == RT_OK);
+        NEED(rt_get(a, out) == RT_OK);
+        for (size_t i = 0; i < n; i++)
+            NEED(out[i] == 0x42);
+        NEED(rt_get(b, out) == RT_OK);
+        for (size_t i = 0; i < n; i++)
+            NEED(out[i] == 0x41);
+        rt_shared_free(a);
+        rt_shared_free(b);
+    }
+}
+
+START_TEST(a_copy_takes_and_writes_back_no_byte_past_its_value)
+{
+    RUN_OK(copies_at_the_end_of_their_block, NULL);
+}
+END_TEST
+
 /* An RT_COPY update works on a copy whatever the value's size: a panic in
 ** fn leaves the old value whole and unpoisoned (D11), an update that
 ** returns writes every byte back, and fn's allocation comes from the task's
@@ -8184,6 +8233,7 @@ Suite *make_suite(void)
 {
     Suite *s = suite_create("shared");
     ADD_TEST(s, a_copy_update_that_panics_leaves_the_old_value_to_a_second_task);
+    ADD_TEST(s, a_copy_takes_and_writes_back_no_byte_past_its_value);
     ADD_TEST(s, stored_values_of_every_size_are_listed_and_go_with_their_value);
     ADD_TEST(s, a_panic_in_mains_door_unwinds_it_before_the_exit);
     ADD_TEST(s, a_copy_update_leaves_or_writes_back_every_byte_at_every_size);
