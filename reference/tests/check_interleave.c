@@ -3671,9 +3671,9 @@ END_TEST
 /* Every point a thread reaches calls the hook (points.h), also the points
 ** of a runtime call the hook itself makes: a hook that, at a channel's
 ** close, disables the direct path and, at the disable's first point, frees
-** a shared value sees the points of the disable and of the latch, nested
-** in order, and then the close's own. */
-#define NESTED_MAX 16
+** a shared value sees the points of the disable, of the door and of the
+** latch, nested in order. */
+#define NESTED_MAX 64
 static const char *nested_seen[NESTED_MAX];
 static int nested_count;
 static rt_shared *freed_from_a_hook;
@@ -3703,6 +3703,7 @@ START_TEST(a_hook_is_called_for_the_points_of_the_calls_it_makes)
     init_fixed(64 * KIB);
     rt_chan *c = rt_chan_new(1);
     freed_from_a_hook = rt_shared_new(RT_COPY, sizeof zero, &zero, 4 * KIB);
+    ck_assert_ptr_nonnull(rt_hot()); /* main's first publish before the hook */
     __atomic_store_n(&rt__point_hook, records_nested_points, __ATOMIC_RELAXED);
     rt_chan_close(c);
     __atomic_store_n(&rt__point_hook, NULL, __ATOMIC_RELAXED);
@@ -3715,11 +3716,11 @@ START_TEST(a_hook_is_called_for_the_points_of_the_calls_it_makes)
     for (int i = 2; i < nested_count; i++) {
         if (at_locked < 0 && strcmp(nested_seen[i], "hot.disable.locked") == 0)
             at_locked = i;
-        if (at_latch < 0 && strcmp(nested_seen[i], "hot.latch.before_stores") == 0)
+        if (at_locked >= 0 && at_latch < 0 && strcmp(nested_seen[i], "hot.latch.before_stores") == 0)
             at_latch = i;
     }
     ck_assert_msg(at_locked > 2, "the disable's own point was not seen after the door's");
-    ck_assert_msg(at_latch == at_locked + 1, "the latch's point did not follow the disable's");
+    ck_assert_msg(at_latch > at_locked, "the latch's point did not follow the disable's");
     ck_assert(!rt_hot_direct());
 }
 END_TEST
