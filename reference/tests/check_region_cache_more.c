@@ -474,8 +474,10 @@ static void viol_check(int sig)
     _exit(0);
 }
 
+enum { VIOL_ON_MAIN, VIOL_ON_A_THREAD, VIOL_ON_A_TASK, VIOL_PLACES };
+
 struct viol {
-    int kind, keep;
+    int kind, where, keep;
 };
 
 static void viol_keep(int keep)
@@ -524,16 +526,15 @@ static void viol_in(void *arg)
     struct sigaction sa = {.sa_handler = viol_check};
     sigaction(SIGABRT, &sa, NULL);
     rt_init();
-    int where = v->keep / 100, keep = v->keep % 100;
-    struct viol here = {v->kind, keep};
-    if (where == 0 && v->kind != VIOL_THREAD_ENDS_OPEN) {
-        viol_here_now(&here);
-    } else if (where == 1 || where == 0) {
+    /* main cannot end here and go on: its thread end is a plain thread's */
+    if (v->where == VIOL_ON_MAIN && v->kind != VIOL_THREAD_ENDS_OPEN) {
+        viol_here_now(arg);
+    } else if (v->where != VIOL_ON_A_TASK) {
         pthread_t t;
-        pthread_create(&t, NULL, viol_here_now, &here);
+        pthread_create(&t, NULL, viol_here_now, arg);
         pthread_join(t, NULL);
     } else {
-        rt_join(rt_spawn(viol_here_now, &here), NULL);
+        rt_join(rt_spawn(viol_here_now, arg), NULL);
     }
     exit(5); /* no violation */
 }
@@ -543,11 +544,11 @@ START_TEST(a_violation_takes_keeps_and_frees_no_chunk_before_it_aborts)
     static const char *const places[] = {"main", "a plain thread", "a task"};
     static const int keeps[] = {0, 1, RT_REGION_CACHE_SLOTS};
     for (int kind = 0; kind < VIOL_KINDS; kind++)
-        for (int where = 0; where < 3; where++)
+        for (int where = VIOL_ON_MAIN; where < VIOL_PLACES; where++)
             for (size_t k = 0; k < sizeof keeps / sizeof *keeps; k++) {
                 if (kind == VIOL_GIVE_TWICE && keeps[k] == RT_REGION_CACHE_SLOTS)
                     continue; /* its own region's chunk must fit the stack */
-                struct viol v = {kind, where * 100 + keeps[k]};
+                struct viol v = {kind, where, keeps[k]};
                 struct death d = run_child(viol_in, &v);
                 ck_assert_msg(d.signal == 0 && d.exit_status == 0 &&
                                   strstr(d.err, viol_msgs[kind]) != NULL,

@@ -3154,11 +3154,6 @@ static void copy_wait_nothing(void *value, void *ctx)
     (void)value, (void)ctx;
 }
 
-static void copy_wait_nothing_pair(void *va, void *vb, void *ctx)
-{
-    (void)va, (void)vb, (void)ctx;
-}
-
 static void *copy_wait_holder(void *arg)
 {
     struct copy_wait *w = arg;
@@ -3182,7 +3177,7 @@ static void *copy_waiter(void *arg)
         pthread_cond_wait(&w->opened, &w->gate);
     atomic_store(&w->tids[me->i], -(int)gettid()); /* past the gate */
     pthread_mutex_unlock(&w->gate);
-    NEED((w->pair ? rt_update_all(w->a, w->b, copy_wait_nothing_pair, NULL)
+    NEED((w->pair ? rt_update_all(w->a, w->b, touch_nothing, NULL)
                   : rt_update(w->a, copy_wait_nothing, NULL)) == RT_OK);
     return NULL;
 }
