@@ -1119,8 +1119,9 @@ def run_locked(args, root, make_vars, build, work):
 
     # 6. Survivors of a run without coverage: one no suite reaches is
     # NoCoverage. When each is a catalog entry held back for an oracle
-    # whose kill the kill map holds, the coverage waits: the oracles'
-    # witness runs kill them in seconds, and it is taken only if one
+    # whose kill the kill map holds, or for one with suites of its own
+    # (which runs those whatever reaches the mutant), the coverage waits:
+    # the oracles kill them in seconds, and it is taken only if one
     # survives them (6d).
     survivors = [m for m in mutants if m.status == SURVIVED]
     def coverage_of(survivors):
@@ -1146,8 +1147,9 @@ def run_locked(args, root, make_vars, build, work):
         cache.save()
     deferred = False
     if survivors and cov is None and suites and cfg.coverage_vars is not None:
-        deferred = all(held_back(m, args.oracles) and m.id in kill_map
-                       and kill_map[m.id].oracle in args.oracles[1:] for m in survivors)
+        deferred = all(held_back(m, args.oracles) and (
+            (m.id in kill_map and kill_map[m.id].oracle in args.oracles[1:])
+            or oracle_suites(m.first_oracle)) for m in survivors)
         if not deferred:
             coverage_of(survivors)
 

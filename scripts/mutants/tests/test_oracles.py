@@ -212,6 +212,21 @@ class OwnSuitesTest(unittest.TestCase):
         self.assertRegex(p.stderr, r"other: \d+ survivors to judge; the unmutated run \(\): "
                                    r"check-other\n")
 
+    def test_an_entry_held_for_an_oracle_of_its_own_suites_waits_for_no_coverage(self):
+        # the oracle runs its own suites whatever reaches the mutant, so a
+        # curated run whose only survivor is held back for it, with no
+        # kill map, takes no coverage: it is killed there
+        root, _ = self.with_other_oracle('["check-other"]')
+        with open(os.path.join(root, "mutants", "other.mut"), "w") as f:
+            f.write(OTHER_MUT)
+        p = util.run_driver(root, "--curated-only", "--only", "other_twice_off")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        first = report_of(root)["other_twice_off"]
+        self.assertEqual((first["status"], first["killedBy"]),
+                         ("Killed", ["check-other", "oracle:functional"]), first)
+        self.assertIn("mutants: phases: ", p.stderr)
+        self.assertNotRegex(p.stderr, r"phases: .*coverage")
+
     def test_an_oracles_suites_are_a_list_of_names(self):
         from mutants import config
         _, conf = self.with_other_oracle('"check-other"')
