@@ -12,6 +12,9 @@
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -831,6 +834,49 @@ START_TEST(the_counters_are_exact_across_threads)
 }
 END_TEST
 
+/* Tasks that count at the same moment, many times: a counter bumped by a
+** read and a write of its own (each atomic, so no sanitizer objects) loses
+** the increments another task makes between them, and the total falls
+** short. The tasks start together (a gate opened once all are running)
+** and each makes RACERS_EACH block allocations, the cheapest counted call,
+** so their counting overlaps on every core; whatever the interleaving,
+** the total is exact. */
+enum { RACERS = 4, RACERS_EACH = 200000 };
+static atomic_int racers_ready;
+static atomic_bool racers_go;
+
+static void *allocates_once_all_are_ready(void *unused)
+{
+    (void)unused;
+    atomic_fetch_add(&racers_ready, 1);
+    while (!atomic_load(&racers_go))
+        sched_yield();
+    for (int i = 0; i < RACERS_EACH; i++)
+        rt_free(rt_alloc(16));
+    return NULL;
+}
+
+START_TEST(counters_bumped_by_tasks_at_the_same_moment_lose_no_increment)
+{
+    rt_task *t[RACERS];
+
+    init_fixed(64 * KIB);
+    atomic_store(&racers_ready, 0);
+    atomic_store(&racers_go, false);
+    for (int i = 0; i < RACERS; i++)
+        cost_assert((t[i] = rt_spawn(allocates_once_all_are_ready, NULL)) != NULL,
+                    "spawn %d failed", i);
+    while (atomic_load(&racers_ready) < RACERS)
+        sched_yield();
+    rt__costs_reset();
+    atomic_store(&racers_go, true);
+    for (int i = 0; i < RACERS; i++)
+        cost_assert(rt_join(t[i], NULL) == RT_OK, "join %d failed", i);
+    cost_assert(C(BLOCK_ALLOCS) == (unsigned long)RACERS * RACERS_EACH,
+                "%lu block allocations counted, %d made", C(BLOCK_ALLOCS), RACERS * RACERS_EACH);
+}
+END_TEST
+
 /* The process's first thread state is counted like every later one: main's,
 ** made by the first call after rt_init, and a thread's of its own. */
 static size_t thread_state_usable;
@@ -992,6 +1038,7 @@ Suite *make_suite(void)
     suite_add_test(s, a_task_end_walks_exactly_the_chunks_it_keeps_after_a_return_or_a_panic);
     suite_add_test(s, each_call_does_its_own_table_work_on_main_on_a_task_and_in_a_door);
     suite_add_test(s, the_counters_are_exact_across_threads);
+    suite_add_test(s, counters_bumped_by_tasks_at_the_same_moment_lose_no_increment);
     suite_add_test(s, a_reset_sets_every_counter_back_to_zero);
     suite_add_test(s, ten_thousand_stores_take_a_doubling_array);
     suite_add_test(s, the_first_thread_state_is_counted_as_the_others);
