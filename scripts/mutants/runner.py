@@ -21,6 +21,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from . import hang, project, schemata, witness
+from .kills import cases_named
 from .model import COMPILE_ERROR, KILLED, SURVIVED, TIMEOUT, apply_edits
 
 # A suite's own limit. A mutant that hangs (a lock never released, a
@@ -258,7 +259,7 @@ class Runner:
                 for p in dict.fromkeys(program_re().findall(mutant.status_reason)):
                     programs[p] = programs.get(p, 0) + 1
                 cases = self.case_kills.setdefault(place, {})
-                for c in dict.fromkeys(case_re().findall(mutant.status_reason)):
+                for c in dict.fromkeys(cases_named(case_re(), mutant.status_reason)):
                     cases[c] = cases.get(c, 0) + 1
 
     def first_programs(self, mutant):

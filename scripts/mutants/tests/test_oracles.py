@@ -8,7 +8,7 @@ import re
 import unittest
 
 from mutants import cache, project, report
-from mutants.model import KILLED, Mutant, Location
+from mutants.model import KILLED, TIMEOUT, Mutant, Location
 from mutants.runner import classify
 from mutants.tests import util
 from mutants.tests.test_driver import closing, report_of
@@ -294,6 +294,22 @@ class KillNamesTest(unittest.TestCase):
         self.assertEqual(got["f"], kills.Kill("plain", "check-fuzz-replay", "",
                                               "fuzz/corpus/builds-01"))
         self.assertEqual(got["c"], kills.Kill("plain", "check-taskblock", "", ""))
+        # a hang's or a crash's stack quotes the case's function, which no
+        # suite can be asked to run: the case is the failure line's
+        hang = Mutant("h", "curated", "x", "", [], Location(1, 1, 1, 1), status=TIMEOUT,
+                      killed_by=["check-unit"], status_reason="check-unit hung: none of its "
+                      "processes ran for 1 s; hang class: deadlock: check_x pid 7: thread 7 "
+                      "waiting (S): #2 one_case_fn check_x.c:40 < main testmain.c:106")
+        crash = Mutant("k", "curated", "x", "", [], Location(1, 1, 1, 1), status=KILLED,
+                       killed_by=["check-unit"], status_reason="functional: killed by "
+                       "check-unit: unit: two_case reference/tests/check_x.c:88: Received "
+                       "signal 6; crash stack (SIGABRT in check_x): abort a.c:1 < two_case_fn "
+                       "check_x.c:90")
+        got = kills.of([hang, crash], prog, case)
+        self.assertEqual(got["h"], kills.Kill("plain", "check-unit", "check_x", ""))
+        self.assertEqual(got["k"], kills.Kill("plain", "check-unit", "check_x", "two_case"))
+        self.assertEqual(kills.cases_named(case, "unit: a reference/tests/check_x.c:1: b; "
+                                           "#1 a_fn check_x.c:2 < c_fn check_x.c:3"), ["a"])
         self.assertEqual(kills.failed_test(["portable-unit: a_case x.c:3: m"]), "a_case")
         self.assertEqual(kills.failed_test([]), "")
 
