@@ -284,6 +284,50 @@ START_TEST(init_whose_clear_of_mains_slot_fails_is_a_violation)
                         "refrt: rt_init: cannot clear the runtime's pthread key");
 }
 END_TEST
+
+/* An rt_init that stops at a violation has published no key: the chunk
+** cache is still off when it aborts, as before the call (a violation
+** takes, keeps and frees nothing first). Seen from a SIGABRT handler, the
+** one place a program still runs after the violation: a chunk taken and
+** given back there is malloc'ed and freed, not kept. The runtime is
+** called from the handler because abort is raised from rt_init itself,
+** outside any malloc (in a test child only: no handler should do this). */
+static void kept_at_abort(int sig)
+{
+    (void)sig;
+    void *p = rt_chunk_take();
+    rt_chunk_give(p, p);
+    _exit(10 + (int)rt_chunk_kept());
+}
+
+static void init_fails_with_a_handler_that_takes_a_chunk(void *clear_fails)
+{
+    signal(SIGABRT, kept_at_abort);
+    pthread_key_t k;
+    if (clear_fails != NULL)
+        fail_setspecific_at = 1;
+    else
+        for (int i = 0; i < 100000 && pthread_key_create(&k, NULL) == 0; i++)
+            ;
+    rt_init();
+    _exit(3);
+}
+
+START_TEST(an_init_that_stops_at_a_violation_leaves_the_cache_off)
+{
+    static const char *const why[2] = {"cannot create the runtime's pthread key",
+                                       "cannot clear the runtime's pthread key"};
+    for (int clear_fails = 0; clear_fails < 2; clear_fails++) {
+        struct death d = run_child(init_fails_with_a_handler_that_takes_a_chunk,
+                                   clear_fails ? (void *)1 : NULL);
+        if (d.signal != 0 || d.exit_status != 10 || strstr(d.err, why[clear_fails]) == NULL)
+            ck_abort_msg("rt_init that %s: expected its violation, then a chunk taken and "
+                         "given at the abort kept by no cache (exit 10), got signal %d exit %d "
+                         "(10 + chunks kept); stderr: %s", why[clear_fails], d.signal,
+                         d.exit_status, d.err);
+    }
+}
+END_TEST
 #endif
 
 /* ---- the error shape -------------------------------------------------------- */
@@ -1629,6 +1673,7 @@ Suite *make_suite(void)
     suite_add_test(s, init_without_a_key_left_is_a_violation);
 #if !UNDER_SANITIZER
     suite_add_test(s, init_whose_clear_of_mains_slot_fails_is_a_violation);
+    suite_add_test(s, an_init_that_stops_at_a_violation_leaves_the_cache_off);
 #endif
     suite_add_test(s, a_violation_is_one_whole_line);
     suite_add_test(s, a_violation_reaches_a_buffered_stderr);
