@@ -87,8 +87,12 @@ def test_body(root, ref):
     if not m:
         return None
     body = m.group(1)
-    # The helpers a death test runs in its child: their bodies count too.
-    for helper in set(re.findall(r"ck_assert_(?:violation|trap)\((\w+)", body)):
+    # The helpers a death test runs in its child, and those the test calls
+    # as a statement of its own (a helper that runs a table of cases):
+    # their bodies count too.
+    called = set(re.findall(r"ck_assert_(?:violation|trap)\((\w+)", body))
+    called |= set(re.findall(r"^\s*(\w+)\(\);", body, re.M))
+    for helper in called:
         h = re.search(r"\b%s\([^)]*\)\s*\{(.*?)\n\}" % re.escape(helper), text, re.S)
         if h:
             body += h.group(1)
