@@ -5,13 +5,13 @@
 # (testutil.h: fail_nth, fail_sysconf), and the pthread key calls, so they
 # can tell a key nobody made (keys_not_made_used).
 
-UNIT_SRC := $(sort $(wildcard reference/tests/check_*.c))
+UNIT_ALL_SRC := $(sort $(wildcard reference/tests/check_*.c))
 # The release build (RELEASE=1, the release oracle of docs/mutants.md) runs
 # every program but those that are about what only a test build has: the
 # cost counters, the lock checks, the named points. Their cases that need
 # one of those elsewhere are compiled only where RT_TESTING is.
 UNIT_TEST_BUILD_ONLY := check_costs check_doors check_locks check_interleave
-UNIT_SRC := $(if $(RELEASE),$(filter-out $(UNIT_TEST_BUILD_ONLY:%=reference/tests/%.c),$(UNIT_SRC)),$(UNIT_SRC))
+UNIT_SRC := $(if $(RELEASE),$(filter-out $(UNIT_TEST_BUILD_ONLY:%=reference/tests/%.c),$(UNIT_ALL_SRC)),$(UNIT_ALL_SRC))
 UNIT_BIN := $(UNIT_SRC:reference/tests/%.c=$(BUILD)/unit/%)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS := $(or $(shell pkg-config --libs check 2>/dev/null),-lcheck -lsubunit -lrt -lm)
@@ -37,8 +37,7 @@ UNIT_WRAP += -Wl,--wrap=pthread_cond_timedwait
 # the schema cannot hold in a copy of the tree whose objects are built
 # already: check_shared.c alone takes 5 s to compile, its relink 0.2 s.
 UNIT_OBJ := $(BUILD)/unit/obj
-UNIT_ALL_BIN := $(sort $(wildcard reference/tests/check_*.c))
-UNIT_ALL_BIN := $(UNIT_ALL_BIN:reference/tests/%.c=$(BUILD)/unit/%)
+UNIT_ALL_BIN := $(UNIT_ALL_SRC:reference/tests/%.c=$(BUILD)/unit/%)
 
 $(UNIT_OBJ)/%.o: reference/tests/%.c
 	@mkdir -p $(@D)

@@ -109,7 +109,7 @@ def cases_named(case_re, text):
     oracle's check-unit witness of 13 mutants in make check, 6 Dec 2026,
     for one hang's "..._fn")."""
     return [m.group(1) for m in case_re.finditer(text)
-            if not _FRAME_BEFORE.search(text[:m.start()])]
+            if not _FRAME_BEFORE.search(text, 0, m.start())]
 
 
 def of(mutants, program_re, case_re):
