@@ -337,9 +337,12 @@ def _wait(p, timeout, idle, watch=None):
 
 def direct_command(suite, program, build=BUILD_IN_COPY):
     """(argv, environment) that runs one test program of suite with no
-    make (suites.direct), or None when the configuration gives none."""
+    make (suites.direct), or None when the configuration gives none, or
+    its command names {program} and none is known (a suite of one program,
+    such as a corpus replay, names none: its case alone picks the test)."""
     d = CFG.direct.get(suite)
-    if d is None or not program:
+    if d is None or (not program and any("{program}" in w
+                                         for w in d[0] + list(d[1].values()))):
         return None
     values = {"build": build, "program": program}
     return ([config_mod.expand(w, values) for w in d[0]],

@@ -480,7 +480,8 @@ class WitnessTest(unittest.TestCase):
                                      'run_case = "CK_RUN_CASE"\nonly_programs = "RT_ONLY_PROGRAMS"\n'
                                      'only_cases = "RT_ONLY_CASES"\n')
                         + '[suites.direct]\ncheck-unit = {run = "{build}/unit/{program}",'
-                        ' env = {RESULTS = "{build}/results/unit"}}\n')
+                        ' env = {RESULTS = "{build}/results/unit"}}\n'
+                        'check-replay = {run = "{build}/replay corpus"}\n')
             project.configure(config.load(conf))
         self.addCleanup(util.configure_fixture)
         m = Mutant("m", "curated", "x", "", [], Location(1, 1, 1, 1))
@@ -500,6 +501,13 @@ class WitnessTest(unittest.TestCase):
         self.assertIsNone(r.first_try(m, ["check-unit"])[2])        # no case: the suite's make
         r.kills = {"m": kills.Kill("plain", "check-box", "check_x", "one")}
         self.assertIsNone(r.first_try(m, ["check-box"])[2])         # no direct command given
+        # a suite of one program (a corpus replay): its case alone, no program named
+        r.kills = {"m": kills.Kill("plain", "check-replay", "", "corpus/seed-1")}
+        self.assertEqual(r.first_try(m, ["check-replay"]),
+                         ("check-replay", {"RT_ONLY_CASES": "corpus/seed-1"},
+                          (["build/m/replay", "corpus"], {"CK_RUN_CASE": "corpus/seed-1"})))
+        r.kills = {"m": kills.Kill("plain", "check-unit", "", "one")}
+        self.assertIsNone(r.first_try(m, ["check-unit"])[2])        # its command needs a program
         r.numbers = {}
         r.kills = {"m": kills.Kill("plain", "check-unit", "check_x", "one")}
         self.assertIsNone(r.first_try(m, ["check-box"]))            # that suite no longer reaches it
