@@ -75,6 +75,14 @@ $(RT_SO): $(RT_OBJ)
 
 include $(sort $(wildcard mk/*.mk))
 
+# The programs of the suites PROGRAMS_OF names, built and not run
+# (check-<suite>-programs; none for a suite that builds nothing): the
+# mutant driver builds them in one make before its unmutated run runs the
+# suites side by side, so no two makes ever build the same file.
+.PHONY: programs
+programs: $(PROGRAMS_OF:%=%-programs)
+check-%-programs: ;
+
 # The results of each suite land in $(BUILD)/results/<suite>, one
 # "pass <name>" or "fail <name>" a line; scripts/summary counts them.
 # The suites run CHECK_JOBS at a time (each one's output kept together).

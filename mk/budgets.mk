@@ -24,6 +24,7 @@ $(BUILD)/bench/taskblock-%: bench/taskblock.c $(RT_LIB) $(RT_HDR)
 bench-taskblock: $(TASKBLOCK_BIN)
 	$(PYTHON) bench/taskblock.py --dir $(BUILD)/bench
 
+check-taskblock-programs: $(TASKBLOCK_BIN)
 check-taskblock: $(TASKBLOCK_BIN)
 	@mkdir -p $(BUILD)/results
 	@$(PYTHON) bench/taskblock.py --dir $(BUILD)/bench --smoke $(BUILD)/results/taskblock

@@ -24,6 +24,7 @@ $(CONF_SHIM_WRAP): conformance/shim.c reference/include/refrt.h
 CONF_LIB := $(or $(IMPL),$(RT_LIB))
 
 .PHONY: check-conformance
+check-conformance-programs: $(CONF_LIB) $(CONF_SHIM_SO) $(CONF_SHIM_WRAP)
 check-conformance: $(CONF_LIB) $(CONF_SHIM_SO) $(CONF_SHIM_WRAP)
 	@$(PYTHON) conformance/run.py --build=$(BUILD) --cc="$(CC)" $(if $(IMPL),--lib=$(IMPL)) \
 	  --cflags="$(ALL_CFLAGS)" --ldflags="$(ALL_LDFLAGS)" \

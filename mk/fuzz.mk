@@ -33,6 +33,7 @@ $(FUZZ_DIR)/replay: fuzz/replay.c $(FUZZ_PROP_DEPS) properties/prop_wrap.c $(RT_
 	  $(RT_LIB) $(ALL_LDFLAGS) -Wl,--wrap=free -o $@
 
 .PHONY: check-fuzz-replay
+check-fuzz-replay-programs: $(FUZZ_DIR)/replay
 check-fuzz-replay: $(FUZZ_DIR)/replay
 	@mkdir -p $(BUILD)/results
 	@rm -f $(BUILD)/results/fuzz-replay

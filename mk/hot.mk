@@ -14,6 +14,7 @@ $(BUILD)/hot/hot_fiber-%: reference/tests/hot_fiber.c reference/tests/testutil.c
 	  $(CHECK_LIBS) -o $@
 
 .PHONY: check-hot-fiber
+check-hot-fiber-programs: $(HOT_FIBER_BIN)
 check-hot-fiber: $(HOT_FIBER_BIN)
 	@mkdir -p $(BUILD)/results $(BUILD)/reports
 	@status=0; for t in $(HOT_FIBER_BIN); do \
@@ -26,7 +27,10 @@ CHECK_TARGETS += check-hot-fiber
 # The portable fallback (what musl or another architecture gets), built
 # here with -DRT_PRIM_PORTABLE: the unit suites and the fiber test again,
 # under $(BUILD)/portable, their results copied in as portable-<suite>.
-.PHONY: check-hot-portable
+.PHONY: check-hot-portable check-hot-portable-programs
+check-hot-portable-programs:
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/portable \
+	  CFLAGS='$(CFLAGS) -DRT_PRIM_PORTABLE' check-unit-programs check-hot-fiber-programs
 check-hot-portable:
 	@status=0; $(MAKE) --no-print-directory BUILD=$(BUILD)/portable \
 	  CFLAGS='$(CFLAGS) -DRT_PRIM_PORTABLE' check-unit check-hot-fiber || status=1; \
@@ -129,6 +133,7 @@ $(DLOPEN_BIN): reference/tests/dlopen_plugin.c reference/tests/testmain.c refere
 	  $< reference/tests/testmain.c $(ALL_LDFLAGS) -ldl $(CHECK_LIBS) -o $@
 
 .PHONY: check-dlopen
+check-dlopen-programs: $(DLOPEN_BIN)
 check-dlopen: $(DLOPEN_BIN)
 	@mkdir -p $(BUILD)/results $(BUILD)/reports
 	@rm -f $(BUILD)/results/dlopen

@@ -26,6 +26,7 @@ $(PROP_BIN): properties/check_properties.c $(PROP_LIB_SRC) properties/prop_wrap.
 	  $(CHECK_LIBS) -o $@
 
 .PHONY: check-properties
+check-properties-programs: $(PROP_BIN)
 check-properties: $(PROP_BIN)
 	@mkdir -p $(BUILD)/results $(BUILD)/reports $(BUILD)/properties/failures
 	@rm -f $(BUILD)/results/properties

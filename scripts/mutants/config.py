@@ -39,7 +39,7 @@ KEYS = {
     "build": {"command", "dir_var", "parallel", "vars", "lenient", "mutant_env",
               "configurations"},
     "suites": {"names", "list", "run", "passes", "results", "reports", "hints", "runs",
-               "direct"},
+               "direct", "programs"},
     "suites.hints": {"fail_fast", "case_timeout", "first_programs", "first_cases", "run_case",
                      "program", "expected", "only_programs", "only_cases"},
     "coverage": {"make_vars", "cc"},
@@ -122,6 +122,11 @@ class Config:
         self.results = s.get("results")
         self.reports = s.get("reports")
         self.runs = int(s.get("runs", 1))
+        # builds the programs of the suites {suites} names (space-separated),
+        # running none: then the unmutated run runs its suites side by side
+        # and a schema's copies hold every program built (project.baseline)
+        self.programs = (_words(s["programs"], "suites.programs")
+                         if "programs" in s else None)
         self.hints = dict(s.get("hints", {}))
         # {suite: (argv words, {variable: value})}: how one program of the
         # suite runs with no make, for a first try in a schema's copy

@@ -128,9 +128,29 @@ def of(mutants, program_re, case_re):
         programs = program_re.findall(m.status_reason)
         cases = cases_named(case_re, m.status_reason)
         case = cases[0] if cases else failed_test(m.failed)
-        out[m.id] = Kill(m.build or "plain", m.killed_by[0], programs[0] if programs else "",
+        program = programs[0] if programs else ""
+        if m.status == TIMEOUT and not (program or case):
+            program, case = hung_process(m.status_reason, program_re)
+        out[m.id] = Kill(m.build or "plain", m.killed_by[0], program,
                          case, "alone" if m.alone_after_schema else "")
     return out
+
+
+_HUNG = re.compile(r"([\w.-]+) pid \d+: thread")
+
+
+def hung_process(reason, program_re):
+    """(program, case) of a hang that names neither otherwise: the first
+    process the stacks' look names (hang.Look.reason), a test program when
+    the program pattern takes it, else a case (a conformance program, which
+    RT_ONLY_CASES picks by its name): a first try then runs that one, not
+    the whole suite to its hang (24 s a release-oracle witness of the
+    conformance programs, 6 Dec 2026)."""
+    hit = _HUNG.search(reason)
+    if not hit:
+        return "", ""
+    name = hit.group(1)
+    return (name, "") if program_re.fullmatch(name + ".c:1") else ("", name)
 
 
 def write(path, kills):
@@ -145,9 +165,19 @@ def write(path, kills):
 
 
 def merge(paths):
+    """The kill maps of paths, a later entry for an id winning, but for
+    the program and case it does not name where the earlier one, of the
+    same oracle and suite (and program), does: a timeout a later run could
+    not place to its case keeps the case a kill did place."""
     out = {}
     for p in paths:
-        out.update(_lines(p))
+        for mid, k in _lines(p).items():
+            old = out.get(mid)
+            if (old is not None and old.oracle != TCE and k.oracle != TCE
+                    and (old.oracle, old.suite) == (k.oracle, k.suite)
+                    and not k.case and k.program in ("", old.program)):
+                k = Kill(k.oracle, k.suite, old.program, old.case, k.where)
+            out[mid] = k
     return out
 
 

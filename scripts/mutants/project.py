@@ -122,6 +122,27 @@ def command(tree, build, make_vars, target, jobs=1):
     return CFG.command(words, build, make_vars, jobs=jobs, suite=target)
 
 
+def programs_command(build, make_vars, suite_list, jobs=1):
+    """(argv, extra environment) that builds the programs of suite_list
+    and runs none (suites.programs), or None when the configuration gives
+    no such command."""
+    if not CFG.programs:
+        return None
+    return CFG.command(CFG.programs, build, make_vars, jobs=jobs, suites=" ".join(suite_list))
+
+
+def build_programs(tree, make_vars, suite_list, log, jobs=1, timeout=None):
+    """Builds the programs of suite_list in tree (programs_command): True
+    when they built, False when they did not, None with no such command."""
+    cmd = programs_command(BUILD_IN_COPY, make_vars, suite_list, jobs=jobs)
+    if cmd is None or not suite_list:
+        return None
+    with open(log, "a") as f:
+        f.write(f"# the programs of {' '.join(suite_list)}, built before any suite runs\n")
+    return run_make(tree, BUILD_IN_COPY, make_vars, ":programs", log, jobs=jobs, argv=cmd[0],
+                    env=cmd[1], timeout=timeout)[0] == 0
+
+
 def hints(**values):
     """{variable: value} of the hints the configuration names
     (suites.hints: fail_fast, case_timeout, first_programs, first_cases, run_case,
@@ -555,7 +576,16 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False, export
     it out, and "why" gives the line of its log that says why), and a
     build that fails is "failed": [BUILD_STEP]. With export (a folder),
     each suite's results and reports are copied there once it has run,
-    failed or not (export_outputs)."""
+    failed or not (export_outputs).
+
+    With suites.programs, jobs > 1 and suites that pass by their exit, the
+    programs of every suite are built first, in one make, and the suites
+    then run `jobs` at a time, each with a log of its own: no two makes
+    build the same file, and a suite's tests, which run one after another,
+    no longer leave a core idle. A suite's time is then taken beside
+    another's (its bounds err long), its case times are those of every
+    suite that ran (the longer of a name in two), and what another suite
+    wrote into the reports meanwhile counts as its noise too."""
     log = os.path.join(logdir, "baseline.log")
     os.makedirs(logdir, exist_ok=True)
     if os.path.exists(log):
@@ -569,6 +599,10 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False, export
                             f"; see {log}")
     times, failed, noise, results, cases, why = {}, [], {}, {}, {}, {}
     by_results = CFG.passes == config_mod.RESULTS
+    if (jobs > 1 and not by_results and len(suite_list) > 1
+            and build_programs(tree, make_vars, suite_list, log, jobs=jobs)):
+        return _side_by_side(tree, make_vars, suite_list, logdir, log, jobs, tolerate, export,
+                             build_s)
     for s in suite_list:
         at, since = size_of(log), time.time()
         runs = []
@@ -598,6 +632,43 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False, export
             results[s] = agreed(runs)
     return {"build": build_s, "suites": times, "failed": failed, "noise": noise,
             "results": results, "cases": cases, "why": why}
+
+
+def _side_by_side(tree, make_vars, suite_list, logdir, log, jobs, tolerate, export, build_s):
+    """baseline's suites, their programs built: `jobs` at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+    clear_results(tree)
+    since = time.time()
+
+    def one(s):
+        own = os.path.join(logdir, "baseline-" + re.sub(r"[^\w.-]", "_", s) + ".log")
+        if os.path.exists(own):
+            os.unlink(own)
+        status, secs = run_make(tree, BUILD_IN_COPY, make_vars, s, own)
+        return status, secs, own
+
+    with ThreadPoolExecutor(jobs) as pool:
+        runs = dict(zip(suite_list, pool.map(one, suite_list)))
+    if export:
+        export_outputs(tree, export)
+    case_times = case_times_since(tree, since)
+    times, failed, noise, cases, why = {}, [], {}, {}, {}
+    for s in suite_list:
+        status, secs, own = runs[s]
+        said = read_from(own, 0)
+        with open(log, "a") as f:
+            f.write(said)
+        if status != 0:
+            if not tolerate:
+                raise BaselineError(f"the unmutated tree fails {s}; see {own}")
+            failed.append(s)
+            why[s] = first_error(said)
+            continue
+        times[s] = secs
+        cases[s] = dict(case_times)
+        noise[s] = noise_since(tree, own, 0, since)
+    return {"build": build_s, "suites": times, "failed": failed, "noise": noise,
+            "results": {}, "cases": cases, "why": why}
 
 
 def first_error(text):

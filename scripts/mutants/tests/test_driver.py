@@ -274,3 +274,70 @@ class KillSessionTest(unittest.TestCase):
         else:
             self.fail(f"process {child} outlived its session")
         p.stdout.close()
+
+
+class SideBySideTest(unittest.TestCase):
+    """project.baseline with suites.programs: every suite's programs built
+    by one make, then the suites run two at a time, each with its log."""
+
+    def setUp(self):
+        from mutants import config, project
+        self.root = util.fixture_copy(self)
+        self.tree = os.path.join(self.root, "copy")
+        shutil.copytree(self.root, self.tree)
+        with open(os.path.join(self.root, "mutants", "driver.toml")) as f:
+            text = f.read()
+        conf = os.path.join(self.root, "mutants", "side.toml")
+        with open(conf, "w") as f:
+            f.write(text.replace('run = "make {suite}"\n', 'run = "make {suite}"\n'
+                                 'programs = "make programs PROGRAMS_OF={suites}"\n'))
+        project.configure(config.load(conf))
+        self.addCleanup(util.configure_fixture)
+        self.logs = os.path.join(self.root, "logs")
+        self.suites = ["check-calc", "check-box", "check-count"]
+
+    def baseline(self, jobs, suites=None, tolerate=False):
+        from mutants import project
+        env = {k: os.environ.pop(k) for k in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")
+               if k in os.environ}
+        self.addCleanup(os.environ.update, env)
+        return project.baseline(self.tree, {}, suites or self.suites, self.logs, jobs=jobs,
+                                tolerate=tolerate)
+
+    def read(self, name):
+        with open(os.path.join(self.logs, name)) as f:
+            return f.read()
+
+    def test_each_program_is_built_once_before_any_suite_runs(self):
+        run = self.baseline(2)
+        self.assertEqual(sorted(run["suites"]), sorted(self.suites))
+        self.assertEqual(run["failed"], [])
+        log = self.read("baseline.log")
+        self.assertIn("# the programs of check-calc check-box check-count", log)
+        for name in ("calc", "box", "count"):
+            self.assertEqual(log.count(f"-o build/m/test_{name}\n"), 1, name)
+            # built by the programs step: its suite's own log builds nothing
+            own = self.read(f"baseline-check-{name}.log")
+            self.assertNotIn("-o build/m/test_", own)
+            self.assertIn(own, log)
+        # the results were cleared once: every suite's are there
+        results = os.path.join(self.tree, "build", "m", "results")
+        self.assertEqual(sorted(os.listdir(results)), ["box", "calc", "count"])
+
+    def test_one_job_or_one_suite_runs_the_suites_one_after_another(self):
+        for jobs, suites in ((1, None), (2, ["check-calc"])):
+            run = self.baseline(jobs, suites)
+            self.assertEqual(run["failed"], [])
+            self.assertNotIn("# the programs of", self.read("baseline.log"))
+
+    def test_a_failing_suite_is_named_as_when_the_suites_run_one_at_a_time(self):
+        from mutants import project
+        with open(os.path.join(self.tree, "Makefile"), "a") as f:
+            f.write("\n.PHONY: check-fails\ncheck-fails:\n\t@echo 'fail one: it broke'; exit 1\n")
+        run = self.baseline(2, self.suites + ["check-fails"], tolerate=True)
+        self.assertEqual(run["failed"], ["check-fails"])
+        self.assertIn("fail one: it broke", run["why"]["check-fails"])
+        self.assertEqual(sorted(run["suites"]), sorted(self.suites))
+        with self.assertRaises(project.BaselineError) as e:
+            self.baseline(2, self.suites + ["check-fails"])
+        self.assertIn("fails check-fails", str(e.exception))

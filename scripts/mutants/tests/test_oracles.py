@@ -312,6 +312,49 @@ class KillNamesTest(unittest.TestCase):
                                            "#1 a_fn check_x.c:2 < c_fn check_x.c:3"), ["a"])
         self.assertEqual(kills.failed_test(["portable-unit: a_case x.c:3: m"]), "a_case")
         self.assertEqual(kills.failed_test([]), "")
+        # a hang whose stacks could not be read names only its processes:
+        # a conformance program is a case (RT_ONLY_CASES picks it), a test
+        # program the program pattern takes is a program
+        conf = Mutant("n", "curated", "x", "", [], Location(1, 1, 1, 1), status=TIMEOUT,
+                      killed_by=["check-conformance"], build="release",
+                      status_reason="check-conformance hung: none of its processes ran for "
+                      "1 s; hang class: unclassified: 0 of 3 threads running; no stacks; "
+                      "channels_close_wakes_all pid 26861: thread 26861 waiting (S): no stack; "
+                      "thread 26862 waiting (S): no stack")
+        unit = Mutant("p", "curated", "x", "", [], Location(1, 1, 1, 1), status=TIMEOUT,
+                      killed_by=["check-unit"], status_reason="check-unit hung: none of its "
+                      "processes ran for 1 s; hang class: unclassified: no stacks; check_x pid "
+                      "9: thread 9 waiting (S): no stack | check_x pid 10: thread 10 waiting")
+        loop = Mutant("q", "curated", "x", "", [], Location(1, 1, 1, 1), status=TIMEOUT,
+                      killed_by=["check-taskblock"], status_reason="check-taskblock ran past "
+                      "its limit of 8 s")
+        got = kills.of([conf, unit, loop], prog, case)
+        self.assertEqual(got["n"], kills.Kill("release", "check-conformance", "",
+                                              "channels_close_wakes_all"))
+        self.assertEqual(got["p"], kills.Kill("plain", "check-unit", "check_x", ""))
+        self.assertEqual(got["q"], kills.Kill("plain", "check-taskblock", "", ""))
+
+    def test_a_later_entry_that_names_no_test_keeps_the_earlier_ones(self):
+        import tempfile
+        from mutants import kills
+        with tempfile.TemporaryDirectory() as tmp:
+            old, new = os.path.join(tmp, "old.tsv"), os.path.join(tmp, "new.tsv")
+            kills.write(old, {"a": kills.Kill("release", "check-unit", "check_x", "one"),
+                              "b": kills.Kill("plain", "check-unit", "check_x", "two"),
+                              "c": kills.Kill("plain", "check-unit", "check_x", "three"),
+                              "d": kills.Kill("plain", "check-unit", "check_x", "five"),
+                              "e": kills.Kill("plain", "check-unit", "check_x", "six")})
+            kills.write(new, {"a": kills.Kill("release", "check-unit", "", ""),
+                              "b": kills.Kill("plain", "check-box", "", ""),
+                              "c": kills.Kill("plain", "check-unit", "check_y", "four"),
+                              "d": kills.Kill("plain", "check-unit", "check_x", ""),
+                              "e": kills.Kill("plain", "check-unit", "check_z", "")})
+            got = kills.merge([old, new])
+        self.assertEqual(got["a"], kills.Kill("release", "check-unit", "check_x", "one"))
+        self.assertEqual(got["b"], kills.Kill("plain", "check-box", "", ""))   # another suite
+        self.assertEqual(got["c"], kills.Kill("plain", "check-unit", "check_y", "four"))
+        self.assertEqual(got["d"], kills.Kill("plain", "check-unit", "check_x", "five"))
+        self.assertEqual(got["e"], kills.Kill("plain", "check-unit", "check_z", ""))
 
     def test_a_duplicate_is_written_and_read_apart_from_the_kills(self):
         import tempfile
