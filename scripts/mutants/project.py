@@ -131,16 +131,27 @@ def programs_command(build, make_vars, suite_list, jobs=1):
     return CFG.command(CFG.programs, build, make_vars, jobs=jobs, suites=" ".join(suite_list))
 
 
-def build_programs(tree, make_vars, suite_list, log, jobs=1, timeout=None):
+def build_programs(tree, make_vars, suite_list, log, jobs=1, timeout=None, each=False):
     """Builds the programs of suite_list in tree (programs_command): True
-    when they built, False when they did not, None with no such command."""
+    when they built, False when they did not, None with no such command.
+    With each, one suite's after another's, and {suite: seconds} when they
+    all built."""
     cmd = programs_command(BUILD_IN_COPY, make_vars, suite_list, jobs=jobs)
     if cmd is None or not suite_list:
         return None
     with open(log, "a") as f:
         f.write(f"# the programs of {' '.join(suite_list)}, built before any suite runs\n")
-    return run_make(tree, BUILD_IN_COPY, make_vars, ":programs", log, jobs=jobs, argv=cmd[0],
-                    env=cmd[1], timeout=timeout)[0] == 0
+    if not each:
+        return run_make(tree, BUILD_IN_COPY, make_vars, ":programs", log, jobs=jobs,
+                        argv=cmd[0], env=cmd[1], timeout=timeout)[0] == 0
+    seconds = {}
+    for s in suite_list:
+        argv, extra = programs_command(BUILD_IN_COPY, make_vars, [s], jobs=jobs)
+        status, seconds[s] = run_make(tree, BUILD_IN_COPY, make_vars, ":programs", log,
+                                      jobs=jobs, argv=argv, env=extra, timeout=timeout)
+        if status != 0:
+            return False
+    return seconds
 
 
 def hints(**values):
@@ -579,13 +590,16 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False, export
     failed or not (export_outputs).
 
     With suites.programs, jobs > 1 and suites that pass by their exit, the
-    programs of every suite are built first, in one make, and the suites
-    then run `jobs` at a time, each with a log of its own: no two makes
-    build the same file, and a suite's tests, which run one after another,
-    no longer leave a core idle. A suite's time is then taken beside
-    another's (its bounds err long), its case times are those of every
-    suite that ran (the longer of a name in two), and what another suite
-    wrote into the reports meanwhile counts as its noise too."""
+    programs of every suite are built first, a suite's after another's
+    (each make -jN), and the suites then run `jobs` at a time, each with a
+    log of its own: no two makes build the same file, and a suite's tests,
+    which run one after another, no longer leave a core idle. A suite's
+    time is its programs' build and its run, taken beside another's (its
+    bounds err long): a mutant built alone builds its programs again
+    inside its first suite's bound, as when each suite's make built them.
+    Its case times are those of every suite that ran (the longer of a
+    name in two), and what another suite wrote into the reports meanwhile
+    counts as its noise too."""
     log = os.path.join(logdir, "baseline.log")
     os.makedirs(logdir, exist_ok=True)
     if os.path.exists(log):
@@ -599,10 +613,11 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False, export
                             f"; see {log}")
     times, failed, noise, results, cases, why = {}, [], {}, {}, {}, {}
     by_results = CFG.passes == config_mod.RESULTS
-    if (jobs > 1 and not by_results and len(suite_list) > 1
-            and build_programs(tree, make_vars, suite_list, log, jobs=jobs)):
+    built = (jobs > 1 and not by_results and len(suite_list) > 1
+             and build_programs(tree, make_vars, suite_list, log, jobs=jobs, each=True))
+    if built:
         return _side_by_side(tree, make_vars, suite_list, logdir, log, jobs, tolerate, export,
-                             build_s)
+                             build_s, built)
     for s in suite_list:
         at, since = size_of(log), time.time()
         runs = []
@@ -634,8 +649,10 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False, export
             "results": results, "cases": cases, "why": why}
 
 
-def _side_by_side(tree, make_vars, suite_list, logdir, log, jobs, tolerate, export, build_s):
-    """baseline's suites, their programs built: `jobs` at a time."""
+def _side_by_side(tree, make_vars, suite_list, logdir, log, jobs, tolerate, export, build_s,
+                  built):
+    """baseline's suites, their programs built (built: {suite: seconds}):
+    `jobs` at a time."""
     from concurrent.futures import ThreadPoolExecutor
     clear_results(tree)
     since = time.time()
@@ -664,7 +681,7 @@ def _side_by_side(tree, make_vars, suite_list, logdir, log, jobs, tolerate, expo
             failed.append(s)
             why[s] = first_error(said)
             continue
-        times[s] = secs
+        times[s] = built[s] + secs
         cases[s] = dict(case_times)
         noise[s] = noise_since(tree, own, 0, since)
     return {"build": build_s, "suites": times, "failed": failed, "noise": noise,

@@ -314,6 +314,10 @@ class SideBySideTest(unittest.TestCase):
         self.assertEqual(run["failed"], [])
         log = self.read("baseline.log")
         self.assertIn("# the programs of check-calc check-box check-count", log)
+        # one suite's programs after another's: each suite's time counts its
+        # build, which a mutant built alone does again within its bound
+        for s in self.suites:
+            self.assertEqual(log.count(f"programs PROGRAMS_OF={s} "), 1, s)
         for name in ("calc", "box", "count"):
             self.assertEqual(log.count(f"-o build/m/test_{name}\n"), 1, name)
             # built by the programs step: its suite's own log builds nothing

@@ -567,6 +567,12 @@ class WitnessTest(unittest.TestCase):
         from mutants import witness
         ok = {"unit:one": True, "unit:two": True}
         self.assertTrue(witness.held(0, ok, ["one"]))
+        # a conformance program named as a case (a hang's): one of its checks ran
+        conf = {"conformance:chan_close:exit==0": True, "conformance:chan_close:wakes==3": True}
+        self.assertTrue(witness.held(0, conf, ["chan_close"]))
+        self.assertTrue(witness.held(0, conf, ["chan_close:exit==0"]))
+        self.assertFalse(witness.held(0, conf, ["chan_clos"]))
+        self.assertFalse(witness.held(0, conf, ["other"]))
         self.assertTrue(witness.held(0, ok, []))
         self.assertFalse(witness.held(1, ok, ["one"]))           # it failed unmutated
         self.assertFalse(witness.held(0, {}, []))                # it ran nothing
