@@ -3729,6 +3729,59 @@ START_TEST(a_copy_that_cannot_be_allocated_traps)
 }
 END_TEST
 
+/* A door's copy of an RT_COPY value is the whole value, past 4 GiB too (a
+** size kept in 32 bits would copy the 16 bytes past 4 GiB). Such a value
+** is made and zeroed whole (4 GiB in the child, for a moment); a copy of
+** more than 4 GiB is then refused (fail_above: no second 4 GiB is taken),
+** so a door that asks for all of it traps before fn runs, where one that
+** asked for less would run fn, which exits. In rt_update (the door's
+** first copy) and in rt_update_all with the big value made second (its
+** second copy): each child zeroes 4 GiB, so two of them. Not under a
+** sanitizer, whose allocator takes such sizes its own way. */
+#define PAST_4_GIB (((size_t)1 << 32) + 16)
+
+static void exits_in_fn(void *value, void *ctx)
+{
+    (void)value;
+    (void)ctx;
+    _exit(7);
+}
+
+static void exits_in_fn_of_two(void *va, void *vb, void *ctx)
+{
+    (void)vb;
+    exits_in_fn(va, ctx);
+}
+
+static int big_copy_door; /* 0: rt_update; 1: rt_update_all, the big value made second */
+
+static void door_on_a_value_past_4_gib(void *unused)
+{
+    (void)unused;
+    int64_t zero = 0;
+    rt_shared *small = NULL, *big;
+
+    init_fixed(64 * KIB);
+    if (big_copy_door == 1)
+        small = rt_shared_new(RT_COPY, sizeof zero, &zero, 1 * KIB);
+    big = rt_shared_supervised(RT_COPY, PAST_4_GIB, build_zero, NULL, PAST_4_GIB + 64 * KIB);
+    fail_above(PAST_4_GIB - 1);
+    if (big_copy_door == 0)
+        rt_update(big, exits_in_fn, NULL);
+    else
+        rt_update_all(big, small, exits_in_fn_of_two, NULL);
+    _exit(3);
+}
+
+START_TEST(a_copy_of_a_value_past_4_gib_asks_for_every_byte)
+{
+    if (UNDER_SANITIZER)
+        return;
+    for (big_copy_door = 0; big_copy_door < 2; big_copy_door++)
+        ck_assert_trap(door_on_a_value_past_4_gib, NULL);
+}
+END_TEST
+
 /* The table of stored values starts at 8 and doubles: the 1st, the 9th and
 ** the 17th store grow it, no other. Its growth failing traps; the values
 ** stored come out again one by one, each with its own bytes, in any order. */
@@ -8274,6 +8327,7 @@ Suite *make_suite(void)
     ADD_TEST(s, a_value_of_no_bytes_takes_null_for_init_and_out);
     ADD_TEST(s, a_value_or_block_that_cannot_be_allocated_traps);
     ADD_TEST(s, a_copy_that_cannot_be_allocated_traps);
+    ADD_TEST(s, a_copy_of_a_value_past_4_gib_asks_for_every_byte);
     ADD_TEST(s, a_table_of_stored_values_that_cannot_grow_traps);
     ADD_TEST(s, stored_values_come_out_one_by_one_each_with_its_bytes);
     ADD_TEST(s, a_doors_value_freed_or_resized_in_its_door_is_a_violation_in_every_door_in_place);

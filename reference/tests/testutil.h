@@ -146,6 +146,10 @@ unsigned long fail_calls(void);
 /* How many calls the injection has failed, in all threads, since the
 ** process began: unchanged across an operation, it completed untouched. */
 unsigned long fail_count(void);
+/* After fail_above(bytes), every malloc, calloc and realloc of this thread
+** asking for more than bytes fails (NULL), until fail_above(0): what the
+** runtime asks for a value past 4 GiB is seen without taking it. */
+void fail_above(size_t bytes);
 /* How many blocks malloc, calloc and realloc (of NULL) gave out that free
 ** has not taken back, all threads: an operation that leaks nothing leaves
 ** it as it was. Check's asserts allocate too: read it around them. */
