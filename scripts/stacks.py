@@ -201,9 +201,31 @@ def _run_gdb(cmd, timeout=GDB_SECONDS):
     return p.stdout + p.stderr
 
 
+PF_EXITING = 0x4            # a task's flags (/proc/<pid>/stat, field 9): in exit
+
+
+def passing_refusal(pid):
+    """Whether ptrace's refusal of pid says nothing of this machine: the
+    process is gone, dying (a zombie, or PF_EXITING: a case Check killed
+    at its timeout as the look began) or traced already. Such a refusal
+    is that one process's; one of a live process is the machine's."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            rest = f.read().rsplit(")", 1)[1].split()
+        with open(f"/proc/{pid}/status") as f:
+            traced = any(line.startswith("TracerPid:") and line.split()[1] != "0" for line in f)
+    except (OSError, IndexError):
+        return True
+    state, flags = rest[0], int(rest[6]) if len(rest) > 6 and rest[6].isdigit() else 0
+    return state in "ZXx" or bool(flags & PF_EXITING) or traced
+
+
 def attach(pid, who="stacks"):
     """[(lwp, [Frame])] of every thread of the live process pid, or None
-    (no eu-stack nor gdb, ptrace refused: said once). The process is
+    (no eu-stack nor gdb, ptrace refused: said once, and no process is
+    read again; a refusal passing_refusal explains is that process's
+    alone, which until 6 Dec 2026 stopped every later look of the run: 78
+    of the gate's 83 timeouts went without stacks). The process is
     stopped while eu-stack (0.13 s a process, 2 Dec 2026), else gdb (0.4
     s), reads it, and left as it was (both detach)."""
     if "ptrace" in _said:                  # refused once: refused for the run
@@ -219,6 +241,8 @@ def attach(pid, who="stacks"):
             if threads:
                 return threads
             if "Operation not permitted" in p.stderr:
+                if passing_refusal(pid):
+                    return None
                 note("ptrace", f"{who}: ptrace is refused here (eu-stack -p {pid}: "
                                f"{_first(p.stderr, 'permitted')}): hangs are reported "
                                f"without stacks")
@@ -232,6 +256,8 @@ def attach(pid, who="stacks"):
     if out is None:
         return None
     if "ptrace: Operation not permitted" in out or "Could not attach to process" in out:
+        if passing_refusal(pid):
+            return None
         note("ptrace", f"{who}: ptrace is refused here (gdb -p {pid}: "
                        f"{_first(out, 'ptrace') or 'not permitted'}): hangs are "
                        f"reported without stacks")

@@ -379,6 +379,29 @@ class ParseTest(unittest.TestCase):
             self.assertEqual(len(said), 1, p.stderr)
             self.assertRegex(said[0], r"^t: ptrace is refused here .*without stacks$")
 
+    def test_a_refusal_of_a_dying_process_is_that_process_s_alone(self):
+        # a case Check killed at its timeout as the look began: ptrace
+        # refuses a process in exit, and that says nothing of the machine;
+        # the next live process is still read (here: refused, and said)
+        d = tempfile.mkdtemp(prefix="refrt-gdb-")
+        self.addCleanup(shutil.rmtree, d, True)
+        with open(os.path.join(d, "gdb"), "w") as f:
+            f.write("#!/bin/sh\necho 'ptrace: Operation not permitted.'\n")
+        os.chmod(os.path.join(d, "gdb"), 0o755)
+        code = ("import os, subprocess, sys, time; sys.path.insert(0, %r); import stacks\n"
+                "p = subprocess.Popen(['true']); time.sleep(0.3)\n"      # a zombie
+                "print(stacks.attach(p.pid, who='t'), file=sys.stderr); p.wait()\n"
+                "print(stacks.attach(p.pid, who='t'), file=sys.stderr)\n"  # gone
+                "print('live', file=sys.stderr)\n"
+                "print(stacks.attach(os.getpid(), who='t'), file=sys.stderr)\n") % util.SCRIPTS
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           env=dict(os.environ, RT_GDB=os.path.join(d, "gdb"),
+                                    RT_EU_STACK="/nonexistent"), timeout=60)
+        said = p.stderr.strip().splitlines()
+        self.assertEqual(said[:3], ["None", "None", "live"], p.stderr)
+        self.assertRegex(said[3], r"^t: ptrace is refused here .*without stacks$")
+        self.assertEqual(said[4:], ["None"])
+
     def test_a_live_process_s_threads_are_read_by_either_reader(self):
         if not shutil.which("eu-stack"):
             self.skipTest("eu-stack is not installed (scripts/deps installs elfutils)")
