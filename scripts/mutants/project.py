@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 from . import config as config_mod
 from .cache import normal
@@ -131,26 +132,21 @@ def programs_command(build, make_vars, suite_list, jobs=1):
     return CFG.command(CFG.programs, build, make_vars, jobs=jobs, suites=" ".join(suite_list))
 
 
-def build_programs(tree, make_vars, suite_list, log, jobs=1, timeout=None, each=False):
-    """Builds the programs of suite_list in tree (programs_command): True
-    when they built, False when they did not, None with no such command.
-    With each, one suite's after another's, and {suite: seconds} when they
-    all built."""
-    cmd = programs_command(BUILD_IN_COPY, make_vars, suite_list, jobs=jobs)
-    if cmd is None or not suite_list:
+def build_programs(tree, make_vars, suite_list, log, jobs=1, timeout=None):
+    """Builds the programs of suite_list in tree (programs_command), one
+    suite's after another's (each make -jN): {suite: seconds} when they
+    all built, {} when one did not, None with no such command."""
+    if not CFG.programs or not suite_list:
         return None
     with open(log, "a") as f:
         f.write(f"# the programs of {' '.join(suite_list)}, built before any suite runs\n")
-    if not each:
-        return run_make(tree, BUILD_IN_COPY, make_vars, ":programs", log, jobs=jobs,
-                        argv=cmd[0], env=cmd[1], timeout=timeout)[0] == 0
     seconds = {}
     for s in suite_list:
         argv, extra = programs_command(BUILD_IN_COPY, make_vars, [s], jobs=jobs)
         status, seconds[s] = run_make(tree, BUILD_IN_COPY, make_vars, ":programs", log,
                                       jobs=jobs, argv=argv, env=extra, timeout=timeout)
         if status != 0:
-            return False
+            return {}
     return seconds
 
 
@@ -614,7 +610,7 @@ def baseline(tree, make_vars, suite_list, logdir, jobs=1, tolerate=False, export
     times, failed, noise, results, cases, why = {}, [], {}, {}, {}, {}
     by_results = CFG.passes == config_mod.RESULTS
     built = (jobs > 1 and not by_results and len(suite_list) > 1
-             and build_programs(tree, make_vars, suite_list, log, jobs=jobs, each=True))
+             and build_programs(tree, make_vars, suite_list, log, jobs=jobs))
     if built:
         return _side_by_side(tree, make_vars, suite_list, logdir, log, jobs, tolerate, export,
                              build_s, built)
@@ -653,7 +649,6 @@ def _side_by_side(tree, make_vars, suite_list, logdir, log, jobs, tolerate, expo
                   built):
     """baseline's suites, their programs built (built: {suite: seconds}):
     `jobs` at a time."""
-    from concurrent.futures import ThreadPoolExecutor
     clear_results(tree)
     since = time.time()
 

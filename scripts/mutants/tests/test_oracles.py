@@ -273,22 +273,27 @@ class KillMapTest(unittest.TestCase):
         self.assertEqual(closing(again), closing(first))
 
 
+def verdict(mid, kind, **fields):
+    """A mutant of no edit with its verdict (status, killed_by, reason)."""
+    return Mutant(mid, kind, "x", "", [], Location(1, 1, 1, 1), **fields)
+
+
 class KillNamesTest(unittest.TestCase):
     def test_a_kill_names_its_case_the_check_way_else_by_its_first_failure(self):
         import re
         from mutants import kills
         prog, case = re.compile(r"\b(check_\w+)\.c:\d+"), re.compile(
             r"(\w+) (?:\S*/)?(?:check_\w+)\.c:\d+")
-        unit = Mutant("u", "generated", "x", "", [], Location(1, 1, 1, 1), status=KILLED,
-                      killed_by=["check-unit"], status_reason="functional: killed by "
-                      "check-unit: unit: one_case reference/tests/check_x.c:12: no")
+        unit = verdict("u", "generated", status=KILLED,
+                       killed_by=["check-unit"], status_reason="functional: killed by "
+                       "check-unit: unit: one_case reference/tests/check_x.c:12: no")
         unit.failed = ["unit: one_case reference/tests/check_x.c:12: no"]
-        fuzz = Mutant("f", "generated", "x", "", [], Location(1, 1, 1, 1), status=KILLED,
-                      killed_by=["check-fuzz-replay"], status_reason="functional: killed by "
-                      "check-fuzz-replay: fuzz-replay: fuzz/corpus/builds-01 a panic")
+        fuzz = verdict("f", "generated", status=KILLED,
+                       killed_by=["check-fuzz-replay"], status_reason="functional: killed by "
+                       "check-fuzz-replay: fuzz-replay: fuzz/corpus/builds-01 a panic")
         fuzz.failed = ["fuzz-replay: fuzz/corpus/builds-01 a panic"]
-        cached = Mutant("c", "generated", "x", "", [], Location(1, 1, 1, 1), status=KILLED,
-                        killed_by=["check-taskblock"], status_reason="killed by check-taskblock")
+        cached = verdict("c", "generated", status=KILLED,
+                         killed_by=["check-taskblock"], status_reason="killed by check-taskblock")
         got = kills.of([unit, fuzz, cached], prog, case)
         self.assertEqual(got["u"], kills.Kill("plain", "check-unit", "check_x", "one_case"))
         self.assertEqual(got["f"], kills.Kill("plain", "check-fuzz-replay", "",
@@ -296,15 +301,15 @@ class KillNamesTest(unittest.TestCase):
         self.assertEqual(got["c"], kills.Kill("plain", "check-taskblock", "", ""))
         # a hang's or a crash's stack quotes the case's function, which no
         # suite can be asked to run: the case is the failure line's
-        hang = Mutant("h", "curated", "x", "", [], Location(1, 1, 1, 1), status=TIMEOUT,
-                      killed_by=["check-unit"], status_reason="check-unit hung: none of its "
-                      "processes ran for 1 s; hang class: deadlock: check_x pid 7: thread 7 "
-                      "waiting (S): #2 one_case_fn check_x.c:40 < main testmain.c:106")
-        crash = Mutant("k", "curated", "x", "", [], Location(1, 1, 1, 1), status=KILLED,
-                       killed_by=["check-unit"], status_reason="functional: killed by "
-                       "check-unit: unit: two_case reference/tests/check_x.c:88: Received "
-                       "signal 6; crash stack (SIGABRT in check_x): abort a.c:1 < two_case_fn "
-                       "check_x.c:90")
+        hang = verdict("h", "curated", status=TIMEOUT,
+                       killed_by=["check-unit"], status_reason="check-unit hung: none of its "
+                       "processes ran for 1 s; hang class: deadlock: check_x pid 7: thread 7 "
+                       "waiting (S): #2 one_case_fn check_x.c:40 < main testmain.c:106")
+        crash = verdict("k", "curated", status=KILLED,
+                        killed_by=["check-unit"], status_reason="functional: killed by "
+                        "check-unit: unit: two_case reference/tests/check_x.c:88: Received "
+                        "signal 6; crash stack (SIGABRT in check_x): abort a.c:1 < two_case_fn "
+                        "check_x.c:90")
         got = kills.of([hang, crash], prog, case)
         self.assertEqual(got["h"], kills.Kill("plain", "check-unit", "check_x", ""))
         self.assertEqual(got["k"], kills.Kill("plain", "check-unit", "check_x", "two_case"))
@@ -315,19 +320,19 @@ class KillNamesTest(unittest.TestCase):
         # a hang whose stacks could not be read names only its processes:
         # a conformance program is a case (RT_ONLY_CASES picks it), a test
         # program the program pattern takes is a program
-        conf = Mutant("n", "curated", "x", "", [], Location(1, 1, 1, 1), status=TIMEOUT,
-                      killed_by=["check-conformance"], build="release",
-                      status_reason="check-conformance hung: none of its processes ran for "
-                      "1 s; hang class: unclassified: 0 of 3 threads running; no stacks; "
-                      "channels_close_wakes_all pid 26861: thread 26861 waiting (S): no stack; "
-                      "thread 26862 waiting (S): no stack")
-        unit = Mutant("p", "curated", "x", "", [], Location(1, 1, 1, 1), status=TIMEOUT,
-                      killed_by=["check-unit"], status_reason="check-unit hung: none of its "
-                      "processes ran for 1 s; hang class: unclassified: no stacks; check_x pid "
-                      "9: thread 9 waiting (S): no stack | check_x pid 10: thread 10 waiting")
-        loop = Mutant("q", "curated", "x", "", [], Location(1, 1, 1, 1), status=TIMEOUT,
-                      killed_by=["check-taskblock"], status_reason="check-taskblock ran past "
-                      "its limit of 8 s")
+        conf = verdict("n", "curated", status=TIMEOUT,
+                       killed_by=["check-conformance"], build="release",
+                       status_reason="check-conformance hung: none of its processes ran for "
+                       "1 s; hang class: unclassified: 0 of 3 threads running; no stacks; "
+                       "channels_close_wakes_all pid 26861: thread 26861 waiting (S): no stack; "
+                       "thread 26862 waiting (S): no stack")
+        unit = verdict("p", "curated", status=TIMEOUT,
+                       killed_by=["check-unit"], status_reason="check-unit hung: none of its "
+                       "processes ran for 1 s; hang class: unclassified: no stacks; check_x pid "
+                       "9: thread 9 waiting (S): no stack | check_x pid 10: thread 10 waiting")
+        loop = verdict("q", "curated", status=TIMEOUT,
+                       killed_by=["check-taskblock"], status_reason="check-taskblock ran past "
+                       "its limit of 8 s")
         got = kills.of([conf, unit, loop], prog, case)
         self.assertEqual(got["n"], kills.Kill("release", "check-conformance", "",
                                               "channels_close_wakes_all"))
