@@ -16,11 +16,28 @@
 static const char **case_names;
 static int case_count;
 
+/* The bound RT_CASE_TIMEOUTS ("case=seconds case=seconds ...") gives the
+** case name, or NULL. */
+static const char *own_bound(const char *name)
+{
+    const char *list = getenv("RT_CASE_TIMEOUTS");
+    size_t len = strlen(name);
+
+    for (const char *p = list; p != NULL && (p = strstr(p, name)) != NULL; p += len)
+        if ((p == list || p[-1] == ' ') && p[len] == '=')
+            return p + len + 1;
+    return NULL;
+}
+
 void rt_add_case(Suite *s, TCase *tc, const char *name)
 {
     /* RT_CASE_TIMEOUT: the mutant driver's bound on one case, over the
-    ** case's own: a mutant that loops is stopped in seconds, not minutes. */
-    const char *limit = getenv("RT_CASE_TIMEOUT");
+    ** case's own: a mutant that loops is stopped in seconds, not minutes.
+    ** RT_CASE_TIMEOUTS: a longer one for the cases that take seconds
+    ** unmutated, which the driver reads from their unmutated run. */
+    const char *limit = own_bound(name);
+    if (limit == NULL)
+        limit = getenv("RT_CASE_TIMEOUT");
     if (limit != NULL)
         tcase_set_timeout(tc, strtod(limit, NULL));
     const char **more = realloc(case_names, sizeof *more * (size_t)(case_count + 1));

@@ -402,6 +402,7 @@ def judge(oracle, survivors, ctx):
             ob["suites"].update(more["suites"])
             ob["noise"].update(more["noise"])
             ob.setdefault("results", {}).update(more["results"])
+            ob.setdefault("cases", {}).update(more.get("cases", {}))
             ob["failed"] += more["failed"]
             ob.setdefault("why", {}).update(more.get("why", {}))
         kept[oracle] = ob
@@ -444,6 +445,7 @@ def judge(oracle, survivors, ctx):
                     oracle=oracle, noise=ob["noise"], case_seconds=case,
                     expected=ob.get("results"), oracle_vars=own)
     runner.kills = ctx["kill_map"]
+    runner.case_times = ob.get("cases") or {}
     started = time.monotonic()
     # an oracle's own suites build what they build, not the schema's library
     schema = [m for m, _ in items if len({e.path for e in m.edits}) == 1

@@ -152,8 +152,8 @@ def build_programs(tree, make_vars, suite_list, log, jobs=1, timeout=None):
 
 def hints(**values):
     """{variable: value} of the hints the configuration names
-    (suites.hints: fail_fast, case_timeout, first_programs, first_cases, run_case,
-    expected); those it does not name are left out."""
+    (suites.hints: fail_fast, case_timeout, case_timeouts, first_programs,
+    first_cases, run_case, expected); those it does not name are left out."""
     return {CFG.hints[k]: v for k, v in values.items() if CFG.hints.get(k) and v is not None}
 
 
