@@ -1252,27 +1252,33 @@ END_TEST
 ** closed, innermost first, so their bytes are cleared before the process
 ** exits with 101. An exit handler, which runs after the panic, reads the
 ** bytes the two regions handed out (their chunks are kept, not freed, so
-** still readable) and says what it found. */
+** still readable) and says what it found, and whether the two regions,
+** whose structs outlive main's frames here, are closed as rt_region_close
+** leaves a region (refrt.h: base NULL when not open). */
 static unsigned char *main_secrets[2];
+static rt_region main_regions[2];
 
 static void report_main_secrets(void)
 {
-    bool cleared = true;
-    for (int i = 0; i < 2; i++)
+    bool cleared = true, closed = true;
+    for (int i = 0; i < 2; i++) {
         for (size_t j = 0; j < 100; j++)
             cleared = cleared && main_secrets[i][j] == 0;
+        closed = closed && main_regions[i].base == NULL && main_regions[i].bump == NULL;
+    }
     fputs(cleared ? "secrets cleared\n" : "a secret survived the panic\n", stderr);
+    fputs(closed ? "regions closed\n" : "a region still open after the panic\n", stderr);
 }
 
 static void main_panics_in_two_regions(void *unused)
 {
     (void)unused;
-    rt_region outer, inner;
+    rt_region *outer = &main_regions[0], *inner = &main_regions[1];
     init_fixed(64 * KIB);
-    rt_region_open(&outer);
-    main_secrets[0] = rt_region_alloc(&outer, 100, 1, 0xA5);
-    rt_region_open(&inner);
-    main_secrets[1] = rt_region_alloc(&inner, 100, 1, 0x5A);
+    rt_region_open(outer);
+    main_secrets[0] = rt_region_alloc(outer, 100, 1, 0xA5);
+    rt_region_open(inner);
+    main_secrets[1] = rt_region_alloc(inner, 100, 1, 0x5A);
     atexit(report_main_secrets);
     rt_panic("with secrets");
 }
@@ -1282,7 +1288,8 @@ START_TEST(a_panic_in_main_clears_its_regions_before_it_exits)
     struct death d = run_child(main_panics_in_two_regions, NULL);
     ck_assert_int_eq(d.signal, 0);
     ck_assert_int_eq(d.exit_status, 101);
-    ck_assert_str_eq(d.err, "refrt: task 0 panicked: with secrets\nsecrets cleared\n");
+    ck_assert_str_eq(d.err, "refrt: task 0 panicked: with secrets\nsecrets cleared\n"
+                            "regions closed\n");
 }
 END_TEST
 
@@ -2779,10 +2786,15 @@ static void join_what_is_no_task(void *unused)
     _exit(10);
 }
 
+/* A task that joins its own handle is the violation, in the task, at
+** once: main does not join it (a join of main's would be the violation of
+** a task joined already, whatever the task's own join did), it waits for
+** the task's rt_join to come back, which it must not. */
 struct self_join {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     rt_task *self;
+    int returned;
 };
 
 static void *joins_itself(void *arg)
@@ -2793,20 +2805,25 @@ static void *joins_itself(void *arg)
         pthread_cond_wait(&k->cond, &k->lock);
     pthread_mutex_unlock(&k->lock);
     rt_join(k->self, NULL);
+    pthread_mutex_lock(&k->lock);
+    k->returned = 1;
+    pthread_cond_signal(&k->cond);
+    pthread_mutex_unlock(&k->lock);
     return NULL;
 }
 
 static void task_joins_itself(void *unused)
 {
     (void)unused;
-    static struct self_join k = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL};
+    static struct self_join k = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, 0};
     init_fixed(64 * KIB);
     rt_task *t = rt_spawn(joins_itself, &k);
     pthread_mutex_lock(&k.lock);
     k.self = t;
-    pthread_cond_signal(&k.cond);
+    pthread_cond_broadcast(&k.cond);
+    while (!k.returned)
+        pthread_cond_wait(&k.cond, &k.lock);
     pthread_mutex_unlock(&k.lock);
-    rt_join(t, NULL);
     _exit(10); /* the task's violation ends the process before this */
 }
 
@@ -3136,6 +3153,7 @@ START_TEST(misuse_gets_the_contracts_error)
     ck_assert_violation(join_twice, NULL, "is not a task another task can join");
     ck_assert_violation(join_what_is_no_task, NULL, "is not a task another task can join");
     ck_assert_violation(task_joins_itself, NULL, "refrt: rt_join: 0x");
+    ck_assert_violation(task_joins_itself, NULL, "is not a task another task can join");
     ck_assert_violation(store_unheld, NULL, "refrt: rt_store: 0x");
     ck_assert_violation(store_unheld, NULL, "is not an outside value this task holds\n");
 }

@@ -754,7 +754,11 @@ END_TEST
 ** 20 open, some closed before the panic; the panic at a plain call, inside
 ** an rt_update of an RT_OWNED value, inside an rt_update_all of two RT_COPY
 ** values and inside the rebuild of a poisoned supervised value (half the
-** regions opened inside the door's fn or the build). */
+** regions opened inside the door's fn or the build). A panic closes them
+** as rt_region_close does: the structs here outlive the task, and each
+** is then not open (refrt.h: base NULL), so closing or allocating from
+** one again is the violation "region is not open", not a close of a
+** chunk the thread gave back. */
 enum { PANIC_AT_A_CALL, PANIC_IN_AN_UPDATE, PANIC_IN_AN_UPDATE_ALL, PANIC_IN_A_REBUILD,
        PANIC_PLACES };
 static const char *const panic_places[] = {"at a plain call", "inside an rt_update",
@@ -824,6 +828,29 @@ static void not_reached(void *value, void *ctx)
     _exit(9); /* the rebuild panicked: fn never runs */
 }
 
+static void close_again(void *region)
+{
+    rt_region_close(region);
+    _exit(10);
+}
+
+static void alloc_again(void *region)
+{
+    rt_region_alloc(region, 1, 1, 0);
+    _exit(10);
+}
+
+/* Every region of p the task opened is closed, whoever closed it. */
+static void assert_none_open(const struct region_panic *p, const char *where)
+{
+    int opened = p->warm > p->open ? p->warm : p->open;
+    for (int i = 0; i < opened; i++)
+        ck_assert_msg(p->r[i].base == NULL && p->r[i].bump == NULL && p->r[i].outer == NULL,
+                      "%s, %d regions warm, %d open, %d closed: region %d still has base %p, "
+                      "bump %p, outer %p after the panic", where, p->warm, p->open, p->closed, i,
+                      (void *)p->r[i].base, (void *)p->r[i].bump, (void *)p->r[i].outer);
+}
+
 static void *regions_then_panic(void *arg)
 {
     struct region_panic *p = arg;
@@ -877,6 +904,13 @@ START_TEST(a_panic_closes_exactly_the_regions_open_at_every_depth_in_every_door)
                           "dirty), expected %lu and %lu (0)", panic_places[where], p.warm, p.open,
                           p.closed, n.mallocs, n.frees, n.frees_dirty, took, took);
             ck_assert_uint_eq(rt_chunk_kept(), 0); /* main's cache not touched */
+            assert_none_open(&p, panic_places[where]);
+            if (p.open > 0 && k % 3 == 0) { /* the innermost, and the outermost, once a place */
+                ck_assert_violation(close_again, &p.r[p.open - 1],
+                                    "refrt: rt_region_close: region is not open\n");
+                ck_assert_violation(alloc_again, &p.r[0],
+                                    "refrt: rt_region_alloc: region is not open\n");
+            }
             rt_shared_free(p.a);
             rt_shared_free(p.b);
         }
