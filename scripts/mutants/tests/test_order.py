@@ -234,35 +234,40 @@ class SuiteLimit(unittest.TestCase):
         self.assertIn(f"ran past {runner_mod.CASE_SECONDS} s", looped.status_reason)
         self.assertEqual(failed.status, "Killed")
 
+    def _suite_writing(self, line):
+        """(a tree, the environments asked, a run_make in place of make's
+        that writes one result line for the unit suite and fails); the
+        real one is put back at the end of the test."""
+        import tempfile
+        from mutants import project
+        tree = tempfile.mkdtemp(prefix="refrt-case-")
+        self.addCleanup(__import__("shutil").rmtree, tree, True)
+        asked = []
+
+        def run_make(tree_, build, make_vars, target, log, env=None, **_):
+            asked.append(dict(env))
+            results = os.path.join(tree, project.BUILD_IN_COPY, "results")
+            os.makedirs(results, exist_ok=True)
+            with open(os.path.join(results, "unit"), "w") as f:
+                f.write(line + "\n")
+            return 2, ""
+        self.addCleanup(setattr, project, "run_make", project.run_make)
+        project.run_make = run_make
+        return tree, asked
+
     def test_a_case_slow_unmutated_has_a_bound_of_its_own_in_a_whole_run(self):
         """A case that takes seconds unmutated is bounded at CASE_TIMES its
         own time in a whole run of its suite (RT_CASE_TIMEOUTS), so that
         it is no Timeout of every mutant that reaches it; the other cases
         keep the suite's bound, and a slow case that loops past its own
         bound is still a Timeout, which says that bound."""
-        from mutants import project
-        asked = []
-
-        def loops_in_the_slow_case(tree, build, make_vars, target, log, timeout=None,
-                                   env=None, jobs=1, idle=None, **_):
-            asked.append(dict(env))
-            results = os.path.join(tree, project.BUILD_IN_COPY, "results")
-            os.makedirs(results, exist_ok=True)
-            with open(os.path.join(results, "unit"), "w") as f:
-                f.write("fail big_one x.c:3: (after this point) Test timeout expired\n")
-            return 2, ""
-        import tempfile
-        tree = tempfile.mkdtemp(prefix="refrt-case-")
-        self.addCleanup(__import__("shutil").rmtree, tree, True)
-        saved, project.run_make = project.run_make, loops_in_the_slow_case
+        tree, asked = self._suite_writing(
+            "fail big_one x.c:3: (after this point) Test timeout expired")
         os.environ["RT_MUTANTS_LOAD"] = "1"     # the bounds as they are on an idle machine
         self.addCleanup(os.environ.pop, "RT_MUTANTS_LOAD", None)
-        try:
-            runner = Runner("base", "work", {}, {"unit": 10.0}, 60, "logs")
-            runner.case_times = {"unit": {"big_one": 4.6, "quick": 0.01, "medium": 0.5}}
-            m = runner._suites(mutant("a.c:f:ROR:1"), ["unit"], tree, "log", time.monotonic())
-        finally:
-            project.run_make = saved
+        runner = Runner("base", "work", {}, {"unit": 10.0}, 60, "logs")
+        runner.case_times = {"unit": {"big_one": 4.6, "quick": 0.01, "medium": 0.5}}
+        m = runner._suites(mutant("a.c:f:ROR:1"), ["unit"], tree, "log", time.monotonic())
         self.assertEqual(asked[0].get("RT_CASE_TIMEOUT"), str(runner_mod.CASE_SECONDS))
         self.assertEqual(asked[0].get("RT_CASE_TIMEOUTS"), "big_one=19")
         self.assertEqual(m.status, "Timeout")
@@ -270,30 +275,14 @@ class SuiteLimit(unittest.TestCase):
 
     def test_a_first_try_of_one_case_carries_no_other_cases_bounds(self):
         from mutants import project, kills
-        asked = []
-
-        def kills_at_once(tree, build, make_vars, target, log, timeout=None, env=None, jobs=1,
-                          idle=None, **_):
-            asked.append(dict(env))
-            results = os.path.join(tree, project.BUILD_IN_COPY, "results")
-            os.makedirs(results, exist_ok=True)
-            with open(os.path.join(results, "unit"), "w") as f:
-                f.write("fail quick x.c:9: Assertion 'p != NULL' failed\n")
-            return 2, ""
-        import tempfile
-        tree = tempfile.mkdtemp(prefix="refrt-case-")
-        self.addCleanup(__import__("shutil").rmtree, tree, True)
-        saved, project.run_make = project.run_make, kills_at_once
+        tree, asked = self._suite_writing("fail quick x.c:9: Assertion 'p != NULL' failed")
         hints = dict(project.CFG.hints)
         self.addCleanup(setattr, project.CFG, "hints", hints)
         project.CFG.hints = dict(hints, only_programs="RT_ONLY_PROGRAMS", only_cases="RT_ONLY_CASES")
-        try:
-            runner = Runner("base", "work", {}, {"unit": 10.0}, 60, "logs")
-            runner.case_times = {"unit": {"big_one": 4.6, "quick": 0.01}}
-            runner.kills = {"a.c:f:ROR:1": kills.Kill("plain", "unit", "check_x", "quick")}
-            m = runner._suites(mutant("a.c:f:ROR:1"), ["unit"], tree, "log", time.monotonic())
-        finally:
-            project.run_make = saved
+        runner = Runner("base", "work", {}, {"unit": 10.0}, 60, "logs")
+        runner.case_times = {"unit": {"big_one": 4.6, "quick": 0.01}}
+        runner.kills = {"a.c:f:ROR:1": kills.Kill("plain", "unit", "check_x", "quick")}
+        m = runner._suites(mutant("a.c:f:ROR:1"), ["unit"], tree, "log", time.monotonic())
         self.assertEqual(m.status, "Killed")
         self.assertEqual(len(asked), 1)
         self.assertEqual(asked[0].get("RT_ONLY_CASES"), "quick")     # the first try
