@@ -1870,6 +1870,7 @@ static void send_twice(void *unused)
     rt_chan *c = rt_chan_new(2);
     void *v = rt_alloc_outside(8);
     rt_send(c, v);
+    fputs("the second send\n", stderr); /* the violation is the second call's */
     rt_send(c, v); /* no longer held */
 }
 
@@ -2024,7 +2025,8 @@ START_TEST(channel_misuse_gets_the_contracts_error)
                         "refrt: rt_send: this thread is not a task");
     ck_assert_violation(send_an_unheld_value, NULL,
                         "is not an outside value this task holds");
-    ck_assert_violation(send_twice, NULL, "refrt: rt_send: ");
+    ck_assert_violation(send_twice, NULL, "the second send\nrefrt: rt_send: 0x");
+    ck_assert_violation(send_twice, NULL, "is not an outside value this task holds\n");
     ck_assert_violation(send_null, NULL, "refrt: rt_send: (nil) is not an outside value");
     ck_assert_violation(recv_on_null, NULL, "refrt: rt_recv: channel is NULL");
     ck_assert_violation(send_on_null, NULL, "refrt: rt_send: channel is NULL\n");
