@@ -16,17 +16,25 @@
 static const char **case_names;
 static int case_count;
 
+/* Where name, as a whole word of the blank-separated list (NULL: none),
+** ends: the first place it starts the list or follows a blank and is
+** followed by the end of the list or a character of ends; NULL if none. */
+static const char *word_end(const char *list, const char *name, const char *ends)
+{
+    size_t len = strlen(name);
+
+    for (const char *p = list; p != NULL && (p = strstr(p, name)) != NULL; p += len)
+        if ((p == list || p[-1] == ' ') && strchr(ends, p[len]) != NULL) /* '\0' too */
+            return p + len;
+    return NULL;
+}
+
 /* The bound RT_CASE_TIMEOUTS ("case=seconds case=seconds ...") gives the
 ** case name, or NULL. */
 static const char *own_bound(const char *name)
 {
-    const char *list = getenv("RT_CASE_TIMEOUTS");
-    size_t len = strlen(name);
-
-    for (const char *p = list; p != NULL && (p = strstr(p, name)) != NULL; p += len)
-        if ((p == list || p[-1] == ' ') && p[len] == '=')
-            return p + len + 1;
-    return NULL;
+    const char *end = word_end(getenv("RT_CASE_TIMEOUTS"), name, "=");
+    return end != NULL && *end == '=' ? end + 1 : NULL;
 }
 
 void rt_add_case(Suite *s, TCase *tc, const char *name)
@@ -53,14 +61,7 @@ void rt_add_case(Suite *s, TCase *tc, const char *name)
 /* Whether name is one of the blank-separated words of list. */
 static int listed(const char *list, const char *name)
 {
-    size_t len = strlen(name);
-    for (const char *p = list; (p = strstr(p, name)) != NULL; p += len) {
-        int starts = p == list || p[-1] == ' ';
-        int ends = p[len] == '\0' || p[len] == ' ';
-        if (starts && ends)
-            return 1;
-    }
-    return 0;
+    return word_end(list, name, " ") != NULL;
 }
 
 /* RT_ONLY_CASES: the mutant driver's witness runs (docs/mutants.md,

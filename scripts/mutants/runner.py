@@ -21,7 +21,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 
 from . import hang, project, schemata, witness
-from .kills import cases_named
+from .kills import cases_named, failed_test
 from .model import COMPILE_ERROR, KILLED, SURVIVED, TIMEOUT, apply_edits
 
 # A suite's own limit. A mutant that hangs (a lock never released, a
@@ -486,7 +486,7 @@ class Runner:
                 mutant.failed = list(failed[:3])
                 looped = failed and all("Test timeout expired" in f for f in failed)
                 mutant.status, mutant.killed_by = (TIMEOUT if looped else KILLED), [suite]
-                bound = next((s for c, s in slow.items() if looped and c in failed[0]), case_limit)
+                bound = slow.get(failed_test(failed), case_limit) if looped else case_limit
                 mutant.status_reason = (
                     f"{suite}: a test case ran past {bound} s: {failed[0]}" if looped
                     else f"killed by {suite}: " + "; ".join(failed[:3]) if failed
